@@ -1,0 +1,45 @@
+from django.utils import timezone
+from rest_framework import authentication, exceptions
+
+from accounts.models import ApiToken, hash_token
+
+
+def user_for_key(key: str):
+    """The active user owning an API key, or None."""
+    token = (
+        ApiToken.objects.active()
+        .select_related("user")
+        .filter(key_hash=hash_token(key), user__is_active=True)
+        .first()
+    )
+    if token is None:
+        return None
+    # Touch at most once a minute: a write per request would cost more than the request.
+    now = timezone.now()
+    if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token.user
+
+
+class TokenAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Token <key>`."""
+
+    keyword = "Token"
+
+    def authenticate(self, request):
+        parts = authentication.get_authorization_header(request).split()
+        if not parts or parts[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(parts) != 2:
+            raise exceptions.AuthenticationFailed("Invalid token header.")
+        try:
+            key = parts[1].decode()
+        except UnicodeError:
+            raise exceptions.AuthenticationFailed("Invalid token header.") from None
+        user = user_for_key(key)
+        if user is None:
+            raise exceptions.AuthenticationFailed("Invalid or revoked token.")
+        return user, key
+
+    def authenticate_header(self, request):
+        return self.keyword

@@ -1,0 +1,345 @@
+"""The admission service: the one rule that decides whether a task may enter a step.
+
+Every door that puts a live task into a step (REST, browser, bulk moves, the step-event
+engine, integrations, MCP, restore, ephemeral -> permanent, pulls) ends in `decide()`,
+called on a board locked by `board_change()` (locking.py), with occupancy read after the
+locks. A refusal raises `WipLimitReached` inside the transaction, so nothing of the
+refused request persists.
+"""
+
+import enum
+from dataclasses import dataclass
+
+from django.db.models import Q
+
+from boards.locking import BoardChange, board_change, board_transaction
+from boards.models import EventKind, Priority, Task
+from boards.signals import step_vacated, task_admitted
+from kandev.errors import Conflict, Forbidden, Invalid, WipLimitReached
+from workflows.models import Membership, OnFull, Role, WorkflowStep
+
+
+MOVED_FIELDS = ["step", "position", "admitted", "queued_at", "entered_step_at", "updated_at"]
+
+
+class Outcome(enum.StrEnum):
+    ADMITTED = "admitted"
+    QUEUED = "queued"  # waiting in a queue-mode step's overflow queue
+    FORCED = "forced"  # an owner's override: admitted over the limit
+
+
+@dataclass(frozen=True)
+class Admission:
+    task: Task
+    outcome: Outcome
+
+    @property
+    def queued(self) -> bool:
+        return self.outcome is Outcome.QUEUED
+
+
+def decide(change: BoardChange, step: WorkflowStep, *, counts: bool = True, force: bool = False) -> Outcome:
+    """The WIP rule. `counts` is False for ephemeral tasks, which never occupy a step."""
+    if not counts:
+        return Outcome.ADMITTED
+    occupied = change.counts(step).occupied
+    if not step.is_limited or occupied < step.wip_limit:
+        return Outcome.ADMITTED
+    if force:
+        return Outcome.FORCED
+    if step.on_full == OnFull.QUEUE:
+        return Outcome.QUEUED
+    raise WipLimitReached(step=step, occupied=occupied)
+
+
+def check_force(*, workflow, actor, force: bool, reason: str) -> None:
+    """An override needs an owner and a reason. `actor=None` is an operator at the CLI."""
+    if not force:
+        return
+    if not (reason or "").strip():
+        raise Invalid({"reason": ["A reason is required to force an admission."]})
+    if actor is not None and not Membership.objects.filter(
+        workspace_id=workflow.workspace_id, user=actor, role=Role.OWNER
+    ).exists():
+        raise Forbidden("Only a workspace owner may force an admission.")
+
+
+def _event_kind(outcome: Outcome, plain: str) -> str:
+    return {Outcome.QUEUED: EventKind.QUEUED, Outcome.FORCED: EventKind.FORCED}.get(outcome, plain)
+
+
+def leave(change: BoardChange, task: Task) -> bool:
+    """Take `task` out of its step's counts; True when that opened capacity."""
+    counts = change.counts(change.steps[task.step_id])
+    if task.archived_at is not None or task.is_ephemeral:
+        return False
+    if task.admitted:
+        counts.occupied -= 1
+        return True
+    counts.queued -= 1
+    return False
+
+
+def enter(change: BoardChange, task: Task, step: WorkflowStep, outcome: Outcome, position=None) -> None:
+    """Place `task` in `step` per `outcome` (in memory; the caller saves)."""
+    counts = change.counts(step)
+    task.step = step
+    task.entered_step_at = change.now
+    task.updated_at = change.now
+    if outcome is Outcome.QUEUED:
+        task.admitted, task.queued_at = False, change.now
+        counts.queued += 1
+    else:
+        task.admitted, task.queued_at = True, None
+        if not task.is_ephemeral:
+            counts.occupied += 1
+    if position is None:
+        position = counts.last_position + 1
+    task.position = position
+    counts.last_position = max(counts.last_position, position)
+
+
+def after_admission(change: BoardChange, task: Task, outcome: Outcome) -> None:
+    if outcome is not Outcome.QUEUED:
+        task_admitted.send(sender=Task, change=change, task=task, step=change.steps[task.step_id])
+
+
+def vacated(change: BoardChange, step: WorkflowStep) -> None:
+    """The post-move signal: capacity opened in `step` (boards.pull fills it)."""
+    step_vacated.send(sender=WorkflowStep, change=change, step=step)
+
+
+def renumber(change: BoardChange, step: WorkflowStep, task: Task, index: int) -> None:
+    """Put `task` at `index` of the step's order and number the step 0..n-1."""
+    others = list(
+        Task.objects.filter(step=step, archived_at__isnull=True)
+        .exclude(pk=task.pk)
+        .in_board_order()
+        .only("id", "position")
+    )
+    index = max(0, min(index, len(others)))
+    order = others[:index] + [task] + others[index:]
+    moved = []
+    for position, item in enumerate(order):
+        if item.position != position or item is task:
+            item.position = position
+            moved.append(item)
+    Task.objects.bulk_update([t for t in moved if t is not task], ["position"])
+    change.counts(step).last_position = len(order) - 1
+    change.orders[step.pk] = [str(t.pk) for t in order]
+
+
+# --- services: each is one door's outermost transaction -------------------------------
+
+
+@board_transaction
+def task_create(
+    *,
+    workflow,
+    actor,
+    title: str,
+    step: WorkflowStep | None = None,
+    description: str = "",
+    priority: int = Priority.MEDIUM,
+    position: int | None = None,
+    is_ephemeral: bool = False,
+    external_ref: str | None = None,
+    force: bool = False,
+    reason: str = "",
+) -> Admission:
+    check_force(workflow=workflow, actor=actor, force=force, reason=reason)
+    with board_change(workflow.pk, actor=actor) as change:
+        target = change.step(step.pk) if step is not None else change.start_step()
+        if external_ref and Task.objects.filter(
+            workflow=change.workflow, external_ref=external_ref, archived_at__isnull=True
+        ).exists():
+            raise Conflict(
+                f'A live task already has external_ref "{external_ref}".', code="external_ref_exists"
+            )
+        outcome = decide(change, target, counts=not is_ephemeral, force=force)
+        task = Task(
+            workflow=change.workflow,
+            title=title,
+            description=description,
+            priority=priority,
+            is_ephemeral=is_ephemeral,
+            external_ref=external_ref or None,
+        )
+        enter(change, task, target, outcome, position)
+        task.save(force_insert=True)
+        change.record(task, _event_kind(outcome, EventKind.CREATED), to_step=target, reason=reason, action="create")
+        change.announce("task.created", task=task)
+        after_admission(change, task, outcome)
+        return Admission(task, outcome)
+
+
+@board_transaction
+def task_move(
+    *,
+    task: Task,
+    to_step: WorkflowStep,
+    actor,
+    position: int | None = None,
+    force: bool = False,
+    reason: str = "",
+) -> Admission:
+    check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
+    with board_change(task.workflow_id, actor=actor) as change:
+        return move(change, change.lock_task(task.pk), change.step(to_step.pk), position=position, force=force, reason=reason)
+
+
+def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None, force=False, reason="") -> Admission:
+    """A move on a locked board: shared by the move API and the step-event engine."""
+    if task.archived_at is not None:
+        raise Conflict("An archived task cannot be moved; restore it first.", code="task_archived")
+    source = change.steps[task.step_id]
+    if target.pk == source.pk:
+        # Reordering inside a step is always allowed, even over the limit.
+        outcome = Outcome.QUEUED if not task.admitted else Outcome.ADMITTED
+        if position is None:
+            position = change.counts(source).last_position + 1
+        renumber(change, source, task, position)
+        task.save(update_fields=["position", "updated_at"])
+        change.record(task, EventKind.MOVED, from_step=source, to_step=target, action="reorder")
+        change.announce("task.moved", task=task)
+        return Admission(task, outcome)
+    outcome = decide(change, target, counts=not task.is_ephemeral, force=force)
+    opened = leave(change, task)
+    enter(change, task, target, outcome)
+    if position is not None:
+        renumber(change, target, task, position)
+    task.save(update_fields=MOVED_FIELDS)
+    change.record(task, _event_kind(outcome, EventKind.MOVED), from_step=source, to_step=target, reason=reason, action="move")
+    change.announce("task.moved", task=task)
+    after_admission(change, task, outcome)
+    if opened:
+        vacated(change, source)
+    return Admission(task, outcome)
+
+
+@board_transaction
+def task_bulk_move(*, task_ids: list, to_step: WorkflowStep, actor) -> list[Admission]:
+    with board_change(to_step.workflow_id, actor=actor) as change:
+        target = change.step(to_step.pk)
+        locked = {
+            t.pk: t
+            for t in Task.objects.select_for_update().filter(pk__in=task_ids, workflow=change.workflow).order_by("pk")
+        }
+        missing = [str(i) for i in dict.fromkeys(task_ids) if i not in locked]
+        if missing:
+            raise Invalid({"task_ids": [f"Not tasks of this workflow: {', '.join(missing)}."]})
+        return bulk_move(change, [locked[i] for i in dict.fromkeys(task_ids)], target)
+
+
+def bulk_move(change: BoardChange, tasks: list[Task], target: WorkflowStep) -> list[Admission]:
+    """All-or-nothing into a rejecting step; into a queue-mode step, admit what fits and queue
+    the rest, in the given order. Tasks must be locked and live."""
+    if any(t.archived_at is not None for t in tasks):
+        raise Conflict("Archived tasks cannot be moved; restore them first.", code="task_archived")
+    movers = [t for t in tasks if t.step_id != target.pk]
+    counting = sum(1 for t in movers if not t.is_ephemeral)
+    counts = change.counts(target)
+    room = max(target.wip_limit - counts.occupied, 0) if target.is_limited else counting
+    if counting > room and target.on_full != OnFull.QUEUE:
+        raise WipLimitReached(
+            step=target,
+            occupied=counts.occupied,
+            detail=(
+                f'Step "{target.name}" has room for {room} of the {counting} tasks '
+                f"(WIP limit {target.wip_limit}, {counts.occupied} occupied)."
+            ),
+        )
+    sources, results = {}, []
+    for task in movers:
+        source = change.steps[task.step_id]
+        outcome = decide(change, target, counts=not task.is_ephemeral)
+        if leave(change, task):
+            sources[source.pk] = source
+        enter(change, task, target, outcome)
+        change.record(task, _event_kind(outcome, EventKind.MOVED), from_step=source, to_step=target, action="bulk_move")
+        results.append(Admission(task, outcome))
+    Task.objects.bulk_update(movers, MOVED_FIELDS)
+    if movers:
+        change.announce("task.moved", task=movers[0])
+    for admission in results:
+        after_admission(change, admission.task, admission.outcome)
+    for source in sources.values():
+        vacated(change, source)
+    return results
+
+
+@board_transaction
+def task_archive(*, task: Task, actor) -> Task:
+    with board_change(task.workflow_id, actor=actor) as change:
+        task = change.lock_task(task.pk)
+        if task.archived_at is not None:
+            return task
+        step = change.steps[task.step_id]
+        opened = leave(change, task)
+        task.archived_at = task.updated_at = change.now
+        task.save(update_fields=["archived_at", "updated_at"])
+        change.record(task, EventKind.ARCHIVED, from_step=step, action="archive")
+        change.announce("task.archived", task=task)
+        if opened:
+            vacated(change, step)
+        return task
+
+
+@board_transaction
+def task_restore(*, task: Task, actor, force: bool = False, reason: str = "") -> Admission:
+    """Restore from the archive: an admission into the step the task was archived from."""
+    check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
+    with board_change(task.workflow_id, actor=actor) as change:
+        task = change.lock_task(task.pk)
+        step = change.steps[task.step_id]
+        if task.archived_at is None:
+            return Admission(task, Outcome.ADMITTED if task.admitted else Outcome.QUEUED)
+        if task.external_ref and Task.objects.filter(
+            Q(workflow=change.workflow, external_ref=task.external_ref, archived_at__isnull=True)
+        ).exists():
+            raise Conflict(
+                f'A live task already has external_ref "{task.external_ref}".', code="external_ref_exists"
+            )
+        outcome = decide(change, step, counts=not task.is_ephemeral, force=force)
+        task.archived_at = None
+        enter(change, task, step, outcome)
+        task.save(update_fields=["archived_at", "position", "admitted", "queued_at", "entered_step_at", "updated_at"])
+        change.record(task, _event_kind(outcome, EventKind.RESTORED), to_step=step, reason=reason, action="restore")
+        change.announce("task.restored", task=task)
+        after_admission(change, task, outcome)
+        return Admission(task, outcome)
+
+
+@board_transaction
+def task_make_permanent(*, task: Task, actor, force: bool = False, reason: str = "") -> Admission:
+    """An ephemeral task starts to count: an admission into its own step."""
+    check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
+    with board_change(task.workflow_id, actor=actor) as change:
+        task = change.lock_task(task.pk)
+        if not task.is_ephemeral:
+            return Admission(task, Outcome.ADMITTED if task.admitted else Outcome.QUEUED)
+        if task.archived_at is not None:
+            raise Conflict("An archived task cannot be made permanent; restore it first.", code="task_archived")
+        step = change.steps[task.step_id]
+        outcome = decide(change, step, force=force)
+        task.is_ephemeral = False
+        enter(change, task, step, outcome, position=task.position)
+        task.save(update_fields=["is_ephemeral", "admitted", "queued_at", "entered_step_at", "updated_at"])
+        change.record(task, _event_kind(outcome, EventKind.MOVED), from_step=step, to_step=step, reason=reason, action="make_permanent")
+        change.announce("task.updated", task=task)
+        after_admission(change, task, outcome)
+        return Admission(task, outcome)
+
+
+@board_transaction
+def task_delete(*, task: Task, actor) -> None:
+    with board_change(task.workflow_id, actor=actor) as change:
+        task = change.lock_task(task.pk)
+        step = change.steps[task.step_id]
+        opened = leave(change, task)
+        change.record(task, EventKind.DELETED, from_step=step, action="delete", title=task.title)
+        change.deleted.add(task.pk)
+        change.announce("task.deleted", task=task)
+        task.delete()
+        if opened:
+            vacated(change, step)

@@ -1,0 +1,213 @@
+import django_filters
+from django.db.models import Q
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from boards import admission
+from boards.models import Priority, Task, TaskEvent
+from boards.selectors import task_data
+from boards.serializers import (
+    PRIORITY_CHOICES,
+    BulkMoveSerializer,
+    RestoreSerializer,
+    TaskCreateSerializer,
+    TaskEventSerializer,
+    TaskMoveSerializer,
+    TaskSerializer,
+    TaskUpdateSerializer,
+)
+from boards.services import task_update
+from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
+from kandev.errors import Invalid
+from workflows.access import require_role
+from workflows.models import Workflow, WorkflowStep
+
+ADMISSION_RESPONSES = {
+    202: TaskSerializer,
+    400: ErrorSerializer,
+    403: ErrorSerializer,
+    404: ErrorSerializer,
+    409: OpenApiResponse(WipConflictSerializer, description="WIP limit reached"),
+}
+
+
+class TaskFilter(django_filters.FilterSet):
+    workflow = django_filters.UUIDFilter(field_name="workflow_id")
+    step = django_filters.UUIDFilter(field_name="step_id")
+    priority = django_filters.ChoiceFilter(choices=[(p, p) for p in PRIORITY_CHOICES], method="filter_priority")
+    archived = django_filters.BooleanFilter(method="filter_archived")
+    q = django_filters.CharFilter(method="filter_q")
+
+    class Meta:
+        model = Task
+        fields = []
+
+    def filter_priority(self, queryset, name, value):
+        return queryset.filter(priority=Priority.from_name(value))
+
+    def filter_archived(self, queryset, name, value):
+        return queryset.filter(archived_at__isnull=not value)
+
+    def filter_q(self, queryset, name, value):
+        return queryset.filter(Q(title__icontains=value) | Q(external_ref__icontains=value))
+
+
+def member_step(user, step_id, field: str = "step_id") -> WorkflowStep:
+    """A step of a workspace the user belongs to, or a 400 on `field` (existence is not leaked)."""
+    step = (
+        WorkflowStep.objects.select_related("workflow")
+        .filter(pk=step_id, workflow__workspace__memberships__user=user)
+        .first()
+    )
+    if step is None:
+        raise Invalid({field: ["No such step."]})
+    return step
+
+
+@extend_schema_view(
+    list=extend_schema(responses=TaskSerializer(many=True)),
+    retrieve=extend_schema(responses=TaskSerializer),
+    destroy=extend_schema(responses={204: None, 404: ErrorSerializer}),
+)
+class TaskViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
+    serializer_class = TaskSerializer
+    filterset_class = TaskFilter
+
+    def get_queryset(self):
+        return (
+            Task.objects.filter(workflow__workspace__memberships__user=self.request.user)
+            .select_related("workflow")
+            .order_by("workflow_id", "step_id", "position", "priority", "created_at", "id")
+        )
+
+    def writable_task(self) -> Task:
+        task = self.get_object()
+        require_role(self.request.user, task.workflow.workspace_id, write=True)
+        return task
+
+    @extend_schema(request=TaskCreateSerializer, responses={201: TaskSerializer, **ADMISSION_RESPONSES})
+    def create(self, request):
+        data = self.validated(TaskCreateSerializer)
+        step = member_step(request.user, data["step_id"]) if data.get("step_id") else None
+        if step is not None:
+            if data.get("workflow_id") and data["workflow_id"] != step.workflow_id:
+                raise Invalid({"step_id": ["This step is not in the given workflow."]})
+            workflow = step.workflow
+        else:
+            workflow = Workflow.objects.filter(
+                pk=data["workflow_id"], workspace__memberships__user=request.user
+            ).first()
+            if workflow is None:
+                raise Invalid({"workflow_id": ["No such workflow."]})
+        require_role(request.user, workflow.workspace_id, write=True)
+        result = admission.task_create(
+            workflow=workflow,
+            actor=request.user,
+            step=step,
+            title=data["title"],
+            description=data["description"],
+            priority=data["priority"],
+            position=data.get("position"),
+            is_ephemeral=data["is_ephemeral"],
+            external_ref=data.get("external_ref"),
+            force=data["force"],
+            reason=data["reason"],
+        )
+        return admission_response(result, task_data(result.task), created=True)
+
+    @extend_schema(request=TaskUpdateSerializer, responses={200: TaskSerializer, 400: ErrorSerializer})
+    def partial_update(self, request, pk=None):
+        task = self.writable_task()
+        data = self.validated(TaskUpdateSerializer)
+        if data:
+            task = task_update(task=task, actor=request.user, **data)
+        return Response(task_data(task))
+
+    def perform_destroy(self, task):
+        require_role(self.request.user, task.workflow.workspace_id, write=True)
+        admission.task_delete(task=task, actor=self.request.user)
+
+    @extend_schema(request=TaskMoveSerializer, responses={200: TaskSerializer, **ADMISSION_RESPONSES})
+    @action(detail=True, methods=["post"])
+    def move(self, request, pk=None):
+        task = self.writable_task()
+        data = self.validated(TaskMoveSerializer)
+        result = admission.task_move(
+            task=task,
+            to_step=member_step(request.user, data["step_id"]),
+            actor=request.user,
+            position=data.get("position"),
+            force=data["force"],
+            reason=data["reason"],
+        )
+        return admission_response(result, task_data(result.task))
+
+    @extend_schema(
+        request=BulkMoveSerializer,
+        responses={200: TaskSerializer(many=True), 400: ErrorSerializer, 409: WipConflictSerializer},
+    )
+    @action(detail=False, methods=["post"], url_path="bulk-move")
+    def bulk_move(self, request):
+        data = self.validated(BulkMoveSerializer)
+        step = member_step(request.user, data["step_id"])
+        require_role(request.user, step.workflow.workspace_id, write=True)
+        results = admission.task_bulk_move(task_ids=data["task_ids"], to_step=step, actor=request.user)
+        return Response([task_data(r.task) for r in results])
+
+    @extend_schema(request=None, responses={200: TaskSerializer, 404: ErrorSerializer})
+    @action(detail=True, methods=["post"])
+    def archive(self, request, pk=None):
+        task = admission.task_archive(task=self.writable_task(), actor=request.user)
+        return Response(task_data(task))
+
+    @extend_schema(request=RestoreSerializer, responses={200: TaskSerializer, **ADMISSION_RESPONSES})
+    @action(detail=True, methods=["post"])
+    def restore(self, request, pk=None):
+        task = self.writable_task()
+        data = self.validated(RestoreSerializer)
+        result = admission.task_restore(task=task, actor=request.user, force=data["force"], reason=data["reason"])
+        return admission_response(result, task_data(result.task))
+
+    @extend_schema(request=RestoreSerializer, responses={200: TaskSerializer, **ADMISSION_RESPONSES})
+    @action(detail=True, methods=["post"], url_path="make-permanent")
+    def make_permanent(self, request, pk=None):
+        task = self.writable_task()
+        data = self.validated(RestoreSerializer)
+        result = admission.task_make_permanent(
+            task=task, actor=request.user, force=data["force"], reason=data["reason"]
+        )
+        return admission_response(result, task_data(result.task))
+
+    @extend_schema(responses=TaskEventSerializer(many=True))
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def events(self, request, pk=None):
+        task = self.get_object()
+        events = TaskEvent.objects.filter(task_id=task.pk, workflow_id=task.workflow_id).select_related("actor")
+        page = self.paginate_queryset(events)
+        return self.get_paginated_response(TaskEventSerializer(page, many=True).data)
+
+    def validated(self, serializer_class) -> dict:
+        serializer = serializer_class(data=self.request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+class WorkflowEventFilter(django_filters.FilterSet):
+    kind = django_filters.CharFilter()
+    task = django_filters.UUIDFilter(field_name="task_id")
+    step = django_filters.UUIDFilter(method="filter_step")
+    since = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")
+    until = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="lt")
+
+    class Meta:
+        model = TaskEvent
+        fields = []
+
+    def filter_step(self, queryset, name, value):
+        return queryset.filter(Q(from_step_id=value) | Q(to_step_id=value))
+
+

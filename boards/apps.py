@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class BoardsConfig(AppConfig):
+    name = "boards"
+
+    def ready(self):
+        from boards import pull  # noqa: F401  connects the pull to the post-move signal

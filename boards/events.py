@@ -1,0 +1,29 @@
+"""The only module that broadcasts board changes to live viewers.
+
+Messages are sent after the transaction commits (`on_commit(robust=True)`), so a
+rolled-back change sends nothing and a broken channel layer never fails a committed one.
+"""
+
+import logging
+from functools import partial
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+def board_group(workflow_id) -> str:
+    return f"board.{workflow_id}"
+
+
+def broadcast_on_commit(workflow_id, message: dict) -> None:
+    transaction.on_commit(partial(_send, workflow_id, message), robust=True)
+
+
+def _send(workflow_id, message: dict) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    async_to_sync(layer.group_send)(board_group(workflow_id), {"type": "board.event", "message": message})

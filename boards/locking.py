@@ -1,0 +1,170 @@
+"""The board's commit point and its lock order (admission.md).
+
+Every change to a board runs inside `board_change()`, within an outermost
+`@board_transaction`. It takes, in this order:
+  1. the workflow row (orders all changes of one board; its version is bumped on exit),
+  2. every step row of the board, ascending id, in one query,
+  3. the task rows it changes (`lock_task`).
+Session rows and the workspace's session guard, when a change needs them, come after.
+"""
+
+import functools
+import logging
+import random
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import OperationalError, transaction
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from boards.events import broadcast_on_commit
+from boards.models import LIVE, Task, TaskEvent
+from kandev.errors import Invalid, KandevError
+from workflows.models import Workflow, WorkflowStep
+
+logger = logging.getLogger(__name__)
+
+
+class NotFound(KandevError):
+    status_code = 404
+    code = "not_found"
+
+
+def _is_retryable(exc: OperationalError) -> bool:
+    cause = exc.__cause__
+    name = type(cause).__name__ if cause is not None else ""
+    return name in {"DeadlockDetected", "SerializationFailure"} or "database is locked" in str(exc)
+
+
+def board_transaction(fn):
+    """Outermost service: one durable transaction, retried on deadlock/serialization failure.
+
+    A retried call re-reads everything after taking its locks, so repeating it is safe.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        attempts = settings.KANDEV_ADMISSION_RETRIES
+        for attempt in range(1, attempts + 1):
+            try:
+                with transaction.atomic(durable=True):
+                    return fn(*args, **kwargs)
+            except OperationalError as exc:
+                if attempt == attempts or not _is_retryable(exc):
+                    raise
+                logger.warning("retrying %s after %s (attempt %d)", fn.__name__, exc, attempt)
+                time.sleep(random.uniform(0, 0.01 * 2**attempt))
+        raise AssertionError("unreachable")
+
+    return wrapper
+
+
+@dataclass
+class StepCounts:
+    occupied: int
+    queued: int
+    last_position: int  # -1 when the step holds no live task
+
+
+@dataclass
+class BoardChange:
+    """One transaction's view of a locked board: steps, counts, and what changed."""
+
+    workflow: Workflow
+    steps: dict  # step id -> locked WorkflowStep
+    actor: object = None
+    now: object = field(default_factory=timezone.now)
+    touched: set = field(default_factory=set)
+    changed_tasks: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
+    deleted: set = field(default_factory=set)
+    orders: dict = field(default_factory=dict)  # step id -> task ids, when renumbered
+    message: dict | None = None
+    dirty: bool = False
+    _counts: dict = field(default_factory=dict)
+
+    @property
+    def version(self) -> int:
+        return self.workflow.version + 1
+
+    def step(self, step_id) -> WorkflowStep:
+        """A step of this board, or a 400 naming the field."""
+        step = self.steps.get(step_id)
+        if step is None:
+            raise Invalid({"step_id": ["No such step in this workflow."]})
+        return step
+
+    def start_step(self) -> WorkflowStep:
+        for step in self.steps.values():
+            if step.is_start_step:
+                return step
+        ordered = sorted(self.steps.values(), key=lambda s: s.position)
+        if not ordered:
+            raise Invalid({"step_id": ["This workflow has no steps."]})
+        return ordered[0]
+
+    def counts(self, step: WorkflowStep) -> StepCounts:
+        """Read after the locks, then kept current by every write of this change."""
+        if step.pk not in self._counts:
+            row = Task.objects.filter(LIVE, step=step).aggregate(
+                occupied=Count("id", filter=Q(admitted=True)),
+                queued=Count("id", filter=Q(admitted=False)),
+                last=Max("position"),
+            )
+            last = row["last"] if row["last"] is not None else -1
+            self._counts[step.pk] = StepCounts(row["occupied"], row["queued"], last)
+        return self._counts[step.pk]
+
+    def lock_task(self, task_id) -> Task:
+        task = Task.objects.select_for_update().filter(pk=task_id, workflow=self.workflow).first()
+        if task is None:
+            raise NotFound("Not found.")
+        return task
+
+    def record(self, task: Task, kind: str, *, from_step=None, to_step=None, reason="", **detail):
+        self.dirty = True
+        self.changed_tasks[task.pk] = task
+        for step in (from_step, to_step):
+            if step is not None:
+                self.touched.add(step.pk)
+        self.events.append(TaskEvent(
+            workflow=self.workflow,
+            task_id=task.pk,
+            kind=kind,
+            from_step=from_step,
+            to_step=to_step,
+            actor=self.actor,
+            reason=reason,
+            detail=detail,
+        ))
+
+    def touch(self, *steps) -> None:
+        self.dirty = True
+        self.touched.update(step.pk for step in steps)
+
+    def announce(self, type_: str, **payload) -> None:
+        """Name the change for live viewers; the first announcement wins (it is the cause)."""
+        if self.message is None:
+            self.message = {"type": type_, **payload}
+
+
+@contextmanager
+def board_change(workflow_id, *, actor=None):
+    """Lock a board for one change; on clean exit bump its version and broadcast."""
+    workflow = Workflow.objects.select_for_update().filter(pk=workflow_id).first()
+    if workflow is None:
+        raise NotFound("Not found.")
+    steps = WorkflowStep.objects.filter(workflow=workflow).order_by("pk").select_for_update()
+    change = BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
+    yield change
+    if not change.dirty:
+        return
+    TaskEvent.objects.bulk_create(change.events)
+    Workflow.objects.filter(pk=workflow.pk).update(version=change.version)
+    workflow.version = change.version
+    from boards.selectors import change_message  # selectors import this module
+
+    broadcast_on_commit(workflow.pk, change_message(change))

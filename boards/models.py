@@ -1,0 +1,130 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from workflows.models import Workflow, WorkflowStep
+
+
+class Priority(models.IntegerChoices):
+    """Stored as its pull rank, so ordering by it is ordering by urgency."""
+
+    CRITICAL = 0, "critical"
+    HIGH = 1, "high"
+    MEDIUM = 2, "medium"
+    LOW = 3, "low"
+    NONE = 4, "none"
+
+    @classmethod
+    def from_name(cls, name: str) -> "Priority":
+        return {p.label: p for p in cls}[name]
+
+
+LIVE = Q(archived_at__isnull=True, is_ephemeral=False)
+
+
+class TaskQuerySet(models.QuerySet):
+    def live(self):
+        """Not archived and not ephemeral."""
+        return self.filter(LIVE)
+
+    def occupying(self):
+        """What counts toward a step's WIP limit."""
+        return self.filter(LIVE, admitted=True)
+
+    def queued(self):
+        return self.filter(LIVE, admitted=False)
+
+    def in_board_order(self):
+        return self.order_by("position", "priority", "created_at", "id")
+
+
+class Task(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="tasks")
+    step = models.ForeignKey(WorkflowStep, on_delete=models.PROTECT, related_name="tasks")
+    title = models.CharField(max_length=500)
+    description = models.TextField(blank=True)
+    priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.MEDIUM)
+    position = models.PositiveIntegerField(default=0)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    is_ephemeral = models.BooleanField(default=False)
+    # False while waiting in a queue-mode step's overflow queue.
+    admitted = models.BooleanField(default=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    external_ref = models.CharField(max_length=300, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    entered_step_at = models.DateTimeField()
+
+    objects = TaskQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workflow", "external_ref"],
+                condition=Q(archived_at__isnull=True, external_ref__isnull=False),
+                name="one_live_task_per_external_ref",
+            ),
+        ]
+        indexes = [
+            # Occupancy count and pull candidates: live tasks of one step, in pull order.
+            models.Index(
+                fields=["step", "position", "priority", "created_at", "id"],
+                condition=Q(archived_at__isnull=True, is_ephemeral=False),
+                name="task_live_by_step",
+            ),
+        ]
+
+    def __str__(self):
+        return self.title
+
+    @property
+    def priority_name(self) -> str:
+        return Priority(self.priority).label
+
+
+class EventKind(models.TextChoices):
+    CREATED = "created"
+    MOVED = "moved"
+    PULLED = "pulled"
+    PROMOTED = "promoted"
+    QUEUED = "queued"
+    ARCHIVED = "archived"
+    RESTORED = "restored"
+    DELETED = "deleted"
+    FORCED = "forced"
+
+
+class TaskEvent(models.Model):
+    """Append-only history of a board: audit trail and flow metrics.
+
+    Task and steps are referenced without database constraints so the history
+    outlives deleted tasks and steps.
+    """
+
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="task_events")
+    task = models.ForeignKey(
+        Task, on_delete=models.DO_NOTHING, db_constraint=False, related_name="events"
+    )
+    kind = models.CharField(max_length=12, choices=EventKind.choices)
+    from_step = models.ForeignKey(
+        WorkflowStep, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    to_step = models.ForeignKey(
+        WorkflowStep, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.TextField(blank=True)
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["workflow", "id"], name="taskevent_by_workflow")]
+
+    def __str__(self):
+        return f"{self.kind} {self.task_id}"

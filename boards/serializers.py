@@ -1,0 +1,120 @@
+import unicodedata
+
+from rest_framework import serializers
+
+from boards.models import EventKind, Priority, Task, TaskEvent
+from boards.selectors import task_data
+
+PRIORITY_CHOICES = [p.label for p in Priority]
+
+
+def clean_text(value: str, *, multiline: bool = False) -> str:
+    """Refuse control characters (a title is shown on every viewer's board)."""
+    allowed = {"\n", "\t", "\r"} if multiline else set()
+    if any(unicodedata.category(ch) == "Cc" and ch not in allowed for ch in value):
+        raise serializers.ValidationError("Control characters are not allowed.")
+    return value
+
+
+class TaskSerializer(serializers.Serializer):
+    """Output shape of a task (api.md, Task fields)."""
+
+    id = serializers.UUIDField(read_only=True)
+    workflow_id = serializers.UUIDField(read_only=True)
+    step_id = serializers.UUIDField(read_only=True)
+    title = serializers.CharField(read_only=True)
+    description = serializers.CharField(read_only=True)
+    priority = serializers.ChoiceField(choices=PRIORITY_CHOICES, read_only=True)
+    position = serializers.IntegerField(read_only=True)
+    admitted = serializers.BooleanField(read_only=True)
+    queued_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    archived_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    is_ephemeral = serializers.BooleanField(read_only=True)
+    external_ref = serializers.CharField(read_only=True, allow_null=True)
+    created_at = serializers.DateTimeField(read_only=True)
+    updated_at = serializers.DateTimeField(read_only=True)
+    entered_step_at = serializers.DateTimeField(read_only=True)
+
+    def to_representation(self, instance: Task) -> dict:
+        return task_data(instance)
+
+
+class TitleField(serializers.CharField):
+    def __init__(self, **kwargs):
+        super().__init__(max_length=500, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not value:
+            raise serializers.ValidationError("This field may not be blank.")
+        return clean_text(value)
+
+
+class PriorityField(serializers.ChoiceField):
+    def __init__(self, **kwargs):
+        super().__init__(choices=PRIORITY_CHOICES, **kwargs)
+
+    def to_internal_value(self, data):
+        return Priority.from_name(super().to_internal_value(data))
+
+
+class ForceMixin(serializers.Serializer):
+    force = serializers.BooleanField(default=False)
+    reason = serializers.CharField(default="", allow_blank=True, max_length=2000)
+
+
+class TaskCreateSerializer(ForceMixin):
+    workflow_id = serializers.UUIDField(required=False)
+    step_id = serializers.UUIDField(required=False, allow_null=True)
+    title = TitleField()
+    description = serializers.CharField(default="", allow_blank=True, max_length=100_000)
+    priority = PriorityField(default="medium")
+    position = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2_000_000_000)
+    is_ephemeral = serializers.BooleanField(default=False)
+    external_ref = serializers.CharField(required=False, allow_null=True, max_length=300)
+
+    def validate_description(self, value):
+        return clean_text(value, multiline=True)
+
+    def validate(self, attrs):
+        if not attrs.get("workflow_id") and not attrs.get("step_id"):
+            raise serializers.ValidationError({"workflow_id": ["Give workflow_id, step_id, or both."]})
+        return attrs
+
+
+class TaskUpdateSerializer(serializers.Serializer):
+    title = TitleField(required=False)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=100_000)
+    priority = PriorityField(required=False)
+
+    def validate_description(self, value):
+        return clean_text(value, multiline=True)
+
+
+class TaskMoveSerializer(ForceMixin):
+    step_id = serializers.UUIDField()
+    position = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2_000_000_000)
+
+
+class BulkMoveSerializer(serializers.Serializer):
+    task_ids = serializers.ListField(child=serializers.UUIDField(), min_length=1, max_length=1000)
+    step_id = serializers.UUIDField()
+
+
+class RestoreSerializer(ForceMixin):
+    pass
+
+
+class TaskEventSerializer(serializers.ModelSerializer):
+    task_id = serializers.UUIDField(read_only=True)
+    from_step_id = serializers.UUIDField(read_only=True, allow_null=True)
+    to_step_id = serializers.UUIDField(read_only=True, allow_null=True)
+    actor = serializers.SerializerMethodField()
+    kind = serializers.ChoiceField(choices=EventKind.choices, read_only=True)
+
+    class Meta:
+        model = TaskEvent
+        fields = ["id", "kind", "task_id", "from_step_id", "to_step_id", "actor", "reason", "at", "detail"]
+
+    def get_actor(self, event) -> str | None:
+        return event.actor.username if event.actor_id else None

@@ -1,0 +1,13 @@
+"""Signals sent inside the admission transaction.
+
+`step_vacated`: a task stopped occupying a step (moved, archived, deleted, became ephemeral)
+or the step's limit/feeder changed; the pull (boards.pull) fills the step.
+`task_admitted`: a task was admitted into a step (created, moved, pulled, promoted, restored);
+the step-event engine runs the step's `on_enter` actions.
+Both carry `change`, the locked `BoardChange` of the transaction.
+"""
+
+from django.dispatch import Signal
+
+step_vacated = Signal()
+task_admitted = Signal()

@@ -1,0 +1,24 @@
+"""Shared pieces of the REST API."""
+
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from boards.admission import Admission
+
+
+class ErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class WipConflictSerializer(ErrorSerializer):
+    step = serializers.DictField()
+    limit = serializers.IntegerField()
+    occupied = serializers.IntegerField()
+
+
+def admission_response(admission: Admission, data: dict, *, created: bool = False) -> Response:
+    """202 when the task waits in an overflow queue; else 201 for creations, 200 for the rest."""
+    if admission.queued:
+        return Response(data, status=status.HTTP_202_ACCEPTED)
+    return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

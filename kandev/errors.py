@@ -1,0 +1,97 @@
+"""One error type for the domain, mapped to HTTP once.
+
+Services raise `KandevError` subclasses; `exception_handler` turns them (and DRF's own
+exceptions) into the `{"code", "detail", ...}` body of api.md.
+"""
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+
+class KandevError(Exception):
+    status_code = status.HTTP_400_BAD_REQUEST
+    code = "error"
+
+    def __init__(self, detail: str, **extra):
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+    def as_body(self) -> dict:
+        return {"code": self.code, "detail": self.detail, **self.extra}
+
+
+class WipLimitReached(KandevError):
+    """The target step is full and refuses new work."""
+
+    status_code = status.HTTP_409_CONFLICT
+    code = "wip_limit_reached"
+
+    def __init__(self, *, step, occupied: int, detail: str = ""):
+        self.step = step
+        self.occupied = occupied
+        super().__init__(
+            detail or f'Step "{step.name}" is at its WIP limit ({occupied} of {step.wip_limit}).',
+            step={"id": str(step.pk), "name": step.name},
+            limit=step.wip_limit,
+            occupied=occupied,
+        )
+
+
+class Conflict(KandevError):
+    status_code = status.HTTP_409_CONFLICT
+    code = "conflict"
+
+    def __init__(self, detail: str, *, code: str = "conflict", **extra):
+        super().__init__(detail, **extra)
+        self.code = code
+
+
+class Invalid(KandevError):
+    """Validation failure with field errors: 400 {"code": "invalid", "errors": {...}}."""
+
+    code = "invalid"
+
+    def __init__(self, errors: dict[str, list[str]], detail: str = "Invalid input."):
+        super().__init__(detail, errors=errors)
+
+
+class Forbidden(KandevError):
+    status_code = status.HTTP_403_FORBIDDEN
+    code = "permission_denied"
+
+
+class Unavailable(KandevError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    code = "unavailable"
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, KandevError):
+        set_rollback()
+        return Response(exc.as_body(), status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    if isinstance(exc, exceptions.ValidationError):
+        set_rollback()
+        errors = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        return Response(
+            {"code": "invalid", "detail": "Invalid input.", "errors": errors},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
+    if isinstance(exc, exceptions.APIException):
+        set_rollback()
+        headers = {}
+        if getattr(exc, "auth_header", None):
+            headers["WWW-Authenticate"] = exc.auth_header
+        if getattr(exc, "wait", None):
+            headers["Retry-After"] = str(int(exc.wait))
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
+        return Response({"code": code, "detail": detail}, status=exc.status_code, headers=headers)
+    return None

@@ -1,0 +1,50 @@
+import pytest
+from rest_framework.test import APIClient
+
+from boards.admission import task_create
+from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from workflows.models import Role
+
+
+@pytest.fixture
+def owner(db):
+    return UserFactory(username="olivia")
+
+
+@pytest.fixture
+def workflow(owner):
+    workflow = WorkflowFactory(name="Delivery")
+    MembershipFactory(workspace=workflow.workspace, user=owner, role=Role.OWNER)
+    return workflow
+
+
+@pytest.fixture
+def board(workflow):
+    """Backlog (start) -> In Progress (limit 2, pulls from Backlog) -> Done."""
+    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
+    doing = StepFactory(workflow=workflow, name="In Progress", position=1, wip_limit=2, pull_from_step=backlog)
+    done = StepFactory(workflow=workflow, name="Done", position=2)
+    return backlog, doing, done
+
+
+@pytest.fixture
+def make_task(owner):
+    def make(step, title="Task", **kwargs):
+        return task_create(workflow=step.workflow, step=step, actor=kwargs.pop("actor", owner), title=title, **kwargs).task
+
+    return make
+
+
+@pytest.fixture
+def api(owner):
+    client = APIClient()
+    client.force_authenticate(owner)
+    return client
+
+
+def member_client(workspace, role):
+    user = UserFactory()
+    MembershipFactory(workspace=workspace, user=user, role=role)
+    client = APIClient()
+    client.force_authenticate(user)
+    return client

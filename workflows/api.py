@@ -1,0 +1,202 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from boards.api import WorkflowEventFilter, member_step
+from boards.selectors import board_events, board_snapshot, step_counts, step_data
+from boards.serializers import TaskEventSerializer
+from kandev.api import ErrorSerializer
+from kandev.errors import Invalid
+from workflows import services
+from workflows.access import require_role
+from workflows.models import Membership, Workflow, WorkflowStep, Workspace
+from workflows.portable import templates
+from workflows.serializers import (
+    BoardSerializer,
+    StepSerializer,
+    StepUpdateSerializer,
+    TemplateSerializer,
+    WorkflowSerializer,
+    WorkflowUpdateSerializer,
+    WorkspaceSerializer,
+)
+
+
+def validated(request, serializer_class, **kwargs) -> dict:
+    serializer = serializer_class(data=request.data, **kwargs)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class WorkspaceViewSet(viewsets.ModelViewSet):
+    serializer_class = WorkspaceSerializer
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+
+    def get_queryset(self):
+        return Workspace.objects.filter(memberships__user=self.request.user).order_by("created_at", "id")
+
+    def get_serializer_context(self):
+        roles = dict(Membership.objects.filter(user=self.request.user).values_list("workspace_id", "role"))
+        return {**super().get_serializer_context(), "roles": roles}
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        serializer.instance = services.workspace_create(
+            name=data["name"],
+            slug=data.get("slug", ""),
+            owner=self.request.user,
+            max_concurrent_sessions=data.get("max_concurrent_sessions"),
+        )
+
+    def perform_update(self, serializer):
+        require_role(self.request.user, serializer.instance.pk, owner=True)
+        serializer.save()
+
+    def perform_destroy(self, workspace):
+        require_role(self.request.user, workspace.pk, owner=True)
+        workspace.delete()
+
+
+@extend_schema_view(
+    list=extend_schema(parameters=[OpenApiParameter("workspace", str, description="Workspace id")]),
+)
+class WorkflowViewSet(viewsets.ModelViewSet):
+    serializer_class = WorkflowSerializer
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+
+    def get_queryset(self):
+        queryset = Workflow.objects.filter(workspace__memberships__user=self.request.user)
+        workspace = self.request.query_params.get("workspace")
+        if self.action == "list" and workspace:
+            queryset = queryset.filter(workspace_id=_uuid_param(workspace, "workspace"))
+        return queryset.order_by("created_at", "id")
+
+    def get_serializer_class(self):
+        return WorkflowUpdateSerializer if self.action == "partial_update" else WorkflowSerializer
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        workspace = Workspace.objects.filter(
+            pk=data.pop("workspace_id"), memberships__user=self.request.user
+        ).first()
+        if workspace is None:
+            raise Invalid({"workspace_id": ["No such workspace."]})
+        require_role(self.request.user, workspace.pk, write=True)
+        serializer.instance = services.workflow_create(workspace=workspace, **data)
+
+    def perform_update(self, serializer):
+        workflow = serializer.instance
+        require_role(self.request.user, workflow.workspace_id, write=True)
+        serializer.instance = services.workflow_update(
+            workflow=workflow, actor=self.request.user, **serializer.validated_data
+        )
+
+    def perform_destroy(self, workflow):
+        require_role(self.request.user, workflow.workspace_id, write=True)
+        workflow.delete()
+
+    @extend_schema(responses=BoardSerializer)
+    @action(detail=True, methods=["get"])
+    def board(self, request, pk=None):
+        return Response(board_snapshot(workflow=self.get_object()))
+
+    @extend_schema(
+        responses=TaskEventSerializer(many=True),
+        parameters=[
+            OpenApiParameter("kind", str),
+            OpenApiParameter("task", str),
+            OpenApiParameter("step", str),
+            OpenApiParameter("since", str, description="ISO 8601 date-time"),
+            OpenApiParameter("until", str, description="ISO 8601 date-time"),
+        ],
+    )
+    @action(detail=True, methods=["get"])
+    def events(self, request, pk=None):
+        workflow = self.get_object()
+        events = WorkflowEventFilter(request.query_params, queryset=board_events(workflow=workflow))
+        if not events.is_valid():
+            raise Invalid({k: list(v) for k, v in events.errors.items()})
+        page = self.paginate_queryset(events.qs)
+        return self.get_paginated_response(TaskEventSerializer(page, many=True).data)
+
+
+def _uuid_param(value: str, name: str):
+    import uuid
+
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise Invalid({name: ["Must be a valid id."]}) from None
+
+
+def _step_response(step: WorkflowStep, status_code=status.HTTP_200_OK) -> Response:
+    occupied, queued = step_counts([step.pk])[step.pk]
+    return Response(step_data(step, occupied, queued), status=status_code)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("workflow", str, description="Workflow id")],
+        responses=StepSerializer(many=True),
+    ),
+    retrieve=extend_schema(responses=StepSerializer),
+)
+class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = StepSerializer
+
+    def get_queryset(self):
+        queryset = WorkflowStep.objects.filter(workflow__workspace__memberships__user=self.request.user)
+        workflow = self.request.query_params.get("workflow")
+        if self.action == "list" and workflow:
+            queryset = queryset.filter(workflow_id=_uuid_param(workflow, "workflow"))
+        return queryset.select_related("workflow").order_by("workflow__created_at", "workflow_id", "position")
+
+    def list(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        counts = step_counts([s.pk for s in page])
+        return self.get_paginated_response([step_data(s, *counts[s.pk]) for s in page])
+
+    def retrieve(self, request, pk=None):
+        return _step_response(self.get_object())
+
+    @extend_schema(request=StepSerializer, responses={201: StepSerializer, 400: ErrorSerializer})
+    def create(self, request):
+        data = dict(validated(request, StepSerializer))
+        workflow = Workflow.objects.filter(
+            pk=data.pop("workflow_id"), workspace__memberships__user=request.user
+        ).first()
+        if workflow is None:
+            raise Invalid({"workflow_id": ["No such workflow."]})
+        require_role(request.user, workflow.workspace_id, write=True)
+        step = services.step_create(workflow=workflow, actor=request.user, **data)
+        return _step_response(step, status.HTTP_201_CREATED)
+
+    @extend_schema(request=StepUpdateSerializer, responses={200: StepSerializer, 400: ErrorSerializer})
+    def partial_update(self, request, pk=None):
+        step = self.get_object()
+        require_role(request.user, step.workflow.workspace_id, write=True)
+        data = validated(request, StepUpdateSerializer, partial=True)
+        step = services.step_update(step=step, actor=request.user, **data)
+        return _step_response(step)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("move_tasks_to", str, description="Step to move the live tasks to")],
+        responses={204: None, 409: ErrorSerializer},
+    )
+    def destroy(self, request, pk=None):
+        step = self.get_object()
+        require_role(request.user, step.workflow.workspace_id, write=True)
+        target_id = request.query_params.get("move_tasks_to")
+        target = member_step(request.user, _uuid_param(target_id, "move_tasks_to"), "move_tasks_to") if target_id else None
+        services.step_delete(step=step, actor=request.user, move_tasks_to=target)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TemplateListView(APIView):
+    @extend_schema(responses=TemplateSerializer(many=True))
+    def get(self, request):
+        return Response(list(templates().values()))
+
+

@@ -1,0 +1,111 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Role(models.TextChoices):
+    OWNER = "owner"
+    MEMBER = "member"
+    VIEWER = "viewer"
+
+
+class Workspace(models.Model):
+    """A team: its members share its boards."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    # Null: use the setting default; 0: unlimited.
+    max_concurrent_sessions = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces"
+    )
+
+    def __str__(self):
+        return self.name
+
+
+class Membership(models.Model):
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "user"], name="one_membership_per_user")]
+
+    def __str__(self):
+        return f"{self.user} is {self.role} of {self.workspace}"
+
+
+class OnSessionLimit(models.TextChoices):
+    QUEUE = "queue"
+    REJECT = "reject"
+
+
+class Workflow(models.Model):
+    """One board. `version` counts committed changes; its row lock orders them."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="workflows")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    max_parallel_sessions = models.PositiveIntegerField(default=0)
+    on_session_limit = models.CharField(
+        max_length=10, choices=OnSessionLimit.choices, default=OnSessionLimit.QUEUE
+    )
+    version = models.PositiveBigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self):
+        return self.name
+
+
+class OnFull(models.TextChoices):
+    REJECT = "reject"
+    QUEUE = "queue"
+
+
+def empty_events():
+    return {"on_enter": [], "on_turn_complete": [], "on_exit": []}
+
+
+class WorkflowStep(models.Model):
+    """A column. `wip_limit` 0 means unlimited; `pull_from_step` is its feeder."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="steps")
+    name = models.CharField(max_length=200)
+    position = models.PositiveIntegerField()
+    color = models.CharField(max_length=32, blank=True, default="#64748b")
+    is_start_step = models.BooleanField(default=False)
+    wip_limit = models.PositiveIntegerField(default=0)
+    pull_from_step = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="fed_steps"
+    )
+    on_full = models.CharField(max_length=10, choices=OnFull.choices, default=OnFull.REJECT)
+    events = models.JSONField(default=empty_events, blank=True)
+
+    class Meta:
+        ordering = ["workflow", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "position"], name="one_step_per_position"),
+            models.UniqueConstraint(
+                fields=["workflow"], condition=Q(is_start_step=True), name="one_start_step_per_workflow"
+            ),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def is_limited(self) -> bool:
+        return self.wip_limit > 0
+
+    def actions(self, event: str) -> list[dict]:
+        return list((self.events or {}).get(event) or [])

@@ -1,0 +1,121 @@
+from rest_framework import serializers
+
+from boards.serializers import clean_text
+from workflows.models import OnFull, OnSessionLimit, Workflow, Workspace
+from workflows.step_rules import MAX_WIP_LIMIT
+
+
+class NameField(serializers.CharField):
+    def __init__(self, **kwargs):
+        super().__init__(max_length=200, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not value:
+            raise serializers.ValidationError("This field may not be blank.")
+        return clean_text(value)
+
+
+class WorkspaceSerializer(serializers.ModelSerializer):
+    name = NameField()
+    slug = serializers.SlugField(max_length=100, required=False)
+    role = serializers.SerializerMethodField()
+    max_concurrent_sessions = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=1_000_000
+    )
+
+    class Meta:
+        model = Workspace
+        fields = ["id", "name", "slug", "max_concurrent_sessions", "role", "created_at"]
+        read_only_fields = ["id", "created_at"]
+
+    def get_role(self, workspace) -> str | None:
+        roles = self.context.get("roles") or {}
+        return roles.get(workspace.pk)
+
+    def validate_slug(self, value):
+        if Workspace.objects.filter(slug=value).exclude(pk=getattr(self.instance, "pk", None)).exists():
+            raise serializers.ValidationError("This slug is taken.")
+        return value
+
+
+class WorkflowSerializer(serializers.ModelSerializer):
+    workspace_id = serializers.UUIDField()
+    name = NameField()
+    description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
+    max_parallel_sessions = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
+    on_session_limit = serializers.ChoiceField(choices=OnSessionLimit.choices, required=False)
+    template = serializers.CharField(write_only=True, required=False, max_length=50)
+
+    class Meta:
+        model = Workflow
+        fields = [
+            "id", "workspace_id", "name", "description", "max_parallel_sessions", "on_session_limit",
+            "version", "created_at", "template",
+        ]
+        read_only_fields = ["id", "version", "created_at"]
+
+
+class WorkflowUpdateSerializer(WorkflowSerializer):
+    class Meta(WorkflowSerializer.Meta):
+        read_only_fields = ["id", "workspace_id", "version", "created_at", "template"]
+
+
+class StepSerializer(serializers.Serializer):
+    """Step fields of api.md. `occupied`, `queued`, `over_limit` are read-only."""
+
+    id = serializers.UUIDField(read_only=True)
+    workflow_id = serializers.UUIDField()
+    name = NameField()
+    position = serializers.IntegerField(required=False, min_value=0, max_value=10_000)
+    color = serializers.RegexField(r"^#[0-9a-fA-F]{3,8}$|^[a-z]{3,20}$", required=False, max_length=32)
+    is_start_step = serializers.BooleanField(required=False)
+    wip_limit = serializers.IntegerField(required=False, min_value=0, max_value=MAX_WIP_LIMIT)
+    pull_from_step_id = serializers.UUIDField(required=False, allow_null=True)
+    on_full = serializers.ChoiceField(choices=OnFull.choices, required=False)
+    events = serializers.JSONField(required=False)
+    occupied = serializers.IntegerField(read_only=True)
+    queued = serializers.IntegerField(read_only=True)
+    over_limit = serializers.BooleanField(read_only=True)
+
+
+class StepUpdateSerializer(StepSerializer):
+    workflow_id = serializers.UUIDField(read_only=True)
+    name = NameField(required=False)
+
+
+class BoardTaskSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    priority = serializers.CharField()
+    position = serializers.IntegerField()
+    admitted = serializers.BooleanField()
+    queued_at = serializers.DateTimeField(allow_null=True)
+    is_ephemeral = serializers.BooleanField()
+    external_ref = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    entered_step_at = serializers.DateTimeField()
+
+
+class BoardStepSerializer(StepSerializer):
+    tasks = BoardTaskSerializer(many=True)
+
+
+class BoardWorkflowSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    workspace_id = serializers.UUIDField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    version = serializers.IntegerField()
+
+
+class BoardSerializer(serializers.Serializer):
+    workflow = BoardWorkflowSerializer()
+    steps = BoardStepSerializer(many=True)
+
+
+class TemplateSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    steps = serializers.ListField(child=serializers.DictField())

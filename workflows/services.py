@@ -1,0 +1,212 @@
+"""Writes to workspaces, workflows and steps. Step changes are board changes: they take the
+board's locks, bump its version, may open capacity (so they pull), and broadcast."""
+
+from django.db import transaction
+from django.db.models import F
+from django.utils.text import slugify
+
+from boards.admission import bulk_move
+from boards.locking import BoardChange, board_change, board_transaction
+from boards.models import Task
+from boards.pull import fill
+from kandev.errors import Conflict, Invalid
+from workflows.models import Membership, OnFull, OnSessionLimit, Role, Workflow, WorkflowStep, Workspace
+from workflows.portable import build_steps, templates
+from workflows.step_rules import check_wip_limit, events_errors, feeder_errors, normalized_events
+
+
+@transaction.atomic
+def workspace_create(*, name: str, owner, slug: str = "", max_concurrent_sessions=None) -> Workspace:
+    base = slugify(slug or name)[:90] or "workspace"
+    candidate, n = base, 1
+    while Workspace.objects.filter(slug=candidate).exists():
+        n += 1
+        candidate = f"{base}-{n}"
+    workspace = Workspace.objects.create(name=name, slug=candidate, max_concurrent_sessions=max_concurrent_sessions)
+    Membership.objects.create(workspace=workspace, user=owner, role=Role.OWNER)
+    return workspace
+
+
+@transaction.atomic
+def workflow_create(
+    *,
+    workspace: Workspace,
+    name: str,
+    description: str = "",
+    template: str | None = None,
+    max_parallel_sessions: int = 0,
+    on_session_limit: str = OnSessionLimit.QUEUE,
+) -> Workflow:
+    if template is not None and template not in templates():
+        raise Invalid({"template": [f'Unknown template "{template}". Known: {", ".join(sorted(templates()))}.']})
+    workflow = Workflow.objects.create(
+        workspace=workspace,
+        name=name,
+        description=description,
+        max_parallel_sessions=max_parallel_sessions,
+        on_session_limit=on_session_limit,
+    )
+    if template is not None:
+        build_steps(workflow, templates()[template]["steps"])
+    return workflow
+
+
+@board_transaction
+def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
+    with board_change(workflow.pk, actor=actor) as change:
+        locked = change.workflow
+        for name, value in fields.items():
+            setattr(locked, name, value)
+        locked.save(update_fields=list(fields))
+        change.touch()
+        change.announce("workflow.updated", workflow={"id": str(locked.pk), "name": locked.name})
+        return locked
+
+
+def _feeders(change: BoardChange) -> dict:
+    return {pk: s.pull_from_step_id for pk, s in change.steps.items()}
+
+
+def _check_step(change: BoardChange, step_id, *, wip_limit, pull_from_step_id, events, on_full) -> None:
+    errors = {}
+    feeders = _feeders(change)
+    feeders[step_id] = pull_from_step_id
+    problems = feeder_errors(step_id, pull_from_step_id, feeders)
+    if problems:
+        errors["pull_from_step_id"] = problems
+    problems = events_errors(events, {str(pk) for pk in change.steps} | {str(step_id)})
+    if problems:
+        errors["events"] = problems
+    if on_full not in OnFull.values:
+        errors["on_full"] = ['Must be "reject" or "queue".']
+    if errors:
+        raise Invalid(errors)
+    check_wip_limit(wip_limit)
+
+
+def _place_step(change: BoardChange, step: WorkflowStep, position: int) -> None:
+    """Insert `step` at `position`, renumbering the board's steps 0..n-1 (two phases: unique)."""
+    others = sorted((s for s in change.steps.values() if s.pk != step.pk), key=lambda s: s.position)
+    position = max(0, min(position, len(others)))
+    _renumber_steps(change, others[:position] + [step] + others[position:])
+
+
+def _renumber_steps(change: BoardChange, ordered: list[WorkflowStep]) -> None:
+    # Park every row far away first: positions are unique and checked row by row.
+    WorkflowStep.objects.filter(pk__in=[s.pk for s in ordered]).update(position=F("position") + 100_000)
+    for i, s in enumerate(ordered):
+        s.position = i
+    WorkflowStep.objects.bulk_update(ordered, ["position"])
+    change.touch(*ordered)
+
+
+def _set_start_step(change: BoardChange, step: WorkflowStep) -> None:
+    previous = [s for s in change.steps.values() if s.is_start_step and s.pk != step.pk]
+    for s in previous:
+        s.is_start_step = False
+    WorkflowStep.objects.filter(pk__in=[s.pk for s in previous]).update(is_start_step=False)
+    change.touch(*previous)
+
+
+@board_transaction
+def step_create(
+    *,
+    workflow: Workflow,
+    actor,
+    name: str,
+    position: int | None = None,
+    color: str = "#64748b",
+    is_start_step: bool = False,
+    wip_limit: int = 0,
+    pull_from_step_id=None,
+    on_full: str = OnFull.REJECT,
+    events: dict | None = None,
+) -> WorkflowStep:
+    with board_change(workflow.pk, actor=actor) as change:
+        step = WorkflowStep(
+            workflow=change.workflow, name=name, color=color, wip_limit=wip_limit,
+            pull_from_step_id=pull_from_step_id, on_full=on_full, events=normalized_events(events),
+            position=len(change.steps) + 200_000,
+        )
+        _check_step(change, step.pk, wip_limit=wip_limit, pull_from_step_id=pull_from_step_id,
+                    events=step.events, on_full=on_full)
+        step.is_start_step = is_start_step or not change.steps
+        if step.is_start_step:
+            _set_start_step(change, step)
+        step.save(force_insert=True)
+        change.steps[step.pk] = step
+        _place_step(change, step, len(change.steps) if position is None else position)
+        change.announce("step.updated", step_id=str(step.pk))
+        fill(change, step)
+        return step
+
+
+@board_transaction
+def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
+    with board_change(step.workflow_id, actor=actor) as change:
+        step = change.step(step.pk)
+        merged = {
+            "wip_limit": step.wip_limit,
+            "pull_from_step_id": step.pull_from_step_id,
+            "events": step.events,
+            "on_full": step.on_full,
+        }
+        if "events" in fields:
+            fields["events"] = normalized_events(fields["events"])
+        merged.update({k: v for k, v in fields.items() if k in merged})
+        _check_step(change, step.pk, **merged)
+        position = fields.pop("position", None)
+        for name, value in fields.items():
+            setattr(step, name, value)
+        if fields.get("is_start_step"):
+            _set_start_step(change, step)
+        elif fields.get("is_start_step") is False and step.is_start_step:
+            raise Invalid({"is_start_step": ["Choose another start step instead of unsetting this one."]})
+        step.save(update_fields=list(fields) or None)
+        if position is not None and position != step.position:
+            _place_step(change, step, position)
+        change.touch(step)
+        change.announce("step.updated", step_id=str(step.pk))
+        # A raised limit, a new feeder or a switch to unlimited can open capacity.
+        fill(change, step)
+        return step
+
+
+@board_transaction
+def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None = None) -> None:
+    with board_change(step.workflow_id, actor=actor) as change:
+        step = change.step(step.pk)
+        target = None
+        if move_tasks_to is not None:
+            target = change.steps.get(move_tasks_to.pk)
+            if target is None or target.pk == step.pk:
+                raise Invalid({"move_tasks_to": ["Must be another step of the same workflow."]})
+        live = list(Task.objects.select_for_update().filter(step=step, archived_at__isnull=True).in_board_order())
+        if live and target is None:
+            raise Conflict(
+                f'Step "{step.name}" still holds {len(live)} task(s); name a step to move them to.',
+                code="step_not_empty",
+                live_tasks=len(live),
+            )
+        remaining = sorted((s for s in change.steps.values() if s.pk != step.pk), key=lambda s: s.position)
+        archived = Task.objects.filter(step=step, archived_at__isnull=False)
+        if not remaining:
+            if archived.exists():
+                raise Conflict("The last step of a workflow cannot be deleted while it has tasks.", code="step_not_empty")
+        # A step on its way out neither pulls nor promotes.
+        step.wip_limit, step.pull_from_step_id = 0, None
+        if live:
+            bulk_move(change, live, target)
+        archived.update(step=target or next((s for s in remaining if s.is_start_step), remaining[0] if remaining else None))
+        fed = [s for s in remaining if s.pull_from_step_id == step.pk]
+        for s in fed:
+            s.pull_from_step = None
+        WorkflowStep.objects.filter(pk__in=[s.pk for s in fed]).update(pull_from_step=None)
+        del change.steps[step.pk]
+        step.delete()
+        _renumber_steps(change, remaining)
+        if remaining and step.is_start_step:
+            remaining[0].is_start_step = True
+            WorkflowStep.objects.filter(pk=remaining[0].pk).update(is_start_step=True)
+        change.touched.discard(step.pk)
+        change.announce("step.deleted", step_id=str(step.pk))
