@@ -110,7 +110,7 @@ class TaskViewSet(
             step=step,
             title=data["title"],
             description=data["description"],
-            priority=data["priority"],
+            priority=data.get("priority", Priority.MEDIUM),
             position=data.get("position"),
             is_ephemeral=data["is_ephemeral"],
             external_ref=data.get("external_ref"),

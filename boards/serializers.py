@@ -68,7 +68,7 @@ class TaskCreateSerializer(ForceMixin):
     step_id = serializers.UUIDField(required=False, allow_null=True)
     title = TitleField()
     description = serializers.CharField(default="", allow_blank=True, max_length=100_000)
-    priority = PriorityField(default="medium")
+    priority = PriorityField(required=False)
     position = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2_000_000_000)
     is_ephemeral = serializers.BooleanField(default=False)
     external_ref = serializers.CharField(required=False, allow_null=True, max_length=300)
