@@ -66,7 +66,7 @@ def board_transaction(fn):
 class StepCounts:
     occupied: int
     queued: int
-    last_position: int  # -1 when the step holds no live task
+    last_position: int | None  # -1: no live task; None: a task at the end left, re-read
 
 
 @dataclass
@@ -117,6 +117,13 @@ class BoardChange:
             last = row["last"] if row["last"] is not None else -1
             self._counts[step.pk] = StepCounts(row["occupied"], row["queued"], last)
         return self._counts[step.pk]
+
+    def last_position(self, step: WorkflowStep) -> int:
+        counts = self.counts(step)
+        if counts.last_position is None:
+            last = Task.objects.filter(LIVE, step=step).aggregate(last=Max("position"))["last"]
+            counts.last_position = -1 if last is None else last
+        return counts.last_position
 
     def lock_task(self, task_id) -> Task:
         task = Task.objects.select_for_update().filter(pk=task_id, workflow=self.workflow).first()

@@ -48,10 +48,14 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
     pulled = list(pull_candidates(feeder)[:free])
     if not pulled:
         return
+    if feeder_counts.last_position is not None and max(t.position for t in pulled) >= feeder_counts.last_position:
+        feeder_counts.last_position = None
+    last = change.last_position(step)
     for task in pulled:
-        task.step = step
-        task.position = counts.last_position = counts.last_position + 1
+        last += 1
+        task.step, task.position = step, last
         task.entered_step_at = task.updated_at = change.now
+    counts.last_position = last
     Task.objects.bulk_update(pulled, MOVED_FIELDS)
     counts.occupied += len(pulled)
     feeder_counts.occupied -= len(pulled)

@@ -30,7 +30,8 @@ def board(workflow):
 @pytest.fixture
 def make_task(owner):
     def make(step, title="Task", **kwargs):
-        return task_create(workflow=step.workflow, step=step, actor=kwargs.pop("actor", owner), title=title, **kwargs).task
+        actor = kwargs.pop("actor", owner)
+        return task_create(workflow=step.workflow, step=step, actor=actor, title=title, **kwargs).task
 
     return make
 

@@ -189,7 +189,9 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         step = self.get_object()
         require_role(request.user, step.workflow.workspace_id, write=True)
         target_id = request.query_params.get("move_tasks_to")
-        target = member_step(request.user, _uuid_param(target_id, "move_tasks_to"), "move_tasks_to") if target_id else None
+        target = None
+        if target_id:
+            target = member_step(request.user, _uuid_param(target_id, "move_tasks_to"), "move_tasks_to")
         services.step_delete(step=step, actor=request.user, move_tasks_to=target)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

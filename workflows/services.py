@@ -192,12 +192,15 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
         archived = Task.objects.filter(step=step, archived_at__isnull=False)
         if not remaining:
             if archived.exists():
-                raise Conflict("The last step of a workflow cannot be deleted while it has tasks.", code="step_not_empty")
+                raise Conflict("The last step of a workflow cannot be deleted while it has tasks.",
+                               code="step_not_empty")
         # A step on its way out neither pulls nor promotes.
         step.wip_limit, step.pull_from_step_id = 0, None
         if live:
             bulk_move(change, live, target)
-        archived.update(step=target or next((s for s in remaining if s.is_start_step), remaining[0] if remaining else None))
+        # Archived tasks follow the live ones, or go to the start step, so they can be restored.
+        if remaining:
+            archived.update(step=target or next((s for s in remaining if s.is_start_step), remaining[0]))
         fed = [s for s in remaining if s.pull_from_step_id == step.pk]
         for s in fed:
             s.pull_from_step = None
