@@ -141,8 +141,9 @@ class BoardChange:
             workflow=self.workflow,
             task_id=task.pk,
             kind=kind,
-            from_step=from_step,
-            to_step=to_step,
+            # Ids, not instances: the history outlives a step deleted in this same change.
+            from_step_id=from_step.pk if from_step else None,
+            to_step_id=to_step.pk if to_step else None,
             actor=self.actor,
             reason=reason,
             detail=detail,

@@ -1,9 +1,18 @@
 import pytest
+from django.conf import settings
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from boards.admission import task_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
+
+
+@pytest.fixture(scope="session", autouse=True)
+def collected_static():
+    """Tests run with DEBUG off, as in production: the manifest storage needs collectstatic."""
+    call_command("collectstatic", "--noinput", verbosity=0)
+    return settings.STATIC_ROOT
 
 
 @pytest.fixture
