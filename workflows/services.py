@@ -11,7 +11,7 @@ from boards.models import Task
 from boards.pull import fill
 from kandev.errors import Conflict, Invalid
 from workflows.models import Membership, OnFull, OnSessionLimit, Role, Workflow, WorkflowStep, Workspace
-from workflows.portable import build_steps, templates
+from workflows.portable import build_steps, import_document, templates
 from workflows.step_rules import check_wip_limit, events_errors, feeder_errors, normalized_events
 
 
@@ -49,6 +49,12 @@ def workflow_create(
     if template is not None:
         build_steps(workflow, templates()[template]["steps"])
     return workflow
+
+
+@transaction.atomic(durable=True)
+def workflow_import(*, workspace: Workspace, document) -> list[Workflow]:
+    """Create the workflows of a portable document (product.md §4): all of them, or none."""
+    return import_document(workspace, document)
 
 
 @board_transaction

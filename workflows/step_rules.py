@@ -41,16 +41,19 @@ def events_errors(events, step_ids: set) -> list[str]:
             continue
         for action in actions:
             kind = action.get("type") if isinstance(action, dict) else None
-            if kind not in ACTION_TYPES[key]:
+            if not isinstance(kind, str) or kind not in ACTION_TYPES[key]:
                 errors.append(f'{key}: unknown action "{kind}".')
             elif kind == "move_to_step":
-                target = (action.get("config") or {}).get("step_id")
+                config = action.get("config")
+                target = config.get("step_id") if isinstance(config, dict) else None
                 if str(target) not in step_ids:
                     errors.append(f"{key}: move_to_step needs config.step_id, a step of this workflow.")
     return errors
 
 
 def normalized_events(events) -> dict:
+    if events is not None and not isinstance(events, dict):
+        return events  # left as given for events_errors to refuse
     base = {"on_enter": [], "on_turn_complete": [], "on_exit": []}
     base.update(events or {})
     return base
