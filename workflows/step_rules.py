@@ -62,3 +62,18 @@ def normalized_events(events) -> dict:
 def check_wip_limit(value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > MAX_WIP_LIMIT:
         raise Invalid({"wip_limit": [f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."]})
+
+
+def without_moves_to(events: dict, step_id) -> dict:
+    """`events` minus the move_to_step actions that target `step_id`."""
+
+    def targets(action) -> bool:
+        if not isinstance(action, dict) or action.get("type") != "move_to_step":
+            return False
+        config = action.get("config")
+        return isinstance(config, dict) and config.get("step_id") == str(step_id)
+
+    return {
+        key: [a for a in actions if not targets(a)] if isinstance(actions, list) else actions
+        for key, actions in (events or {}).items()
+    }

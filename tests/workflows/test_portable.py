@@ -102,6 +102,16 @@ class TestExport:
         assert as_json["Content-Type"] == "application/json"
         assert as_json.json() == yaml.safe_load(export(api, kanban).content)
 
+    def test_deleting_a_move_target_drops_the_action_so_the_export_stays_importable(
+        self, api, kanban
+    ):
+        backlog = kanban.steps.get(name="Backlog")
+        assert api.delete(f"/api/v1/steps/{backlog.pk}/").status_code == 204
+        document = export(api, kanban, "json").json()
+        review = document["workflows"][0]["steps"][1]
+        assert (review["name"], review["events"]["on_turn_complete"]) == ("Review", [])
+        assert import_(api, kanban.workspace, document, "application/json").status_code == 201
+
     def test_viewers_may_export_non_members_get_a_json_404(self, kanban):
         viewer = member_client(kanban.workspace, Role.VIEWER)
         assert export(viewer, kanban).status_code == 200
