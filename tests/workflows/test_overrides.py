@@ -113,6 +113,21 @@ class TestForce:
             "olivia",
         )
 
+    def test_restore_into_a_full_step_is_forced_the_same_way(self, api, owner, full):
+        _, doing, _, urgent = full
+        archived = Task.objects.get(title="a")
+        api.post(f"/api/v1/tasks/{archived.pk}/archive/")
+        assert Task.objects.get(pk=urgent.pk).step == doing  # pulled into the freed slot
+        url = f"/api/v1/tasks/{archived.pk}/restore/"
+        assert api.post(url, {}, format="json").status_code == 409
+        member = member_client(doing.workflow.workspace, Role.MEMBER)
+        assert member.post(url, {"force": True, "reason": "x"}, format="json").status_code == 403
+        assert api.post(url, {"force": True}, format="json").status_code == 400
+        response = api.post(url, {"force": True, "reason": "needed back"}, format="json")
+        assert response.status_code == 200
+        event = TaskEvent.objects.filter(task_id=archived.pk).latest("id")
+        assert (event.kind, event.actor, event.reason) == ("forced", owner, "needed back")
+
     def test_force_into_a_full_queue_mode_step_admits_instead_of_queueing(self, api, full):
         _, doing, _, urgent = full
         doing.on_full = OnFull.QUEUE
