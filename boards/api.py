@@ -6,7 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from boards import admission
-from boards.models import Priority, Task, TaskEvent
+from boards.models import EventKind, Priority, Task, TaskEvent
 from boards.selectors import task_data
 from boards.serializers import (
     PRIORITY_CHOICES,
@@ -197,7 +197,7 @@ class TaskViewSet(
 
 
 class WorkflowEventFilter(django_filters.FilterSet):
-    kind = django_filters.CharFilter()
+    kind = django_filters.ChoiceFilter(choices=EventKind.choices)
     task = django_filters.UUIDFilter(field_name="task_id")
     step = django_filters.UUIDFilter(method="filter_step")
     since = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")
