@@ -215,6 +215,11 @@ def move(owner, task, step):
     return lambda: admission.task_move(task=task, to_step=step, actor=owner)
 
 
+def bulk_move(owner, tasks, step):
+    ids = [task.pk for task in tasks]
+    return lambda: admission.task_bulk_move(task_ids=ids, to_step=step, actor=owner)
+
+
 def queue_order(step) -> list:
     queued = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id")
     return list(queued.values_list("id", flat=True))
@@ -293,6 +298,7 @@ def test_promotions_never_exceed_the_limit_while_tasks_leave_and_arrive_concurre
             [move(owner, task, done) for task in working]
             + [create(owner, doing, f"c{i}") for i in range(3)]
             + [move(owner, task, doing) for task in feeder[:2]]
+            + [bulk_move(owner, feeder[2:], doing)]
         )
         admitted, queue = replay(doing, limit)
         assert len(admitted) == limit
