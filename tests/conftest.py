@@ -8,6 +8,11 @@ from tests.factories import MembershipFactory, StepFactory, UserFactory, Workflo
 from workflows.models import Role
 
 
+def pytest_configure(config):
+    # Hashing test users' passwords with the real hasher costs seconds per suite; this is no login test.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def collected_static():
     """Tests run with DEBUG off, as in production: the manifest storage needs collectstatic."""
