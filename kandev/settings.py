@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "accounts",
     "workflows",
     "boards",
+    "integrations",
 ]
 
 MIDDLEWARE = [
