@@ -58,8 +58,11 @@ def _epoch(value: str | None) -> datetime | None:
 
 
 class GitHub:
-    def __init__(self, *, base_url: str, token: str, timeout: float = 10.0):
+    def __init__(
+        self, *, base_url: str, token: str, now: datetime | None = None, timeout: float = 10.0
+    ):
         self.base_url = base_url.rstrip("/")
+        self.now = now or timezone.now()  # the poll's clock: a poll takes seconds
         headers = {
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": "2022-11-28",
@@ -83,7 +86,7 @@ class GitHub:
         if not url.startswith(self.base_url + "/"):
             # A Link header pointing elsewhere must never receive the token.
             raise GitHubError(f"Refusing to follow {url} outside {self.base_url}.")
-        if self.blocked_until is not None and timezone.now() < self.blocked_until:
+        if self.blocked_until is not None and self.now < self.blocked_until:
             raise RateLimited("GitHub rate limit exhausted.", retry_at=self.blocked_until)
         try:
             response = self.client.get(url, params=params)
@@ -98,9 +101,7 @@ class GitHub:
         ):
             retry_after = response.headers.get("Retry-After", "")
             retry_at = (
-                timezone.now() + timedelta(seconds=int(retry_after))
-                if retry_after.isdigit()
-                else reset
+                self.now + timedelta(seconds=int(retry_after)) if retry_after.isdigit() else reset
             )
             raise RateLimited(f"GitHub rate limit ({response.status_code}).", retry_at=retry_at)
         if response.status_code >= 500:

@@ -150,13 +150,14 @@ def poll_watch(*, watch: ReviewWatch, now: datetime | None = None) -> PollReport
         "last_error": "",
     }
     try:
-        with GitHub(base_url=watch.api_base_url, token=watch.token()) as github:
+        with GitHub(base_url=watch.api_base_url, token=watch.token(), now=now) as github:
             for repository in watch.repositories:
                 pulls = github.open_review_requests(
                     repository=repository, login=watch.reviewer_login
                 )
-                _offer(watch, pulls, report)
+                # Archive first: a closed pull request's slot is then free for a waiting one.
                 _archive_closed(watch, repository, {p.external_ref for p in pulls}, github, report)
+                _offer(watch, pulls, report)
     except GitHubError as error:
         logger.warning("review watch %s: %s", watch.pk, error.detail)
         report.error = error.detail
