@@ -18,6 +18,7 @@ from kandev.errors import KandevError
 class SecretUnreadable(KandevError):
     """Stored with another SECRET_KEY: the owner must set it again."""
 
+    status_code = 503
     code = "secret_unreadable"
 
 

@@ -129,12 +129,15 @@ class GitHub:
                 raise GitHubError(
                     f"Repository {repository} not found (or the token cannot see it)."
                 )
-            for item in response.json().get("items", []):
-                found.append(
+            try:
+                found.extend(
                     PullRequest(
                         repository, int(item["number"]), str(item["title"]), str(item["html_url"])
                     )
+                    for item in response.json()["items"]
                 )
+            except (ValueError, KeyError, TypeError):
+                raise GitHubError("GitHub's search answer was not the expected JSON.") from None
             following = response.links.get("next", {}).get("url")
             if not following:
                 break
@@ -146,7 +149,10 @@ class GitHub:
         response = self.get(f"{self.base_url}/repos/{repository}/pulls/{number}")
         if response.status_code == 404:
             return False  # unknown to this token: leave the task alone
-        return response.json().get("state") == "closed"
+        try:
+            return response.json()["state"] == "closed"
+        except (ValueError, KeyError, TypeError):
+            raise GitHubError("GitHub's pull request answer was not the expected JSON.") from None
 
 
 def _message(response: httpx.Response) -> str:

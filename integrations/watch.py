@@ -17,9 +17,9 @@ from django.utils import timezone
 
 from boards import admission
 from boards.models import Task
-from integrations.github import GitHub, GitHubError, PullRequest, external_ref
+from integrations.github import GitHub, PullRequest, external_ref
 from integrations.models import GITHUB_API, ReviewWatch
-from kandev.errors import Conflict, WipLimitReached
+from kandev.errors import Conflict, KandevError, WipLimitReached
 from workflows.models import Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
@@ -129,13 +129,18 @@ def _archive_closed(
         report.archived.append(task.external_ref)
 
 
-def _backoff(watch: ReviewWatch, error: GitHubError, now: datetime) -> datetime:
-    if error.retry_at is not None:
-        return error.retry_at
+def _backoff(watch: ReviewWatch, error: KandevError, now: datetime) -> datetime:
+    retry_at = getattr(error, "retry_at", None)
+    if retry_at is not None:
+        return retry_at
     delay = timedelta(seconds=watch.poll_interval_seconds) * 2 ** min(
         watch.consecutive_failures, 10
     )
     return now + min(delay, MAX_BACKOFF)
+
+
+def _field_messages(error: KandevError) -> list[str]:
+    return [m for messages in error.extra.get("errors", {}).values() for m in messages]
 
 
 def poll_watch(*, watch: ReviewWatch, now: datetime | None = None) -> PollReport:
@@ -158,13 +163,13 @@ def poll_watch(*, watch: ReviewWatch, now: datetime | None = None) -> PollReport
                 # Archive first: a closed pull request's slot is then free for a waiting one.
                 _archive_closed(watch, repository, {p.external_ref for p in pulls}, github, report)
                 _offer(watch, pulls, report)
-    except GitHubError as error:
-        logger.warning("review watch %s: %s", watch.pk, error.detail)
-        report.error = error.detail
+    except KandevError as error:  # GitHub, an unreadable token, a board without steps
+        report.error = " ".join([error.detail, *_field_messages(error)])
+        logger.warning("review watch %s: %s", watch.pk, report.error)
         outcome.update(
             backoff_until=_backoff(watch, error, now),
             consecutive_failures=watch.consecutive_failures + 1,
-            last_error=error.detail,
+            last_error=report.error,
         )
     ReviewWatch.objects.filter(pk=watch.pk).update(**outcome)
     return report
@@ -195,7 +200,14 @@ def poll_due_watches(
 ) -> list[PollReport]:
     """Poll every enabled watch whose interval has passed and that is not backing off."""
     now = now or timezone.now()
-    return [
-        poll_watch(watch=w, now=now)
-        for w in claim_due_watches(now=now, ignore_interval=ignore_interval)
-    ]
+    reports = []
+    for watch in claim_due_watches(now=now, ignore_interval=ignore_interval):
+        try:
+            reports.append(poll_watch(watch=watch, now=now))
+        except Exception:
+            # One broken watch must not stop the worker's tick for the others.
+            logger.exception("review watch %s failed", watch.pk)
+            reports.append(
+                PollReport(watch_id=str(watch.pk), error="internal error (see the logs)")
+            )
+    return reports

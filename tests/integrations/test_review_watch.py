@@ -422,3 +422,38 @@ class TestApi:
         assert member.patch(url, {"step_id": None}, format="json").json()["step_id"] is None
         assert member.delete(url).status_code == 204
         assert not ReviewWatch.objects.exists()
+
+
+class TestFailures:
+    def test_a_broken_watch_records_its_error_and_the_others_still_poll(self, github, board):
+        _, doing, _ = board
+        github.open_pull(REPO, 1)
+        stepless = WorkflowFactory()
+        broken = watch_create(
+            workflow=stepless,
+            step=None,
+            actor=None,
+            repositories=[REPO],
+            reviewer_login="rita",
+            token=github.token,
+            api_base_url=github.base_url,
+        )
+        make_watch(github, doing)
+        reports = {r.watch_id: r for r in poll_due_watches()}
+        assert reports[str(broken.pk)].error == "Invalid input. This workflow has no steps."
+        broken.refresh_from_db()
+        assert broken.last_error == "Invalid input. This workflow has no steps."
+        assert broken.backoff_until is not None
+        assert refs(doing) == ["github:acme/api#1"]
+
+    def test_a_token_stored_under_an_old_secret_key_needs_the_fallback(
+        self, github, board, settings
+    ):
+        _, doing, _ = board
+        github.open_pull(REPO, 1)
+        watch = make_watch(github, doing)
+        old_key = settings.SECRET_KEY
+        settings.SECRET_KEY = "a-new-key-after-rotation"
+        assert "cannot be decrypted" in poll_watch(watch=watch).error
+        settings.SECRET_KEY_FALLBACKS = [old_key]
+        assert poll_watch(watch=watch).admitted == ["github:acme/api#1"]
