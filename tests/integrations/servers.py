@@ -33,9 +33,10 @@ def test_database_url() -> str:
     return f"postgresql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def child_env() -> dict:
+def child_env(**extra: str) -> dict:
     return {
         **os.environ,
+        **extra,
         "DATABASE_URL": test_database_url(),
         "SECRET_KEY": settings.SECRET_KEY,
         "DJANGO_SETTINGS_MODULE": "kandev.settings",
@@ -44,7 +45,7 @@ def child_env() -> dict:
 
 
 @contextmanager
-def uvicorn_server(*, workers: int = 2):
+def uvicorn_server(*, workers: int = 2, **env: str):
     """`uvicorn kandev.asgi:application` on a free loopback port; yields its base URL."""
     port = free_port()
     process = subprocess.Popen(
@@ -63,7 +64,7 @@ def uvicorn_server(*, workers: int = 2):
             "warning",
         ],
         cwd=ROOT,
-        env=child_env(),
+        env=child_env(**env),
     )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -30,7 +30,9 @@ def test_a_flood_into_a_limit_5_step_admits_exactly_5_and_refuses_the_rest_with_
     answers: list[tuple[int, dict]] = []
 
     with (
-        uvicorn_server(workers=2) as base,
+        # Each concurrent ASGI request has its own thread and connection: without a bounded
+        # pool per worker (the setting for several workers) a burst of 200 exhausts PostgreSQL.
+        uvicorn_server(workers=2, DATABASE_POOL_MAX_SIZE="8") as base,
         httpx.Client(
             base_url=base, timeout=120, limits=httpx.Limits(max_connections=DELIVERIES)
         ) as client,
