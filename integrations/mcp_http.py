@@ -84,6 +84,7 @@ class McpEndpoint:
         )
         self.session_manager = server.session_manager
         self._running: asyncio.Future | None = None
+        self._task: asyncio.Task | None = None  # holds the session manager's run()
 
     async def _serve(self) -> None:
         try:

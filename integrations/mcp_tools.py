@@ -19,7 +19,6 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
-from rest_framework import serializers
 
 from boards import admission
 from boards.api import member_step
@@ -91,10 +90,6 @@ def board_tool(fn):
             return tool_error(error)
         except Http404:
             return tool_error(NotFound("Not found."))
-        except serializers.ValidationError as error:
-            return tool_error(
-                Invalid(error.detail if isinstance(error.detail, dict) else {"": error.detail})
-            )
         finally:
             close_old_connections()
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from boards import admission
 from boards.models import Task, TaskEvent
+from boards.signals import task_admitted
 from integrations.models import ReviewWatch
 from integrations.watch import poll_due_watches, poll_watch, watch_create
 from tests.conftest import member_client
@@ -133,8 +134,19 @@ class TestCapacity:
         for number in range(1, 9):
             github.open_pull(REPO, number)
         watch = make_watch(github, doing)
+        # The step-event engine (auto_start_agent) listens to task_admitted: only the two
+        # admitted pull requests may reach it.
+        entered = []
 
-        report = poll_watch(watch=watch)
+        def on_admitted(sender, *, task, step, **kwargs):
+            entered.append((task.external_ref, step.pk))
+
+        task_admitted.connect(on_admitted)
+        try:
+            report = poll_watch(watch=watch)
+        finally:
+            task_admitted.disconnect(on_admitted)
+        assert entered == [("github:acme/api#1", doing.pk), ("github:acme/api#2", doing.pk)]
         assert report.admitted == ["github:acme/api#1", "github:acme/api#2"]
         assert report.deferred == [f"github:acme/api#{n}" for n in range(3, 9)]
         # Nothing of a deferred pull request persisted: two creations, two versions.
