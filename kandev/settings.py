@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "accounts",
     "workflows",
     "boards",
+    "agents",
 ]
 
 MIDDLEWARE = [
@@ -140,7 +141,10 @@ REST_FRAMEWORK = {
         "accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "accounts.permissions.ScopedTokenLimits",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["kandev.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -165,6 +169,11 @@ SPECTACULAR_SETTINGS = {
 KANDEV_RECONCILE_INTERVAL_SECONDS = int(os.environ.get("KANDEV_RECONCILE_INTERVAL_SECONDS", "30"))
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
+# Agent sessions: 0 = unlimited; a workspace's own max_concurrent_sessions overrides the default.
+KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE = int(
+    os.environ.get("KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE", "0")
+)
+KANDEV_SESSION_LEASE_SECONDS = int(os.environ.get("KANDEV_SESSION_LEASE_SECONDS", "60"))
 
 LOGGING = {
     "version": 1,
