@@ -102,7 +102,7 @@ class TestStatusMachine:
 
 
 class TestSeedScenario:
-    """PR Review: Waiting -> Review (limit 2, auto_start_agent, on_turn_complete move_to_next) -> Done."""
+    """PR Review: Waiting -> Review (limit 2, auto_start_agent, then move_to_next) -> Done."""
 
     @pytest.fixture
     def review_board(self, owner):
