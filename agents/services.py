@@ -240,9 +240,14 @@ def _limit_of(workspace_id) -> int:
 
 
 def _slot_freed(change: BoardChange) -> None:
-    """A session of this board left starting/running: promote here now, elsewhere after commit."""
+    """A session of this board left starting/running: promote here now, elsewhere after commit.
+
+    The guard is taken even when nothing here was queued: an admission elsewhere in the
+    workspace that counted this session as holding then commits its queued session before
+    this ending commits, so the after-commit promotion sees it and no slot is stranded.
+    """
     promote(change)
-    if _limit_of(change.workflow.workspace_id):
+    if workspace_limit(_guard(change.workflow.workspace_id)):
         transaction.on_commit(
             partial(
                 promote_workspace,
