@@ -53,7 +53,7 @@ class TestWorkflowLimit:
             workflow, step = agent_board(
                 WorkspaceFactory(), owner, max_parallel_sessions=K, on_session_limit=on_limit
             )
-            _, errors = race(N, lambda i, step=step: create_in(step, owner, f"{round_}-{i}"))
+            _, errors = race(N, lambda i, step=step, r=round_: create_in(step, owner, f"{r}-{i}"))
             assert errors == []
             assert Task.objects.filter(workflow=workflow).count() == N
             assert count(S.STARTING, workflow=workflow) == K
@@ -85,7 +85,7 @@ class TestWorkspaceLimit:
             workspace = WorkspaceFactory(max_concurrent_sessions=K)
             steps = [agent_board(workspace, owner)[1] for _ in range(3)]
             _, errors = race(
-                N, lambda i, steps=steps: create_in(steps[i % 3], owner, f"{round_}-{i}")
+                N, lambda i, steps=steps, r=round_: create_in(steps[i % 3], owner, f"{r}-{i}")
             )
             assert errors == []
             assert holding(workflow__workspace=workspace) == K
@@ -104,10 +104,10 @@ class TestWorkspaceLimit:
                 for i in range(2)
             ]
 
-            def work(i, running=running, fresh=fresh):
+            def work(i, running=running, fresh=fresh, r=round_):
                 if i < 2:
                     return run_turn(running[i])
-                return create_in(fresh, owner, f"{round_}-{i}")
+                return create_in(fresh, owner, f"{r}-{i}")
 
             _, errors = race(N, work)
             assert errors == []
@@ -123,7 +123,7 @@ class TestStepLimit:
             workflow, step = agent_board(WorkspaceFactory(), owner)
             step.wip_limit = K
             step.save()
-            _, errors = race(N, lambda i, step=step: create_in(step, owner, f"{round_}-{i}"))
+            _, errors = race(N, lambda i, step=step, r=round_: create_in(step, owner, f"{r}-{i}"))
             assert len(errors) == N - K and all(isinstance(e, WipLimitReached) for e in errors)
             assert Task.objects.filter(workflow=workflow).count() == K
             assert count(S.STARTING, workflow=workflow) == K
@@ -186,8 +186,8 @@ class TestWorkers:
             }
             results, errors = race(
                 N,
-                lambda i: services.session_claim(
-                    user=owner, runner=f"runner-{i}", workspace_id=step.workflow.workspace_id
+                lambda i, workspace_id=step.workflow.workspace_id: services.session_claim(
+                    user=owner, runner=f"runner-{i}", workspace_id=workspace_id
                 ),
             )
             assert errors == []
