@@ -3,8 +3,10 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
 from kandev import views
+from kandev.metrics import metrics_view
 from workflows.api import StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 
 router = DefaultRouter(trailing_slash=True)
@@ -13,13 +15,16 @@ router.register("workspaces", WorkspaceViewSet, basename="workspace")
 router.register("workflows", WorkflowViewSet, basename="workflow")
 router.register("steps", StepViewSet, basename="step")
 router.register("tasks", TaskViewSet, basename="task")
+router.register("sessions", SessionViewSet, basename="session")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
+    path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
 ]
