@@ -101,15 +101,19 @@ class BoardCollector(Collector):
         yield from families.values()
 
 
-def exposition() -> bytes:
+def counters_exposition() -> bytes:
+    """Counters and histograms: this process's, or every process's in multiprocess mode."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        counters = CollectorRegistry()
-        multiprocess.MultiProcessCollector(counters)
-    else:
-        counters = REGISTRY
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry)
+    return generate_latest(REGISTRY)
+
+
+def exposition() -> bytes:
     gauges = CollectorRegistry(auto_describe=False)
     gauges.register(BoardCollector())
-    return generate_latest(counters) + generate_latest(gauges)
+    return counters_exposition() + generate_latest(gauges)
 
 
 def _bearer_ok(request) -> bool:
