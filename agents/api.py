@@ -125,7 +125,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             session = services.session_heartbeat(session=session)
         else:
             session = services.session_event(
-                session=session, type=data["type"], detail=data["detail"]
+                session=session, type=data["type"], detail=data["detail"], actor=request.user
             )
         return Response(session_data(session))
 

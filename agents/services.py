@@ -311,11 +311,13 @@ def _lock_for_change(change: BoardChange, session_id) -> tuple[AgentSession, Tas
 
 
 @board_transaction
-def session_event(*, session: AgentSession, type: str, detail: str = "") -> AgentSession:
+def session_event(
+    *, session: AgentSession, type: str, detail: str = "", actor=None
+) -> AgentSession:
     """A runner's report: boot_ready, turn_completed or failed. A repeated report is a no-op,
     so `on_turn_complete` runs exactly once however often the turn is reported."""
     to = EVENT_STATUS[type]
-    with board_change(session.workflow_id) as change:
+    with board_change(session.workflow_id, actor=actor) as change:
         session, task = _lock_for_change(change, session.pk)
         if session.status == to:
             return session
@@ -429,7 +431,7 @@ def reconcile_sessions() -> tuple[int, int]:
         .values_list("workflow_id", flat=True)
         .distinct()
     )
-    failed = sum(expire_board_leases(workflow_id=w) for w in list(boards))
+    failed = _each_board(expire_board_leases, boards)
     queued = (
         AgentSession.objects.filter(status=SessionStatus.QUEUED)
         .values("workflow_id")
@@ -437,5 +439,15 @@ def reconcile_sessions() -> tuple[int, int]:
         .order_by("oldest")
         .values_list("workflow_id", flat=True)
     )
-    promoted = sum(promote_board(workflow_id=w) for w in list(queued))
+    promoted = _each_board(promote_board, queued)
     return failed, promoted
+
+
+def _each_board(service, workflow_ids) -> int:
+    done = 0
+    for workflow_id in list(workflow_ids):
+        try:
+            done += service(workflow_id=workflow_id)
+        except Exception:  # one broken board must not stop the others
+            logger.exception("%s failed for board %s", service.__name__, workflow_id)
+    return done

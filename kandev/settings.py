@@ -4,6 +4,8 @@ DATABASE_URL  default: SQLite file beside the project (IMMEDIATE transactions, s
               admission is as exact as on PostgreSQL's row locks)
 REDIS_URL     when set: Redis channel layer (several ASGI workers); else in-memory
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS
+KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
+KANDEV_METRICS_TOKEN; PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 """
 
 import os
