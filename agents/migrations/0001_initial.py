@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('boards', '0002_alter_taskevent_kind'),
+        ('boards', '0001_initial'),
         ('workflows', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
