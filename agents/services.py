@@ -15,7 +15,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Min
+from django.db.models import F, Min
 from django.utils import timezone
 from rest_framework import status as http
 
@@ -217,6 +217,7 @@ def promote(change: BoardChange) -> list[AgentSession]:
     queue = AgentSession.objects.filter(workflow=workflow, status=SessionStatus.QUEUED)
     if not queue.exists():
         return []
+    _drop_stale(change, queue)
     # No limit can have more free slots than its size: lock at most that many.
     bounds = [n for n in (workflow.max_parallel_sessions, _limit_of(workflow.workspace_id)) if n]
     locked = queue.order_by("queued_at", "id").select_for_update(skip_locked=True)
@@ -233,6 +234,22 @@ def promote(change: BoardChange) -> list[AgentSession]:
         )
     AgentSession.objects.bulk_update(promoted, ["status", "started_at"])
     return promoted
+
+
+def _drop_stale(change: BoardChange, queue) -> None:
+    """A queued session whose task has since left its step (moved or pulled on) would start
+    an agent for a step the task is no longer in: cancel it instead."""
+    stale = list(
+        queue.exclude(task__step_id=F("step_id")).select_for_update(skip_locked=True, of=("self",))
+    )
+    for session in stale:
+        _set_status(
+            session,
+            SessionStatus.CANCELLED,
+            now=change.now,
+            detail="Cancelled: the task left the step before a slot opened.",
+        )
+    AgentSession.objects.bulk_update(stale, ["status", "finished_at", "lease_expires_at", "detail"])
 
 
 def _limit_of(workspace_id) -> int:

@@ -340,6 +340,22 @@ class TestPromotion:
         )
         assert statuses([waiting]) == [S.STARTING]
 
+    def test_a_queued_session_whose_task_moved_on_is_cancelled_not_started(
+        self, agent_step, make_task, owner
+    ):
+        agent_step.workflow.max_parallel_sessions = 1
+        agent_step.workflow.save()
+        elsewhere = StepFactory(workflow=agent_step.workflow, name="Elsewhere", position=1)
+        first, moved, next_ = (make_task(agent_step, t) for t in ("first", "moved", "next"))
+        admission.task_move(task=moved, to_step=elsewhere, actor=owner)
+        run_turn(session_of(first))
+        stale = session_of(moved)
+        assert (stale.status, stale.detail) == (
+            S.CANCELLED,
+            "Cancelled: the task left the step before a slot opened.",
+        )
+        assert statuses([next_]) == [S.STARTING]
+
     def test_an_unclaimed_starting_session_waits_for_a_runner(self, agent_step, make_task):
         task = make_task(agent_step)
         assert services.reconcile_sessions() == (0, 0)
