@@ -14,7 +14,7 @@ from django.db.models import Q
 
 from boards.locking import BoardChange, board_change, board_transaction
 from boards.models import EventKind, Priority, Task
-from boards.signals import step_vacated, task_admitted
+from boards.signals import step_vacated, task_admitted, task_retired
 from kandev.errors import Conflict, Forbidden, Invalid, WipLimitReached
 from workflows.models import Membership, OnFull, Role, WorkflowStep
 
@@ -283,6 +283,7 @@ def task_archive(*, task: Task, actor) -> Task:
         task.archived_at = task.updated_at = change.now
         task.save(update_fields=["archived_at", "updated_at"])
         change.record(task, EventKind.ARCHIVED, from_step=step, action="archive")
+        task_retired.send(sender=Task, change=change, task=task)
         change.announce("task.archived", task=task)
         if opened:
             vacated(change, step)
@@ -343,6 +344,7 @@ def task_delete(*, task: Task, actor) -> None:
         step = change.steps[task.step_id]
         opened = leave(change, task)
         change.record(task, EventKind.DELETED, from_step=step, action="delete", title=task.title)
+        task_retired.send(sender=Task, change=change, task=task)
         change.deleted.add(task.pk)
         change.announce("task.deleted", task=task)
         task.delete()

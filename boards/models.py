@@ -96,6 +96,8 @@ class EventKind(models.TextChoices):
     RESTORED = "restored"
     DELETED = "deleted"
     FORCED = "forced"
+    DEFERRED = "deferred"  # an engine transition refused by a full step: the task stayed
+    SESSION = "session"  # an agent session was rejected by a limit, or forced past one
 
 
 class TaskEvent(models.Model):

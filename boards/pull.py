@@ -8,13 +8,17 @@ admission service's post-move signal, and the reconciler runs the same `fill()`.
 """
 
 import logging
+from functools import partial
 
+from django.db import transaction
 from django.dispatch import receiver
 
+from agents.models import HOLDING_SLOT
 from boards.admission import MOVED_FIELDS, Outcome, after_admission
 from boards.locking import BoardChange, board_change, board_transaction
 from boards.models import EventKind, Task
 from boards.signals import step_vacated
+from kandev import metrics
 from workflows.models import Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
@@ -25,8 +29,15 @@ def pull_into_vacated_step(sender, *, change: BoardChange, step: WorkflowStep, *
 
 
 def pull_candidates(feeder: WorkflowStep):
-    """Feeder tasks a pull may take, in pull order. Rows another transaction holds are skipped."""
-    return Task.objects.occupying().filter(step=feeder).in_board_order().select_for_update(skip_locked=True)
+    """Feeder tasks a pull may take, in pull order. Rows another transaction holds are skipped,
+    and so are tasks an agent is working on (a session starting or running)."""
+    return (
+        Task.objects.occupying()
+        .filter(step=feeder)
+        .exclude(agent_sessions__status__in=HOLDING_SLOT)
+        .in_board_order()
+        .select_for_update(skip_locked=True)
+    )
 
 
 def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -> None:
@@ -58,6 +69,7 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
         task.entered_step_at = task.updated_at = change.now
     counts.last_position = last
     Task.objects.bulk_update(pulled, MOVED_FIELDS)
+    transaction.on_commit(partial(metrics.TASKS_PULLED.inc, len(pulled)))
     counts.occupied += len(pulled)
     feeder_counts.occupied -= len(pulled)
     for task in pulled:

@@ -6,6 +6,8 @@ DATABASE_POOL_MAX_SIZE  PostgreSQL connection pool per process (0 = off); set it
               several ASGI workers
 REDIS_URL     when set: Redis channel layer (several ASGI workers); else in-memory
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS
+KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
+KANDEV_METRICS_TOKEN; PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 """
 
 import os
@@ -49,6 +51,7 @@ INSTALLED_APPS = [
     "workflows",
     "boards",
     "integrations",
+    "agents",
 ]
 
 MIDDLEWARE = [
@@ -154,7 +157,10 @@ REST_FRAMEWORK = {
         "accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "accounts.permissions.ScopedTokenLimits",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["kandev.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -179,6 +185,11 @@ SPECTACULAR_SETTINGS = {
 KANDEV_RECONCILE_INTERVAL_SECONDS = int(os.environ.get("KANDEV_RECONCILE_INTERVAL_SECONDS", "30"))
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
+# Agent sessions: 0 = unlimited; a workspace's own max_concurrent_sessions overrides the default.
+KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE = int(
+    os.environ.get("KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE", "0")
+)
+KANDEV_SESSION_LEASE_SECONDS = int(os.environ.get("KANDEV_SESSION_LEASE_SECONDS", "60"))
 
 LOGGING = {
     "version": 1,
