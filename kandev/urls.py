@@ -23,3 +23,8 @@ urlpatterns = [
     path("readyz", views.readyz, name="readyz"),
     path("admin/", admin.site.urls),
 ]
+
+urlpatterns += [
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("boards.urls")),
+]
