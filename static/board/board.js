@@ -50,7 +50,7 @@
     if (structureChanged) {
       rebuildColumns();
     } else {
-      state.steps.forEach(function (s) { renderColumn(s.id); });
+      renderColumns(state.steps.map(function (s) { return s.id; }));
     }
     root.dataset.version = String(state.version);
   }
@@ -168,7 +168,7 @@
       if (step) step.wip_limit = s.wip_limit;
       touched.add(s.id);
     });
-    touched.forEach(function (id) { if (stepById(id)) renderColumn(id); });
+    renderColumns(Array.from(touched));
   }
 
   function drainBuffer() {
@@ -262,8 +262,6 @@
     var section = columnEl(stepId);
     var step = stepById(stepId);
     if (!section || !step) return;
-    var focusedId = document.activeElement && document.activeElement.dataset
-      ? document.activeElement.dataset.taskId : null;
     var tasks = tasksOf(stepId);
     var admitted = tasks.filter(function (t) { return t.admitted; });
     var queued = tasks.filter(function (t) { return !t.admitted; }).sort(queueOrder);
@@ -272,6 +270,14 @@
     var occupied = admitted.filter(function (t) { return !t.is_ephemeral; }).length;
     var queuedCount = queued.filter(function (t) { return !t.is_ephemeral; }).length;
     renderHeader(section, step, occupied, queuedCount);
+  }
+
+  /* Re-render columns; a focused card keeps the focus wherever it went. */
+  function renderColumns(stepIds) {
+    var active = document.activeElement;
+    var focusedId = active && active.classList && active.classList.contains("card")
+      ? active.dataset.taskId : null;
+    stepIds.forEach(function (id) { if (stepById(id)) renderColumn(id); });
     if (focusedId) {
       var again = root.querySelector('.card[data-task-id="' + focusedId + '"]');
       if (again && document.activeElement !== again) again.focus();
@@ -400,14 +406,12 @@
     hideAlert();
     placeOptimistically(taskId, stepId, index);
     state.pending.set(taskId, { stepId: stepId, index: index });
-    renderColumn(fromStepId);
-    if (stepId !== fromStepId) renderColumn(stepId);
+    renderColumns([fromStepId, stepId]);
 
     function rollBack(text, kind) {
       state.pending.delete(taskId);
       saved.forEach(function (t, id) { state.tasks.set(id, t); });
-      renderColumn(fromStepId);
-      if (stepId !== fromStepId) renderColumn(stepId);
+      renderColumns([fromStepId, stepId]);
       showAlert(text, kind);
       if (state.version !== versionAtMove) refetch(); // others changed these columns meanwhile
     }
@@ -441,7 +445,7 @@
       form.elements.title.value = "";
       if (!state.tasks.has(result.data.id)) {
         state.tasks.set(result.data.id, result.data);
-        renderColumn(result.data.step_id);
+        renderColumns([result.data.step_id]);
       }
     }).catch(function () {
       showAlert("Network error: the task was not created. Check your connection and try again.", "network");
