@@ -1,11 +1,8 @@
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection
 from django.test import Client
 
-from boards.admission import task_create
 from tests.live.servers import Server
 
 CHROMIUM_ARGS = [
@@ -62,29 +59,11 @@ def open_board(chromium, board_server):
         context.close()
 
 
-def off_loop(fn, *args, **kwargs):
-    """Run a board write in a worker thread.
 
-    Playwright's sync API keeps an event loop in the test thread, and the broadcast after
-    commit (async_to_sync) refuses to run in a thread with a running loop.
-    """
-
-    def call():
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(call).result()
-
-
-@pytest.fixture
-def make_task(owner):
-    def make(step, title="Task", **kwargs):
-        actor = kwargs.pop("actor", owner)
-        return off_loop(
-            task_create, workflow=step.workflow, step=step, actor=actor, title=title, **kwargs
-        ).task
-
-    return make
+@pytest.fixture(autouse=True)
+def plain_static_storage(settings):
+    """Pages rendered in this process need no collectstatic manifest (test_static covers it)."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }

@@ -5,6 +5,7 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
@@ -72,3 +73,20 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def off_loop(fn, *args, **kwargs):
+    """Run a board write in a worker thread (its own connection; the test must be transactional).
+
+    Playwright's sync API keeps an event loop in the test thread, and the broadcast after
+    commit (async_to_sync) refuses to run in a thread with a running loop.
+    """
+
+    def call():
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result()
