@@ -40,7 +40,7 @@ def open_board(chromium, board_server):
     """open_board(user, workflow) -> a page showing the live board, signed in as `user`."""
     contexts = []
 
-    def open_(user, workflow):
+    def open_(user, workflow, before_load=None):
         client = Client()
         client.force_login(user)
         context = chromium.new_context(viewport={"width": 1400, "height": 900})
@@ -50,6 +50,8 @@ def open_board(chromium, board_server):
         page = context.new_page()
         page.errors = []
         page.on("pageerror", lambda error: page.errors.append(str(error)))
+        if before_load is not None:
+            before_load(page)
         page.goto(f"{board_server.url}/workflows/{workflow.pk}/")
         page.wait_for_selector('[data-role="live"][data-state="live"]')
         return page

@@ -2,9 +2,11 @@
 
 import re
 
+import httpx
 import pytest
 from playwright.sync_api import expect
 
+from accounts.models import ApiToken
 from boards.admission import task_create
 from boards.models import Task
 from tests.factories import MembershipFactory, UserFactory
@@ -155,6 +157,29 @@ def test_accepted_drag_moves_the_card_and_the_pull_follows(
     assert step_of(busy) == done.pk
     assert step_of(waiting) == doing.pk
 
+
+
+def test_drag_into_a_full_queue_mode_step_lands_in_its_queue(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    review = WorkflowStep.objects.create(
+        workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue"
+    )
+    make_task(review, "Under review")
+    idea = make_task(backlog, "Idea")
+    page = open_board(owner, workflow)
+    queue = column(page, review).locator('[data-role="queue"]')
+    expect(queue.locator('[data-role="queue-count"]')).to_have_text("0")
+
+    drag(page, idea, review)
+
+    expect(queue.locator(".card-title")).to_have_text(["Idea"])
+    expect(queue.locator('[data-role="queue-count"]')).to_have_text("1")
+    expect(titles(page, review)).to_have_text(["Under review"])
+    expect(column(page, review).locator('[data-role="wip-count"]')).to_have_text("1/1")
+    expect(page.get_by_role("alert")).to_be_hidden()
+    assert Task.objects.get(pk=idea.pk).admitted is False
 
 def test_second_viewer_sees_the_move_and_the_pull_live(
     open_board, owner, workflow, board, make_task
@@ -320,3 +345,74 @@ def test_viewers_watch_but_cannot_move_or_open_settings(
     response = page.goto(f"{board_server.url}/workflows/{workflow.pk}/settings/")
     assert response.status == 403
 
+
+
+def server_api(board_server, user) -> httpx.Client:
+    """Writes through the running server, so its viewers are told (unlike writes made here)."""
+    _, key = ApiToken.issue(user=user)
+    return httpx.Client(base_url=board_server.url, headers={"Authorization": f"Token {key}"})
+
+
+def test_a_version_gap_makes_the_board_refetch(
+    board_server, open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    first = make_task(backlog, "First")
+    second = make_task(backlog, "Second")
+    board_fetches = []
+
+    def drop_the_first_change(page):
+        def route(ws):
+            server = ws.connect_to_server()
+            dropped = []
+
+            def forward(message):
+                if '"version": 3' in message and not dropped:
+                    dropped.append(message)  # this viewer never hears of version 3
+                    return
+                ws.send(message)
+
+            server.on_message(forward)
+
+        page.route_web_socket(re.compile(r"/ws/workflows/"), route)
+        page.on("request", lambda r: "/api/v1/" in r.url and board_fetches.append(r.url))
+
+    page = open_board(owner, workflow, before_load=drop_the_first_change)
+    to_done = {"step_id": str(done.pk)}
+    with server_api(board_server, owner) as api:
+        assert api.post(f"/api/v1/tasks/{first.pk}/move/", json=to_done).is_success
+        assert api.post(f"/api/v1/tasks/{second.pk}/move/", json=to_done).is_success
+
+    expect(version(page)).to_have_attribute("data-version", "4")
+    expect(titles(page, done)).to_have_text(["First", "Second"])
+    expect(titles(page, backlog)).to_have_count(0)
+    assert board_fetches == [f"{board_server.url}/api/v1/workflows/{workflow.pk}/board/"]
+
+
+def test_after_a_reconnect_the_board_shows_what_was_missed(
+    board_server, open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    idea = make_task(backlog, "Idea")
+    sockets = []
+
+    def keep_sockets(page):
+        def route(ws):
+            ws.connect_to_server()
+            sockets.append(ws)
+
+        page.route_web_socket(re.compile(r"/ws/workflows/"), route)
+
+    page = open_board(owner, workflow, before_load=keep_sockets)
+    page.evaluate("window.notReloaded = true")
+    page.route("**/api/v1/workflows/*/board/", lambda route: route.abort())  # the socket alone
+    with server_api(board_server, owner) as api:
+        sockets[0].close()  # the server side goes away; the change is made while disconnected
+        to_doing = {"step_id": str(doing.pk)}
+        assert api.post(f"/api/v1/tasks/{idea.pk}/move/", json=to_doing).is_success
+
+    expect(page.locator('[data-role="live"]')).to_have_attribute("data-state", "live")
+    expect(titles(page, doing)).to_have_text(["Idea"])
+    expect(version(page)).to_have_attribute("data-version", "2")
+    assert len(sockets) == 2
+    assert page.evaluate("window.notReloaded") is True
