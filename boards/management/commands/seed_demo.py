@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from boards.admission import task_create
 from boards.models import Priority
 from workflows.models import Workflow
-from workflows.services import workflow_create, workspace_create
+from workflows.services import step_update, workflow_create, workspace_create
 
 DEMO_TASKS = {
     "Backlog": [
@@ -23,7 +23,11 @@ DEMO_TASKS = {
         ("WIP metrics dashboard", Priority.MEDIUM),
         ("Agent session heartbeat", Priority.CRITICAL),
     ],
-    "Review": [("Export boards as YAML", Priority.MEDIUM)],
+    "Review": [
+        ("Export boards as YAML", Priority.MEDIUM),
+        ("Template: PR review", Priority.LOW),
+        ("Audit trail page", Priority.HIGH),  # Review is full: this one waits in its queue
+    ],
     "Done": [
         ("Atomic admission service", Priority.HIGH),
         ("Pull from feeder step", Priority.MEDIUM),
@@ -48,6 +52,8 @@ class Command(BaseCommand):
             workspace = workspace_create(name="Demo team", owner=user)
             workflow = workflow_create(workspace=workspace, name="Delivery", template="kanban")
             steps = {step.name: step for step in workflow.steps.all()}
+            # Show the queue mode too: a full Review queues new work instead of refusing it.
+            steps["Review"] = step_update(step=steps["Review"], actor=user, on_full="queue")
             for step_name, tasks in DEMO_TASKS.items():
                 for title, priority in tasks:
                     task_create(
