@@ -187,12 +187,14 @@
       })
       .then(function (board) {
         state.refetching = false;
-        loadBoard(board);
+        // A snapshot that arrived over the socket meanwhile may already be newer.
+        if (board.workflow.version >= state.version) loadBoard(board);
+        if (!alertBox.hidden && alertBox.dataset.kind === "refresh") hideAlert();
         drainBuffer();
       })
       .catch(function () {
         state.refetching = false;
-        showAlert("Could not refresh the board. Retrying…", "network");
+        showAlert("Could not refresh the board. Retrying…", "refresh");
         setTimeout(refetch, 2000);
       });
   }

@@ -7,7 +7,7 @@
   if (!root) return;
   var workflowId = root.dataset.workflowId;
   var alertBox = document.getElementById("settings-alert");
-  var FIELDS = ["name", "color", "wip_limit", "pull_from_step_id", "on_full", "events"];
+  var FIELDS = ["name", "color", "wip_limit", "pull_from_step_id", "on_full", "is_start_step", "events"];
 
   function csrfToken() {
     var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -58,6 +58,8 @@
       var raw = input.value;
       if (field === "wip_limit") {
         data[field] = /^-?\d+$/.test(raw.trim()) ? parseInt(raw, 10) : raw;
+      } else if (field === "is_start_step") {
+        data[field] = input.checked;
       } else if (field === "pull_from_step_id") {
         data[field] = raw || null;
       } else if (field === "events") {

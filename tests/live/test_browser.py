@@ -297,6 +297,14 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
     assert WorkflowStep.objects.get(pk=doing.pk).wip_limit == 2
     assert WorkflowStep.objects.get(pk=backlog.pk).pull_from_step_id is None
 
+    backlog_form.locator("select[name=pull_from_step_id]").select_option(label="No feeder step")
+    backlog_form.locator("input[name=is_start_step]").uncheck()
+    backlog_form.locator("button[type=submit]").click()
+    expect(backlog_form.locator('[data-error-for="is_start_step"]')).to_contain_text(
+        "Choose another start step"
+    )
+    assert WorkflowStep.objects.get(pk=backlog.pk).is_start_step
+
     doing_form.locator("input[name=wip_limit]").fill("3")
     doing_form.locator("input[name=name]").fill("Doing")
     doing_form.locator("select[name=pull_from_step_id]").select_option(label="No feeder step")
