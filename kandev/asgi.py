@@ -5,6 +5,11 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev.settings")
 django_asgi = get_asgi_application()
 
+# /mcp/: the MCP server over streamable HTTP (token auth); every other path is Django's.
+from integrations.mcp_http import with_mcp  # noqa: E402
+
+django_asgi = with_mcp(django_asgi)
+
 # After Django is set up:
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -2,6 +2,8 @@
 
 DATABASE_URL  default: SQLite file beside the project (IMMEDIATE transactions, so
               admission is as exact as on PostgreSQL's row locks)
+DATABASE_POOL_MAX_SIZE  PostgreSQL connection pool per process (0 = off); set it with
+              several ASGI workers
 REDIS_URL     when set: Redis channel layer (several ASGI workers); else in-memory
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS, STATIC_ROOT (collectstatic target)
 """
@@ -46,6 +48,7 @@ INSTALLED_APPS = [
     "accounts",
     "workflows",
     "boards",
+    "integrations",
 ]
 
 MIDDLEWARE = [
@@ -90,6 +93,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
+
+# PostgreSQL under ASGI: each concurrent request runs in its own thread with its own
+# connection, so a burst can exhaust the server's max_connections. A pool bounds them per
+# process (requests wait for a free connection instead of failing). Recommended with
+# several ASGI workers; the size is per process.
+DATABASE_POOL_MAX_SIZE = int(os.environ.get("DATABASE_POOL_MAX_SIZE", "0"))
+if DATABASE_POOL_MAX_SIZE and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["OPTIONS"] = {
+        "pool": {"min_size": 1, "max_size": DATABASE_POOL_MAX_SIZE, "timeout": 30}
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -171,5 +185,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "httpx": {"level": "WARNING"},  # one INFO line per GitHub request is noise
+    },
 }

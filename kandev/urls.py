@@ -4,6 +4,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from boards.api import TaskViewSet
+from integrations.api import IntakeViewSet, ReviewWatchViewSet
+from integrations.webhooks import hook
 from kandev import views
 from workflows.api import StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 
@@ -13,12 +15,15 @@ router.register("workspaces", WorkspaceViewSet, basename="workspace")
 router.register("workflows", WorkflowViewSet, basename="workflow")
 router.register("steps", StepViewSet, basename="step")
 router.register("tasks", TaskViewSet, basename="task")
+router.register("intakes", IntakeViewSet, basename="intake")
+router.register("review-watches", ReviewWatchViewSet, basename="review-watch")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("hooks/<uuid:intake_id>/", hook, name="hook"),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
     path("admin/", admin.site.urls),

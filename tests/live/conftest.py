@@ -61,11 +61,3 @@ def open_board(chromium, board_server):
         context.close()
 
 
-
-@pytest.fixture(autouse=True)
-def plain_static_storage(settings):
-    """Pages rendered in this process need no collectstatic manifest (test_static covers it)."""
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }

@@ -4,6 +4,7 @@ import re
 
 import httpx
 import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from accounts.models import ApiToken
@@ -55,6 +56,10 @@ def step_of(task):
 
 
 def test_login_form_leads_to_the_boards_and_logout(chromium, board_server, owner, workflow, board):
+    # The server runs the production hashers, not the fast one the tests configure.
+    hasher = PBKDF2PasswordHasher()
+    owner.password = hasher.encode("a real passphrase", hasher.salt())
+    owner.save(update_fields=["password"])
     context = chromium.new_context()
     page = context.new_page()
     page.goto(f"{board_server.url}/")
@@ -63,7 +68,7 @@ def test_login_form_leads_to_the_boards_and_logout(chromium, board_server, owner
     page.fill("#id_password", "wrong")
     page.click("button[type=submit]")
     expect(page.locator(".form-error[role=alert]")).to_be_visible()
-    page.fill("#id_password", "pw-for-tests-only")
+    page.fill("#id_password", "a real passphrase")
     page.click("button[type=submit]")
     expect(page.locator(".workspace h2")).to_contain_text(workflow.workspace.name)
     page.click(f"text={workflow.name}")
