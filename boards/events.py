@@ -5,7 +5,6 @@ rolled-back change sends nothing and a broken channel layer never fails a commit
 """
 
 import logging
-from functools import partial
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -19,7 +18,12 @@ def board_group(workflow_id) -> str:
 
 
 def broadcast_on_commit(workflow_id, message: dict) -> None:
-    transaction.on_commit(partial(_send, workflow_id, message), robust=True)
+    # A named function, not a functools.partial: Django's robust on_commit logs a failure
+    # with the callback's __qualname__, which a partial lacks (the failure would escape).
+    def send_board_event():
+        _send(workflow_id, message)
+
+    transaction.on_commit(send_board_event, robust=True)
 
 
 def _send(workflow_id, message: dict) -> None:

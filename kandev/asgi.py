@@ -10,6 +10,17 @@ from integrations.mcp_http import with_mcp  # noqa: E402
 
 django_asgi = with_mcp(django_asgi)
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402  (after Django is set up)
+# After Django is set up:
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi})
+from accounts.websocket import TokenQueryAuthMiddleware  # noqa: E402
+from boards.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter({
+    "http": django_asgi,
+    "websocket": AllowedHostsOriginValidator(
+        AuthMiddlewareStack(TokenQueryAuthMiddleware(URLRouter(websocket_urlpatterns)))
+    ),
+})

@@ -5,7 +5,7 @@ DATABASE_URL  default: SQLite file beside the project (IMMEDIATE transactions, s
 DATABASE_POOL_MAX_SIZE  PostgreSQL connection pool per process (0 = off); set it with
               several ASGI workers
 REDIS_URL     when set: Redis channel layer (several ASGI workers); else in-memory
-SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS
+SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS, STATIC_ROOT (collectstatic target)
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
 KANDEV_METRICS_TOKEN; PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 """
@@ -133,7 +133,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

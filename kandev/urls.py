@@ -33,3 +33,8 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
 ]
+
+urlpatterns += [
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("boards.urls")),
+]

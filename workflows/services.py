@@ -168,12 +168,13 @@ def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
         merged.update({k: v for k, v in fields.items() if k in merged})
         _check_step(change, step.pk, **merged)
         position = fields.pop("position", None)
+        # Checked before the fields are applied, while `step.is_start_step` is still the old value.
+        if fields.get("is_start_step") is False and step.is_start_step:
+            raise Invalid({"is_start_step": ["Choose another start step instead of unsetting this one."]})
         for name, value in fields.items():
             setattr(step, name, value)
         if fields.get("is_start_step"):
             _set_start_step(change, step)
-        elif fields.get("is_start_step") is False and step.is_start_step:
-            raise Invalid({"is_start_step": ["Choose another start step instead of unsetting this one."]})
         step.save(update_fields=list(fields) or None)
         if position is not None and position != step.position:
             _place_step(change, step, position)
