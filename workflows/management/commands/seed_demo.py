@@ -72,6 +72,11 @@ class Command(BaseCommand):
                 "from In Progress. Move a card out of a full column and watch the next one arrive.",
                 template="kanban",
             )
+            # No agent runner runs beside `bin/dev`: sessions would stay "starting" and hold
+            # their tasks in place (a task with a live agent is never pulled). The demo shows
+            # the pull itself; `auto_start_agent` can be switched back on in the step settings.
+            in_progress = board.steps.get(position=1)
+            services.step_update(step=in_progress, actor=user, events={"on_enter": []})
         if not Task.objects.filter(workflow=board).exists():
             backlog = board.steps.get(position=0)
             for title, priority in sorted(TASKS, key=lambda t: t[1]):
