@@ -469,3 +469,13 @@ class TestFailures:
         assert "cannot be decrypted" in poll_watch(watch=watch).error
         settings.SECRET_KEY_FALLBACKS = [old_key]
         assert poll_watch(watch=watch).admitted == ["github:acme/api#1"]
+
+
+def test_the_background_worker_polls_due_watches(github, board):
+    _, _, done = board
+    github.open_pull(REPO, 7, "Worker found me")
+    make_watch(github, done)
+    out = StringIO()
+    call_command("kandev_worker", "--once", stdout=out)
+    assert "review watches polled: 1" in out.getvalue()
+    assert refs(done) == ["github:acme/api#7"]

@@ -8,6 +8,7 @@ from django.db import close_old_connections
 
 from agents.services import reconcile_sessions
 from boards.pull import reconcile_all
+from integrations.watch import poll_due_watches
 
 logger = logging.getLogger(__name__)
 
@@ -15,8 +16,8 @@ logger = logging.getLogger(__name__)
 class Command(BaseCommand):
     help = (
         "The background worker: fills steps with stranded capacity (the pull reconciler), fails "
-        "agent sessions whose lease expired and promotes queued sessions that fit. Several may run "
-        "at once: every change takes the board's locks."
+        "agent sessions whose lease expired, promotes queued sessions that fit, and polls the review "
+        "watches that are due. Several may run at once: every change takes the board's locks."
     )
 
     def add_arguments(self, parser):
@@ -43,10 +44,11 @@ class Command(BaseCommand):
         try:
             boards = reconcile_all()
             failed, promoted = reconcile_sessions()
+            watches = poll_due_watches()
         except Exception:  # a broken pass must not end the worker; the next one retries
             logger.exception("worker pass failed")
             return
         self.stdout.write(
             f"boards filled: {boards}, sessions failed (lease expired): {failed}, "
-            f"sessions promoted: {promoted}"
+            f"sessions promoted: {promoted}, review watches polled: {len(watches)}"
         )
