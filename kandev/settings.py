@@ -95,9 +95,8 @@ elif env_bool("DB_POOL", True):
     # persistent connections leak one PostgreSQL connection per request; psycopg's pool
     # shares a few per process instead (and needs CONN_MAX_AGE 0).
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"]["OPTIONS"] = {
-        "pool": {"min_size": 2, "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "20")), "timeout": 10}
-    }
+    pool = {"min_size": 2, "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "20")), "timeout": 10}
+    DATABASES["default"]["OPTIONS"] = {"pool": pool}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
