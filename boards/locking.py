@@ -119,6 +119,18 @@ class BoardChange:
             self._counts[step.pk] = StepCounts(row["occupied"], row["queued"], last)
         return self._counts[step.pk]
 
+    def touched_counts(self) -> dict:
+        """{step_id: (occupied, queued)} of every touched step, for the live message.
+
+        Counts this change read are current (every write keeps them so); only the steps it
+        touched without reading (a renamed step, say) cost one query, for all of them.
+        """
+        from boards.selectors import step_counts  # selectors import this module
+
+        known = {pk: (c.occupied, c.queued) for pk, c in self._counts.items() if pk in self.touched}
+        missing = self.touched - known.keys()
+        return known | (step_counts(missing) if missing else {})
+
     def lock_task(self, task_id) -> Task:
         task = Task.objects.select_for_update().filter(pk=task_id, workflow=self.workflow).first()
         if task is None:

@@ -74,7 +74,7 @@ def change_message(change) -> dict:
             if primary.pk in change.deleted
             else task_data(primary)
         )
-    counts = step_counts(change.touched)
+    counts = change.touched_counts()
     message.update(
         version=change.version,
         tasks=[task_data(t) for pk, t in change.changed_tasks.items() if pk not in change.deleted],

@@ -1,0 +1,52 @@
+"""Live messages carry the counts the change kept in memory: they must equal the database."""
+
+from boards import admission
+from boards.selectors import step_counts
+from tests.factories import StepFactory
+from workflows.models import OnFull
+
+
+def message_of(callbacks):
+    (callback,) = callbacks
+    return callback.args[1]  # partial(_send, workflow_id, message)
+
+
+def test_every_message_counts_equal_the_database(
+    workflow, make_task, owner, django_capture_on_commit_callbacks
+):
+    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
+    doing = StepFactory(
+        workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=backlog
+    )
+    review = StepFactory(
+        workflow=workflow, name="Review", position=2, wip_limit=1, on_full=OnFull.QUEUE
+    )
+    done = StepFactory(workflow=workflow, name="Done", position=3)
+    tasks = [make_task(backlog, f"t{i}") for i in range(6)]
+    ephemeral = make_task(backlog, "scratch", is_ephemeral=True)
+
+    operations = [
+        lambda: admission.task_move(task=tasks[0], to_step=doing, actor=owner),
+        lambda: admission.task_move(task=tasks[1], to_step=review, actor=owner),
+        lambda: admission.task_move(task=tasks[2], to_step=review, actor=owner),  # queued
+        lambda: admission.task_move(task=tasks[1], to_step=done, actor=owner),  # promotes the queue
+        lambda: admission.task_bulk_move(
+            task_ids=[tasks[0].pk, tasks[3].pk], to_step=done, actor=owner
+        ),
+        lambda: admission.task_archive(task=tasks[4], actor=owner),
+        lambda: admission.task_restore(task=tasks[4], actor=owner),
+        lambda: admission.task_make_permanent(task=ephemeral, actor=owner),
+        lambda: admission.task_delete(task=tasks[5], actor=owner),
+        lambda: admission.task_create(
+            workflow=workflow, actor=owner, step=doing, title="new", force=True, reason="hotfix"
+        ),
+    ]
+    for operation in operations:
+        with django_capture_on_commit_callbacks() as callbacks:
+            operation()
+        message = message_of(callbacks)
+        actual = step_counts([s.pk for s in (backlog, doing, review, done)])
+        assert message["steps"], message["type"]
+        for step in message["steps"]:
+            pk = next(s.pk for s in (backlog, doing, review, done) if str(s.pk) == step["id"])
+            assert (step["occupied"], step["queued"]) == actual[pk], (message["type"], step)
