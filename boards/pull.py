@@ -10,7 +10,7 @@ import logging
 
 from django.dispatch import receiver
 
-from boards.admission import MOVED_FIELDS, Outcome, after_admission
+from boards.admission import Outcome, after_admission, save_entered
 from boards.locking import BoardChange, board_change, board_transaction
 from boards.models import EventKind, Task
 from boards.signals import step_vacated
@@ -52,7 +52,7 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
         task.step = step
         task.position = counts.last_position = counts.last_position + 1
         task.entered_step_at = task.updated_at = change.now
-    Task.objects.bulk_update(pulled, MOVED_FIELDS)
+    save_entered(pulled, step, change.now)
     counts.occupied += len(pulled)
     feeder_counts.occupied -= len(pulled)
     for task in pulled:
@@ -75,7 +75,9 @@ def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) ->
     for task in promoted:
         waits[task.pk] = (change.now - task.queued_at).total_seconds()
         task.admitted, task.queued_at, task.updated_at = True, None, change.now
-    Task.objects.bulk_update(promoted, ["admitted", "queued_at", "updated_at"])
+    Task.objects.filter(pk__in=[t.pk for t in promoted]).update(
+        admitted=True, queued_at=None, updated_at=change.now
+    )
     counts.occupied += len(promoted)
     counts.queued -= len(promoted)
     for task in promoted:
