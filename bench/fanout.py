@@ -34,7 +34,9 @@ async def _probe(port, workflow_id, key) -> str | None:
             if first.get("type") != "board.snapshot" or "version" not in first:
                 return f"first message was {first.get('type')!r}, not board.snapshot with a version"
     except Exception as exc:  # any refusal means the route is not there (yet)
-        return f"/ws/workflows/<id>/ is not available: {exc!r}"[:300]
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        why = f"the upgrade was answered {status}" if status else repr(exc)[:200]
+        return f"/ws/workflows/<id>/ is not available in this branch ({why})"
     return None
 
 

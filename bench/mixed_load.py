@@ -19,10 +19,7 @@ from boards.pull import reconcile_board
 START_TASKS = 1000
 
 
-async def _load(port, key, workflow, steps, clients: int, duration: float, seed: int):
-    task_ids = [
-        str(pk) for pk in Task.objects.filter(workflow=workflow).values_list("id", flat=True)
-    ]
+async def _load(port, key, workflow, steps, task_ids, clients: int, duration: float, seed: int):
     step_ids = [str(s.pk) for s in steps]
     board_path = f"/api/v1/workflows/{workflow.pk}/board/"
     latencies = {"read": [], "move": [], "create": []}
@@ -82,8 +79,11 @@ def run(*, workspace, key: str, port: int, clients: int, duration: float, reps: 
         workflow, steps = kanban(workspace, "Mixed load")
         bulk_tasks(steps[0], START_TASKS, label="Mixed")
         reconcile_board(workflow_id=workflow.pk)
+        ids = [
+            str(pk) for pk in Task.objects.filter(workflow=workflow).values_list("id", flat=True)
+        ]
         latencies, elapsed, outcomes = asyncio.run(
-            _load(port, key, workflow, steps, clients, duration, rep)
+            _load(port, key, workflow, steps, ids, clients, duration, rep)
         )
         every = [v for values in latencies.values() for v in values]
         errors = sum(n for label, n in outcomes.items() if " error " in label)

@@ -1,9 +1,10 @@
-"""Live messages carry the counts the change kept in memory: they must equal the database."""
+"""Live messages carry the counts the change kept in memory and the version it committed:
+both must equal the database."""
 
 from boards import admission
 from boards.selectors import step_counts
 from tests.factories import StepFactory
-from workflows.models import OnFull
+from workflows.models import OnFull, Workflow
 
 
 def message_of(callbacks):
@@ -45,6 +46,7 @@ def test_every_message_counts_equal_the_database(
         with django_capture_on_commit_callbacks() as callbacks:
             operation()
         message = message_of(callbacks)
+        assert message["version"] == Workflow.objects.get(pk=workflow.pk).version
         actual = step_counts([s.pk for s in (backlog, doing, review, done)])
         assert message["steps"], message["type"]
         for step in message["steps"]:
