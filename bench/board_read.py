@@ -68,14 +68,17 @@ def run(*, workspace, user, key: str, port: int, sizes, samples: int) -> dict:
             "tasks": size,
             "json": {"queries": queries, "bytes": size_bytes, "ms": spread(times)},
         }
-        html_status, html_queries, html_bytes = _queries(html_client, html_path)
+        try:
+            html_status, html_queries, html_bytes = _queries(html_client, html_path)
+        except Exception as exc:  # reported as not run, never as a figure
+            html_status, why = None, f"/workflows/<id>/ failed in-process: {exc!r}"[:300]
         if html_status == 200:
-            _, html_times = asyncio.run(
-                _times(port, html_path, {"Cookie": f"sessionid={session}"}, samples)
-            )
+            cookie = {"Cookie": f"sessionid={session}"}
+            _, html_times = asyncio.run(_times(port, html_path, cookie, samples))
             row["html"] = {"queries": html_queries, "bytes": html_bytes, "ms": spread(html_times)}
         else:
-            why = f"/workflows/<id>/ answered {html_status} (the HTML board is not in this branch)"
+            if html_status is not None:
+                why = f"/workflows/<id>/ answered {html_status} (no HTML board in this branch)"
             row["html"] = {"not_run": why}
         results.append(row)
     return {"samples": samples, "sizes": results}

@@ -145,6 +145,8 @@ def main(argv=None) -> int:
 
     dsn, redis_url = prepare()
 
+    from django.core.management import call_command
+
     from bench import admission_floor, board_read, fanout, mixed_load, pull_cascade, report
     from bench.common import running_server
     from bench.fixtures import kanban, owner_with_token
@@ -158,6 +160,8 @@ def main(argv=None) -> int:
     }
     user, workspace, key = owner_with_token()
     warm_board, _ = kanban(workspace, "Warm-up")
+    # Production static files (DEBUG off serves them from the manifest), as a deployment would.
+    call_command("collectstatic", interactive=False, verbosity=0)
     env = dict(os.environ)
     with running_server(env) as server:
         asyncio.run(warm_up(server.port, key, warm_board.pk))
