@@ -94,14 +94,19 @@ def _board(b):
         f"GET over HTTP, one keep-alive connection, {b['samples']} samples after a warm-up; queries counted "
         "in-process for the same request (token authentication included).",
         "",
-        "| tasks | JSON ms | JSON queries | JSON KB | HTML ms | HTML queries |",
-        "|---|---|---|---|---|---|",
+        f"per_step: the same board with `?per_step={b.get('per_step')}` (each column's first tasks, exact counts and totals).",
+        "",
+        "| tasks | JSON ms | JSON queries | JSON KB | per_step ms | per_step queries | per_step KB | HTML ms | HTML queries |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in b["sizes"]:
-        j, h = row["json"], row["html"]
+        j, h, p = row["json"], row["html"], row.get("per_step")
         html = f"{_s(h['ms'], 1)} | {h['queries']}" if "ms" in h else "not available | –"
+        paged = (
+            f"{_s(p['ms'], 1)} | {p['queries']} | {p['bytes'] / 1024:,.0f}" if p else "– | – | –"
+        )
         out.append(
-            f"| {row['tasks']:,} | {_s(j['ms'], 1)} | {j['queries']} | {j['bytes'] / 1024:,.0f} | {html} |"
+            f"| {row['tasks']:,} | {_s(j['ms'], 1)} | {j['queries']} | {j['bytes'] / 1024:,.0f} | {paged} | {html} |"
         )
     notes = {row["html"]["not_run"] for row in b["sizes"] if "not_run" in row["html"]}
     return out + [""] + [f"HTML board: {n}." for n in notes] + [""]
