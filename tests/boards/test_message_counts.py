@@ -1,15 +1,14 @@
 """Live messages carry the counts the change kept in memory and the version it committed:
 both must equal the database."""
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
 from boards import admission
+from boards.events import board_group
 from boards.selectors import step_counts
 from tests.factories import StepFactory
 from workflows.models import OnFull, Workflow
-
-
-def message_of(callbacks):
-    (callback,) = callbacks
-    return callback.args[1]  # partial(_send, workflow_id, message)
 
 
 def test_every_message_counts_equal_the_database(
@@ -42,13 +41,24 @@ def test_every_message_counts_equal_the_database(
             workflow=workflow, actor=owner, step=doing, title="new", force=True, reason="hotfix"
         ),
     ]
+    steps = (backlog, doing, review, done)
+    layer = get_channel_layer()
+    viewer = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(board_group(workflow.pk), viewer)
+    expected = []
     for operation in operations:
-        with django_capture_on_commit_callbacks() as callbacks:
+        with django_capture_on_commit_callbacks(execute=True):
             operation()
-        message = message_of(callbacks)
-        assert message["version"] == Workflow.objects.get(pk=workflow.pk).version
-        actual = step_counts([s.pk for s in (backlog, doing, review, done)])
+        expected.append(
+            (Workflow.objects.get(pk=workflow.pk).version, step_counts([s.pk for s in steps]))
+        )
+
+    async def messages():  # one event loop for all (channels_redis buffers per loop)
+        return [(await layer.receive(viewer))["message"] for _ in operations]
+
+    for message, (version, actual) in zip(async_to_sync(messages)(), expected, strict=True):
+        assert message["version"] == version
         assert message["steps"], message["type"]
         for step in message["steps"]:
-            pk = next(s.pk for s in (backlog, doing, review, done) if str(s.pk) == step["id"])
+            pk = next(s.pk for s in steps if str(s.pk) == step["id"])
             assert (step["occupied"], step["queued"]) == actual[pk], (message["type"], step)
