@@ -1,5 +1,5 @@
 import django_filters
-from django.db.models import Q
+from django.db.models import F, Q
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
@@ -21,7 +21,7 @@ from boards.serializers import (
 from boards.services import task_update
 from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
 from kandev.errors import Invalid
-from workflows.access import require_role
+from workflows.access import check_role
 from workflows.models import Workflow, WorkflowStep
 
 ADMISSION_RESPONSES = {
@@ -55,10 +55,14 @@ class TaskFilter(django_filters.FilterSet):
 
 
 def member_step(user, step_id, field: str = "step_id") -> WorkflowStep:
-    """A step of a workspace the user belongs to, or a 400 on `field` (existence is not leaked)."""
+    """A step of a workspace the user belongs to, or a 400 on `field` (existence is not leaked).
+
+    `step.member_role` is the user's role there, read in the same query.
+    """
     step = (
         WorkflowStep.objects.select_related("workflow")
         .filter(pk=step_id, workflow__workspace__memberships__user=user)
+        .annotate(member_role=F("workflow__workspace__memberships__role"))
         .first()
     )
     if step is None:
@@ -80,13 +84,14 @@ class TaskViewSet(
     def get_queryset(self):
         return (
             Task.objects.filter(workflow__workspace__memberships__user=self.request.user)
+            .annotate(member_role=F("workflow__workspace__memberships__role"))
             .select_related("workflow")
             .order_by("workflow_id", "step_id", "position", "priority", "created_at", "id")
         )
 
     def writable_task(self) -> Task:
         task = self.get_object()
-        require_role(self.request.user, task.workflow.workspace_id, write=True)
+        check_role(task.member_role, write=True)
         return task
 
     @extend_schema(request=TaskCreateSerializer, responses={201: TaskSerializer, **ADMISSION_RESPONSES})
@@ -96,14 +101,19 @@ class TaskViewSet(
         if step is not None:
             if data.get("workflow_id") and data["workflow_id"] != step.workflow_id:
                 raise Invalid({"step_id": ["This step is not in the given workflow."]})
-            workflow = step.workflow
+            workflow, role = step.workflow, step.member_role
         else:
-            workflow = Workflow.objects.filter(
-                pk=data["workflow_id"], workspace__memberships__user=request.user
-            ).first()
+            workflow = (
+                Workflow.objects.filter(
+                    pk=data["workflow_id"], workspace__memberships__user=request.user
+                )
+                .annotate(member_role=F("workspace__memberships__role"))
+                .first()
+            )
             if workflow is None:
                 raise Invalid({"workflow_id": ["No such workflow."]})
-        require_role(request.user, workflow.workspace_id, write=True)
+            role = workflow.member_role
+        check_role(role, write=True)
         result = admission.task_create(
             workflow=workflow,
             actor=request.user,
@@ -128,7 +138,7 @@ class TaskViewSet(
         return Response(task_data(task))
 
     def perform_destroy(self, task):
-        require_role(self.request.user, task.workflow.workspace_id, write=True)
+        check_role(task.member_role, write=True)
         admission.task_delete(task=task, actor=self.request.user)
 
     @extend_schema(request=TaskMoveSerializer, responses={200: TaskSerializer, **ADMISSION_RESPONSES})
@@ -154,7 +164,7 @@ class TaskViewSet(
     def bulk_move(self, request):
         data = self.validated(BulkMoveSerializer)
         step = member_step(request.user, data["step_id"])
-        require_role(request.user, step.workflow.workspace_id, write=True)
+        check_role(step.member_role, write=True)
         results = admission.task_bulk_move(task_ids=data["task_ids"], to_step=step, actor=request.user)
         return Response([task_data(r.task) for r in results])
 

@@ -4,9 +4,12 @@ Messages are sent after the transaction commits (`on_commit(robust=True)`), so a
 rolled-back change sends nothing and a broken channel layer never fails a committed one.
 """
 
+import asyncio
 import logging
+import os
+import threading
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
@@ -30,4 +33,27 @@ def _send(workflow_id, message: dict) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    async_to_sync(layer.group_send)(board_group(workflow_id), {"type": "board.event", "message": message})
+    event = {"type": "board.event", "message": message}
+    if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) == os.getpid():
+        # Inside a request (sync_to_async): async_to_sync reuses the server's loop.
+        async_to_sync(layer.group_send)(board_group(workflow_id), event)
+        return
+    # A plain thread (service call, reconciler, command): async_to_sync would build a new
+    # event loop, and a new Redis connection, for every change.
+    sending = layer.group_send(board_group(workflow_id), event)
+    asyncio.run_coroutine_threadsafe(sending, _sender_loop()).result(timeout=SEND_TIMEOUT_SECONDS)
+
+
+SEND_TIMEOUT_SECONDS = 10
+_sender = {"loop": None, "pid": None}
+_sender_guard = threading.Lock()
+
+
+def _sender_loop() -> asyncio.AbstractEventLoop:
+    """One long-lived event loop per process for sends from plain threads."""
+    with _sender_guard:
+        if _sender["pid"] != os.getpid():  # none yet, or inherited through fork (thread gone)
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="board-events", daemon=True).start()
+            _sender.update(loop=loop, pid=os.getpid())
+        return _sender["loop"]

@@ -2,7 +2,7 @@
 
 Every change to a board runs inside `board_change()`, within an outermost
 `@board_transaction`. It takes, in this order:
-  1. the workflow row (orders all changes of one board; its version is bumped on exit),
+  1. the workflow row (orders all changes of one board), locked by bumping its version,
   2. every step row of the board, ascending id, in one query,
   3. the task rows it changes (`lock_task`).
 Session rows and the workspace's session guard, when a change needs them, come after.
@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import OperationalError, transaction
-from django.db.models import Count, Max, Q
+from django.db import OperationalError, connection, transaction
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from boards.events import broadcast_on_commit
@@ -88,7 +88,8 @@ class BoardChange:
 
     @property
     def version(self) -> int:
-        return self.workflow.version + 1
+        """The board's version after this change (bumped when the lock was taken)."""
+        return self.workflow.version
 
     def step(self, step_id) -> WorkflowStep:
         """A step of this board, or a 400 naming the field."""
@@ -125,6 +126,18 @@ class BoardChange:
             counts.last_position = -1 if last is None else last
         return counts.last_position
 
+    def touched_counts(self) -> dict:
+        """{step_id: (occupied, queued)} of every touched step, for the live message.
+
+        Counts this change read are current (every write keeps them so); only the steps it
+        touched without reading (a renamed step, say) cost one query, for all of them.
+        """
+        from boards.selectors import step_counts  # selectors import this module
+
+        known = {pk: (c.occupied, c.queued) for pk, c in self._counts.items() if pk in self.touched}
+        missing = self.touched - known.keys()
+        return known | (step_counts(missing) if missing else {})
+
     def lock_task(self, task_id) -> Task:
         task = Task.objects.select_for_update().filter(pk=task_id, workflow=self.workflow).first()
         if task is None:
@@ -159,20 +172,36 @@ class BoardChange:
             self.message = {"type": type_, **payload}
 
 
+def _lock_and_bump(workflow_id) -> Workflow | None:
+    """Step 1 of the lock order and the version bump in one round trip (admission.md allows
+    "the version bump itself" as the lock): UPDATE ... RETURNING the locked row."""
+    quote = connection.ops.quote_name
+    meta = Workflow._meta
+    columns = ", ".join(quote(f.column) for f in meta.concrete_fields)
+    version = quote(meta.get_field("version").column)
+    sql = (
+        f"UPDATE {quote(meta.db_table)} SET {version} = {version} + 1"
+        f" WHERE {quote(meta.pk.column)} = %s RETURNING {columns}"
+    )
+    rows = list(Workflow.objects.raw(sql, [meta.pk.get_db_prep_value(workflow_id, connection)]))
+    return rows[0] if rows else None
+
+
 @contextmanager
 def board_change(workflow_id, *, actor=None):
-    """Lock a board for one change; on clean exit bump its version and broadcast."""
-    workflow = Workflow.objects.select_for_update().filter(pk=workflow_id).first()
+    """Lock a board for one change (bumping its version); on clean exit broadcast."""
+    workflow = _lock_and_bump(workflow_id)
     if workflow is None:
         raise NotFound("Not found.")
     steps = WorkflowStep.objects.filter(workflow=workflow).order_by("pk").select_for_update()
     change = BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
     yield change
     if not change.dirty:
+        # Nothing changed: take the bump back (still under the lock, so nobody saw it).
+        Workflow.objects.filter(pk=workflow.pk).update(version=F("version") - 1)
+        workflow.version -= 1
         return
     TaskEvent.objects.bulk_create(change.events)
-    Workflow.objects.filter(pk=workflow.pk).update(version=change.version)
-    workflow.version = change.version
     from boards.selectors import change_message  # selectors import this module
 
     broadcast_on_commit(workflow.pk, change_message(change))

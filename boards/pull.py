@@ -14,7 +14,7 @@ from django.db import transaction
 from django.dispatch import receiver
 
 from agents.models import HOLDING_SLOT
-from boards.admission import MOVED_FIELDS, Outcome, after_admission
+from boards.admission import Outcome, after_admission, save_entered
 from boards.locking import BoardChange, board_change, board_transaction
 from boards.models import EventKind, Task
 from boards.signals import step_vacated
@@ -68,7 +68,7 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
         task.step, task.position = step, last
         task.entered_step_at = task.updated_at = change.now
     counts.last_position = last
-    Task.objects.bulk_update(pulled, MOVED_FIELDS)
+    save_entered(pulled, step, change.now)
     transaction.on_commit(partial(metrics.TASKS_PULLED.inc, len(pulled)))
     counts.occupied += len(pulled)
     feeder_counts.occupied -= len(pulled)
@@ -83,7 +83,12 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
 def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) -> int:
     if change.counts(step).queued <= 0:
         return 0
-    queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id").select_for_update(skip_locked=True)
+    queue = (
+        Task.objects.queued()
+        .filter(step=step)
+        .order_by("queued_at", "position", "id")
+        .select_for_update(skip_locked=True)
+    )
     promoted = list(queue if free is None else queue[:free])
     if not promoted:
         return 0
@@ -92,7 +97,9 @@ def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) ->
     for task in promoted:
         waits[task.pk] = (change.now - task.queued_at).total_seconds()
         task.admitted, task.queued_at, task.updated_at = True, None, change.now
-    Task.objects.bulk_update(promoted, ["admitted", "queued_at", "updated_at"])
+    Task.objects.filter(pk__in=[t.pk for t in promoted]).update(
+        admitted=True, queued_at=None, updated_at=change.now
+    )
     counts.occupied += len(promoted)
     counts.queued -= len(promoted)
     for task in promoted:

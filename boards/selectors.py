@@ -1,9 +1,10 @@
 """Reads of the board. Kept out of transactions (SQLite serializes write transactions)."""
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q, Window
+from django.db.models.functions import RowNumber
 
 from boards.models import LIVE, Priority, Task, TaskEvent
-from workflows.models import Workflow, WorkflowStep
+from workflows.models import WorkflowStep
 
 TASK_FIELDS = (
     "id", "workflow_id", "step_id", "title", "description", "priority", "position", "admitted",
@@ -64,12 +65,6 @@ def step_state(step: WorkflowStep, occupied: int, queued: int) -> dict:
     }
 
 
-def committed_version(workflow_id) -> int:
-    """The version this transaction writes, read back from its own row: the message must
-    carry exactly the version the board has after the commit."""
-    return Workflow.objects.filter(pk=workflow_id).values_list("version", flat=True).get()
-
-
 def change_message(change) -> dict:
     """The live message for one committed board change (api.md, WebSocket)."""
     message = dict(change.message or {"type": "workflow.updated"})
@@ -80,9 +75,9 @@ def change_message(change) -> dict:
             if primary.pk in change.deleted
             else task_data(primary)
         )
-    counts = step_counts(change.touched)
+    counts = change.touched_counts()
     message.update(
-        version=committed_version(change.workflow.pk),
+        version=change.version,
         tasks=[task_data(t) for pk, t in change.changed_tasks.items() if pk not in change.deleted],
         deleted_task_ids=[str(pk) for pk in change.deleted],
         steps=[step_state(change.steps[pk], *counts[pk]) for pk in change.touched if pk in change.steps],
@@ -108,14 +103,20 @@ def step_data(step: WorkflowStep, occupied: int, queued: int) -> dict:
     }
 
 
-def board_snapshot(*, workflow) -> dict:
-    """The whole board in three queries, whatever the number of tasks."""
+def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
+    """The whole board in three queries, whatever the number of tasks.
+
+    With `per_step`, each column carries only its first `per_step` tasks in board order
+    and `tasks_total`; the rest of a column is `GET /api/v1/tasks/?step=<id>` ("load
+    more"). Counts stay exact (one more query).
+    """
     steps = list(WorkflowStep.objects.filter(workflow=workflow).order_by("position"))
-    rows = (
-        Task.objects.filter(workflow=workflow, archived_at__isnull=True)
-        .in_board_order()
-        .values_list(*BOARD_TASK_FIELDS)
-    )
+    rows = Task.objects.filter(workflow=workflow, archived_at__isnull=True)
+    if per_step is not None:
+        board_order = [F(name).asc() for name in ("position", "priority", "created_at", "id")]
+        rank = Window(RowNumber(), partition_by=[F("step_id")], order_by=board_order)
+        rows = rows.annotate(rank_in_step=rank).filter(rank_in_step__lte=per_step)
+    rows = rows.in_board_order().values_list(*BOARD_TASK_FIELDS)
     by_step = {step.pk: [] for step in steps}
     occupied = dict.fromkeys(by_step, 0)
     queued = dict.fromkeys(by_step, 0)
@@ -137,6 +138,10 @@ def board_snapshot(*, workflow) -> dict:
             "created_at": _iso(created),
             "entered_step_at": _iso(entered),
         })
+    if per_step is not None:
+        totals = _column_totals(by_step)
+        for step_id, (_total, step_occupied, step_queued) in totals.items():
+            occupied[step_id], queued[step_id] = step_occupied, step_queued
     return {
         "workflow": {
             "id": str(workflow.pk),
@@ -146,10 +151,30 @@ def board_snapshot(*, workflow) -> dict:
             "version": workflow.version,
         },
         "steps": [
-            {**step_data(step, occupied[step.pk], queued[step.pk]), "tasks": by_step[step.pk]}
+            {
+                **step_data(step, occupied[step.pk], queued[step.pk]),
+                "tasks": by_step[step.pk],
+                **({"tasks_total": totals[step.pk][0]} if per_step is not None else {}),
+            }
             for step in steps
         ],
     }
+
+
+def _column_totals(by_step: dict) -> dict:
+    """{step_id: (tasks shown on the board, occupied, queued)} in one query."""
+    rows = (
+        Task.objects.filter(step_id__in=list(by_step), archived_at__isnull=True)
+        .values("step_id")
+        .annotate(
+            total=Count("id"),
+            occupied=Count("id", filter=LIVE & Q(admitted=True)),
+            queued=Count("id", filter=LIVE & Q(admitted=False)),
+        )
+    )
+    totals = dict.fromkeys(by_step, (0, 0, 0))
+    totals.update({r["step_id"]: (r["total"], r["occupied"], r["queued"]) for r in rows})
+    return totals
 
 
 def board_events(*, workflow):

@@ -96,6 +96,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
+elif env_bool("DB_POOL", True):
+    # Under ASGI each request runs its sync code in a thread of its own, so thread-local
+    # persistent connections leak one PostgreSQL connection per request; psycopg's pool
+    # shares a few per process instead (and needs CONN_MAX_AGE 0).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    pool = {"min_size": 2, "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "20")), "timeout": 10}
+    DATABASES["default"]["OPTIONS"] = {"pool": pool}
 
 # PostgreSQL under ASGI: each concurrent request runs in its own thread with its own
 # connection, so a burst can exhaust the server's max_connections. A pool bounds them per

@@ -20,7 +20,11 @@ def role_in(user, workspace_id) -> str | None:
 
 
 def require_role(user, workspace_id, *, write: bool = False, owner: bool = False) -> str:
-    role = role_in(user, workspace_id)
+    return check_role(role_in(user, workspace_id), write=write, owner=owner)
+
+
+def check_role(role: str | None, *, write: bool = False, owner: bool = False) -> str:
+    """`require_role` for a role the caller already read (joined into its own query)."""
     if role is None:
         raise Http404
     if owner and role != Role.OWNER:

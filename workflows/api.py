@@ -150,10 +150,22 @@ class WorkflowViewSet(viewsets.ModelViewSet):
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
 
-    @extend_schema(responses=BoardSerializer)
+    @extend_schema(
+        responses=BoardSerializer,
+        parameters=[
+            OpenApiParameter(
+                "per_step", int, description="Only the first N tasks of each step (1-1000)"
+            )
+        ],
+    )
     @action(detail=True, methods=["get"])
     def board(self, request, pk=None):
-        return Response(board_snapshot(workflow=self.get_object()))
+        per_step = request.query_params.get("per_step")
+        if per_step is not None:
+            if not per_step.isdigit() or not 1 <= int(per_step) <= 1000:
+                raise Invalid({"per_step": ["A whole number from 1 to 1000."]})
+            per_step = int(per_step)
+        return Response(board_snapshot(workflow=self.get_object(), per_step=per_step))
 
     @extend_schema(
         responses=TaskEventSerializer(many=True),

@@ -99,6 +99,9 @@ class BoardTaskSerializer(serializers.Serializer):
 
 class BoardStepSerializer(StepSerializer):
     tasks = BoardTaskSerializer(many=True)
+    tasks_total = serializers.IntegerField(
+        required=False, help_text="With ?per_step=: how many tasks the step holds"
+    )
 
 
 class BoardWorkflowSerializer(serializers.Serializer):

@@ -1,0 +1,91 @@
+"""2. Board read: the board JSON (and the HTML board page when it exists) at growing sizes.
+
+Query counts are captured in-process (CaptureQueriesContext around Django's test client,
+token-authenticated like a real client); times are measured over HTTP against uvicorn.
+"""
+
+import asyncio
+import time
+
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from bench.common import HttpConnection, spread
+from bench.fixtures import bulk_tasks, kanban
+from boards.pull import reconcile_board
+
+# Most tasks wait in the backlog; a tenth is done; the limited columns are full.
+DONE_SHARE = 0.1
+PER_STEP = 50
+
+
+def build(workspace, size: int):
+    workflow, (backlog, _doing, _review, done) = kanban(workspace, f"Board {size}")
+    done_count = int(size * DONE_SHARE)
+    bulk_tasks(backlog, size - done_count, label="Backlog")
+    bulk_tasks(done, done_count, label="Done")
+    reconcile_board(workflow_id=workflow.pk)  # fills the limited columns through the pull
+    return workflow
+
+
+def _queries(client: Client, path: str, **headers) -> tuple[int, int, int]:
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(path, **headers)
+    return response.status_code, len(captured), len(response.content)
+
+
+async def _times(port: int, path: str, headers: dict, samples: int) -> tuple[int, list[float]]:
+    conn = HttpConnection(port, headers)
+    await conn.open()
+    try:
+        status, _ = await conn.request("GET", path)  # warm-up: caches, connection
+        times = []
+        for _ in range(samples):
+            start = time.perf_counter()
+            status, _ = await conn.request("GET", path)
+            times.append((time.perf_counter() - start) * 1000)
+        return status, times
+    finally:
+        await conn.close()
+
+
+def run(*, workspace, user, key: str, port: int, sizes, samples: int) -> dict:
+    api_client = Client()
+    html_client = Client()
+    html_client.force_login(user)  # a real session row: uvicorn's workers read it too
+    session = html_client.cookies["sessionid"].value
+    results = []
+    for size in sizes:
+        workflow = build(workspace, size)
+        json_path = f"/api/v1/workflows/{workflow.pk}/board/"
+        html_path = f"/workflows/{workflow.pk}/"
+        status, queries, size_bytes = _queries(
+            api_client, json_path, HTTP_AUTHORIZATION=f"Token {key}"
+        )
+        assert status == 200, f"board JSON answered {status}"
+        _, times = asyncio.run(_times(port, json_path, {"Authorization": f"Token {key}"}, samples))
+        row = {
+            "tasks": size,
+            "json": {"queries": queries, "bytes": size_bytes, "ms": spread(times)},
+        }
+        # What a user sees first of a large board: each column's first PER_STEP tasks.
+        paged = f"{json_path}?per_step={PER_STEP}"
+        status, queries, size_bytes = _queries(api_client, paged, HTTP_AUTHORIZATION=f"Token {key}")
+        if status == 200:
+            _, times = asyncio.run(_times(port, paged, {"Authorization": f"Token {key}"}, samples))
+            row["per_step"] = {"queries": queries, "bytes": size_bytes, "ms": spread(times)}
+        try:
+            html_status, html_queries, html_bytes = _queries(html_client, html_path)
+        except Exception as exc:  # reported as not run, never as a figure
+            html_status, why = None, f"/workflows/<id>/ failed in-process: {exc!r}"[:300]
+        if html_status == 200:
+            cookie = {"Cookie": f"sessionid={session}"}
+            _, html_times = asyncio.run(_times(port, html_path, cookie, samples))
+            row["html"] = {"queries": html_queries, "bytes": html_bytes, "ms": spread(html_times)}
+        else:
+            if html_status is not None:
+                why = f"/workflows/<id>/ answered {html_status} (no HTML board in this branch)"
+            row["html"] = {"not_run": why}
+        results.append(row)
+    return {"samples": samples, "per_step": PER_STEP, "sizes": results}

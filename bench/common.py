@@ -1,0 +1,288 @@
+"""Shared pieces of the benchmark suite: statistics, a lean HTTP client, the server, fixtures."""
+
+import asyncio
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- statistics -----------------------------------------------------------------------
+
+
+def percentile(values, q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def spread(values) -> dict:
+    """Median with min and max: how every figure of the suite is reported."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return {"median": None, "min": None, "max": None, "n": 0}
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "n": len(values),
+    }
+
+
+def run_summary(latencies_s, elapsed_s: float, **extra) -> dict:
+    """One repetition of a load: rate over the wall time, latency percentiles in ms."""
+    ms = [v * 1000 for v in latencies_s]
+    return {
+        "ops": len(ms),
+        "rate": len(ms) / elapsed_s if elapsed_s else 0.0,
+        "p50_ms": percentile(ms, 50),
+        "p99_ms": percentile(ms, 99),
+        **extra,
+    }
+
+
+def combine(runs: list[dict], keys=("rate", "p50_ms", "p99_ms")) -> dict:
+    return {key: spread([r[key] for r in runs]) for key in keys} | {"runs": runs}
+
+
+def connect_patiently(connect, attempts: int = 20):
+    """The PostgreSQL server is shared (max_connections): wait for a free slot, untimed."""
+    for attempt in range(attempts):
+        try:
+            return connect()
+        except Exception as exc:
+            if "too many clients" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.25)
+
+
+# --- threads behind a barrier -----------------------------------------------------------
+
+
+def timed_threads(n: int, duration: float, make_worker) -> tuple[list[float], float, list]:
+    """Run `n` workers together for `duration` seconds.
+
+    `make_worker(i)` returns `(setup, op, teardown)`; `op()` is timed in a loop until the
+    deadline. Returns all latencies, the wall time from release to the last finish, and
+    the errors raised.
+    """
+    state = {}
+    # The action runs once, as the last party arrives: the clock starts after every setup.
+    barrier = threading.Barrier(
+        n + 1,
+        action=lambda: state.update(
+            started=time.perf_counter(), deadline=time.perf_counter() + duration
+        ),
+    )
+    latencies: list[list[float]] = [[] for _ in range(n)]
+    errors: list = []
+
+    def body(i):
+        setup, op, teardown = make_worker(i)
+        try:
+            setup()
+            barrier.wait()
+            deadline = state["deadline"]
+            mine = latencies[i]
+            while True:
+                start = time.perf_counter()
+                if start >= deadline:
+                    break
+                op()
+                mine.append(time.perf_counter() - start)
+        except Exception as exc:  # reported with the figures, never hidden
+            errors.append(repr(exc))
+            if barrier.n_waiting and not barrier.broken:
+                barrier.abort()
+        finally:
+            teardown()
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    try:
+        barrier.wait(timeout=120)
+    except threading.BrokenBarrierError:
+        pass
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - state.get("started", time.perf_counter())
+    return [v for per in latencies for v in per], elapsed, errors
+
+
+# --- a lean HTTP/1.1 keep-alive client ----------------------------------------------------
+
+
+class HttpConnection:
+    """One keep-alive connection. Deliberately small: the client should cost the server's
+    CPU as little as possible on a 2-core machine (httpx costs several times more)."""
+
+    def __init__(self, port: int, headers: dict | None = None):
+        self.port = port
+        self.extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        self.reader = self.writer = None
+
+    async def open(self):
+        self.reader, self.writer = await asyncio.open_connection(
+            "127.0.0.1", self.port, limit=2**20
+        )
+        self.writer.transport.get_extra_info("socket").setsockopt(
+            socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
+        )
+
+    async def request(self, method: str, path: str, body=None, headers: dict | None = None):
+        if self.writer is None:
+            await self.open()
+        data = orjson.dumps(body) if body is not None else b""
+        extra = self.extra + "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}"
+            + ("Content-Type: application/json\r\n" if body is not None else "")
+            + f"Content-Length: {len(data)}\r\n\r\n"
+        )
+        self.writer.write(head.encode() + data)
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        fields = {}
+        for line in lines[1:]:
+            if ":" in line:
+                name, value = line.split(":", 1)
+                fields[name.strip().lower()] = value.strip()
+        if "content-length" in fields:
+            payload = await self.reader.readexactly(int(fields["content-length"]))
+        elif fields.get("transfer-encoding", "").lower() == "chunked":
+            payload = await self._chunked()
+        else:
+            payload = b""
+        if fields.get("connection", "").lower() == "close":
+            await self.close()
+        return status, payload
+
+    async def _chunked(self) -> bytes:
+        parts = []
+        while True:
+            size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            if size == 0:
+                await self.reader.readuntil(b"\r\n")
+                return b"".join(parts)
+            parts.append(await self.reader.readexactly(size))
+            await self.reader.readexactly(2)
+
+    async def close(self):
+        if self.writer is not None:
+            self.writer.close()
+            try:
+                await self.writer.wait_closed()
+            except OSError:
+                pass
+            self.reader = self.writer = None
+
+
+async def timed_clients(n: int, duration: float, make_client) -> tuple[list[float], float, dict]:
+    """Run `n` async clients for `duration` seconds; `make_client(i)` returns an async
+    callable doing one request and returning a label ("ok", "conflict", "error: ...")."""
+    latencies: list[float] = []
+    outcomes: dict = {}
+    ops = [make_client(i) for i in range(n)]
+    started = time.perf_counter()
+    deadline = started + duration
+
+    async def loop(op):
+        while time.perf_counter() < deadline:
+            start = time.perf_counter()
+            label = await op()
+            latencies.append(time.perf_counter() - start)
+            outcomes[label] = outcomes.get(label, 0) + 1
+
+    await asyncio.gather(*(loop(op) for op in ops))
+    return latencies, time.perf_counter() - started, outcomes
+
+
+# --- the server under test ---------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """`uvicorn kandev.asgi:application --workers 2` on a free loopback port."""
+
+    def __init__(self, env: dict, workers: int = 2):
+        self.port = free_port()
+        self.env = env
+        self.workers = workers
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "kandev.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+                "--no-access-log",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,
+        )
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"uvicorn exited with {self.process.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                    sock.sendall(
+                        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                    )
+                    if sock.recv(64).startswith(b"HTTP/1.1 200"):
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("uvicorn did not become ready in 60 s")
+
+    def stop(self):
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)  # the group this suite started
+            self.process.wait()
+
+
+@contextmanager
+def running_server(env: dict):
+    server = Server(env).start()
+    try:
+        yield server
+    finally:
+        server.stop()

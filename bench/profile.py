@@ -1,0 +1,60 @@
+"""Profile one hot path in-process with pyinstrument: `python bench/profile.py <target>`.
+
+Targets: board (5,000-task board JSON through the view), create (task_create x 300),
+http-create (POST /api/v1/tasks/ through Django's test client x 300), cascade (k=100).
+Uses the same fresh suite database as bench/run.py.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.run import prepare  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("target", choices=["board", "create", "http-create", "cascade"])
+    parser.add_argument("--repeat", type=int, default=300)
+    args = parser.parse_args()
+    prepare()
+    from django.test import Client
+    from pyinstrument import Profiler
+
+    from bench import board_read, pull_cascade
+    from bench.fixtures import kanban, owner_with_token
+    from boards.admission import task_create
+
+    user, workspace, key = owner_with_token()
+    profiler = Profiler(interval=0.0005)
+    if args.target == "board":
+        workflow = board_read.build(workspace, 5000)
+        client = Client(HTTP_AUTHORIZATION=f"Token {key}")
+        client.get(f"/api/v1/workflows/{workflow.pk}/board/")
+        with profiler:
+            for _ in range(10):
+                client.get(f"/api/v1/workflows/{workflow.pk}/board/")
+    elif args.target in ("create", "http-create"):
+        workflow, steps = kanban(workspace, "Profile")
+        client = Client(HTTP_AUTHORIZATION=f"Token {key}")
+        with profiler:
+            for i in range(args.repeat):
+                if args.target == "create":
+                    task_create(workflow=workflow, actor=user, step=steps[0], title=f"p{i}")
+                else:
+                    client.post(
+                        "/api/v1/tasks/",
+                        {"step_id": str(steps[0].pk), "title": f"p{i}"},
+                        content_type="application/json",
+                    )
+    else:
+        with profiler:
+            pull_cascade.run(workspace=workspace, user=user, ks=(100,), reps=2)
+    print(profiler.output_text(unicode=True, color=False, show_all=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
