@@ -11,12 +11,13 @@ import logging
 from functools import partial
 
 from django.db import transaction
+from django.db.models import Subquery
 from django.dispatch import receiver
 
 from agents.models import HOLDING_SLOT
 from boards.admission import Outcome, after_admission, save_entered
 from boards.locking import BoardChange, board_change, board_transaction
-from boards.models import EventKind, Task
+from boards.models import LIVE, EventKind, Task
 from boards.signals import step_vacated
 from kandev import metrics
 from workflows.models import Workflow, WorkflowStep
@@ -57,9 +58,17 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
     if free <= 0 or feeder is None:
         return
     feeder_counts = change.counts(feeder)
-    pulled = list(pull_candidates(feeder)[:free])
+    candidates = pull_candidates(feeder)
+    if counts.last_position is None:
+        # The step's last task left in this change: read its new end with the candidates,
+        # not in a query of its own, so a pull costs the same whatever it vacated.
+        end = Task.objects.filter(LIVE, step=step).order_by("-position").values("position")[:1]
+        candidates = candidates.annotate(step_end=Subquery(end))
+    pulled = list(candidates[:free])
     if not pulled:
         return
+    if counts.last_position is None:
+        counts.last_position = -1 if pulled[0].step_end is None else pulled[0].step_end
     if feeder_counts.last_position is not None and max(t.position for t in pulled) >= feeder_counts.last_position:
         feeder_counts.last_position = None
     last = change.last_position(step)

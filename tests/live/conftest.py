@@ -36,8 +36,11 @@ def chromium():
 
 
 @pytest.fixture
-def open_board(chromium, board_server):
-    """open_board(user, workflow) -> a page showing the live board, signed in as `user`."""
+def open_board(transactional_db, chromium, board_server):
+    """open_board(user, workflow) -> a page showing the live board, signed in as `user`.
+
+    Set up after the database fixture, so its pages close before the test's flush: a page
+    still talking to the server while TRUNCATE runs can deadlock with it."""
     contexts = []
 
     def open_(user, workflow, before_load=None):
