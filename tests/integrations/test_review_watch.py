@@ -479,3 +479,22 @@ def test_the_background_worker_polls_due_watches(github, board):
     call_command("kandev_worker", "--once", stdout=out)
     assert "review watches polled: 1" in out.getvalue()
     assert refs(done) == ["github:acme/api#7"]
+
+
+def test_admitted_review_tasks_auto_start_and_deferred_ones_leave_no_session(github, board, owner):
+    """Reference scenario: an empty auto-start step with wip_limit 2, eight new pull requests."""
+    from agents.models import AgentSession
+    from workflows.services import step_update
+
+    _, doing, _ = board
+    step_update(step=doing, actor=owner, events={"on_enter": [{"type": "auto_start_agent"}]})
+    for number in range(1, 9):
+        github.open_pull(REPO, number)
+    report = poll_watch(watch=make_watch(github, doing))
+    assert report.admitted == ["github:acme/api#1", "github:acme/api#2"]
+    sessions = AgentSession.objects.order_by("task__external_ref")
+    assert [(s.task.external_ref, s.status) for s in sessions] == [
+        ("github:acme/api#1", "starting"),
+        ("github:acme/api#2", "starting"),
+    ]
+    assert Task.objects.filter(workflow=doing.workflow).count() == 2
