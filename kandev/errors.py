@@ -4,8 +4,12 @@ Services raise `KandevError` subclasses; `exception_handler` turns them (and DRF
 exceptions) into the `{"code", "detail", ...}` body of api.md.
 """
 
+import sys
+
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.db import InterfaceError, OperationalError
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -69,10 +73,22 @@ class Unavailable(KandevError):
     code = "unavailable"
 
 
+# What a lost or refusing database raises (after the admission retries are spent).
+DATABASE_DOWN = (OperationalError, InterfaceError)
+RETRY_LATER = {"Retry-After": "5"}
+
+
+def database_unavailable() -> Unavailable:
+    return Unavailable("The database is unavailable; retry shortly.")
+
+
 def exception_handler(exc, context):
+    if isinstance(exc, DATABASE_DOWN):
+        exc = database_unavailable()
     if isinstance(exc, KandevError):
         set_rollback()
-        return Response(exc.as_body(), status=exc.status_code)
+        headers = RETRY_LATER if isinstance(exc, Unavailable) else None
+        return Response(exc.as_body(), status=exc.status_code, headers=headers)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -95,3 +111,14 @@ def exception_handler(exc, context):
         code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
         return Response({"code": code, "detail": detail}, status=exc.status_code, headers=headers)
     return None
+
+
+
+def server_error(request):
+    """handler500: a database outage anywhere (views, middleware, session save) is a 503
+    with the API's error body; anything else stays Django's plain 500."""
+    exc = sys.exc_info()[1]
+    if isinstance(exc, DATABASE_DOWN):
+        error = database_unavailable()
+        return JsonResponse(error.as_body(), status=error.status_code, headers=RETRY_LATER)
+    return defaults.server_error(request)

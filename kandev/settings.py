@@ -90,6 +90,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
+else:
+    # Fail fast while the database is unreachable: requests answer 503 (kandev.errors)
+    # instead of hanging on a connect; the next request reconnects by itself.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(
+        os.environ.get("DATABASE_CONNECT_TIMEOUT", "3")
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -159,12 +165,34 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # OnFull and OnSessionLimit share the values queue/reject: one schema enum.
+    "ENUM_NAME_OVERRIDES": {"QueueOrRejectEnum": "workflows.models.OnFull"},
 }
 
 # kandev's own knobs
 KANDEV_RECONCILE_INTERVAL_SECONDS = int(os.environ.get("KANDEV_RECONCILE_INTERVAL_SECONDS", "30"))
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
+
+# Production hardening (README, "Production"). HTTPS=1 turns on everything that needs TLS
+# in front of kandev; each setting can still be switched by its own variable. Off by
+# default because the dev server and the test servers speak plain HTTP; `check --deploy`
+# names whatever is still off.
+HTTPS = env_bool("HTTPS", False)
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL_HEADER", False) else None
+)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000" if HTTPS else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+# Health probes come over plain HTTP from inside the host.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 
 LOGGING = {
     "version": 1,

@@ -23,3 +23,6 @@ urlpatterns = [
     path("readyz", views.readyz, name="readyz"),
     path("admin/", admin.site.urls),
 ]
+
+# A database outage anywhere answers 503 with the API's error body (kandev.errors).
+handler500 = "kandev.errors.server_error"

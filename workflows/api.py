@@ -32,6 +32,7 @@ def validated(request, serializer_class, **kwargs) -> dict:
 
 class WorkspaceViewSet(viewsets.ModelViewSet):
     serializer_class = WorkspaceSerializer
+    queryset = Workspace.objects.none()  # the model, for the schema; rows come from get_queryset
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self):
@@ -64,6 +65,7 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
 )
 class WorkflowViewSet(viewsets.ModelViewSet):
     serializer_class = WorkflowSerializer
+    queryset = Workflow.objects.none()  # the model, for the schema; rows come from get_queryset
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self):
@@ -145,6 +147,7 @@ def _step_response(step: WorkflowStep, status_code=status.HTTP_200_OK) -> Respon
 )
 class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = StepSerializer
+    queryset = WorkflowStep.objects.none()  # the model, for the schema; rows come from get_queryset
 
     def get_queryset(self):
         queryset = WorkflowStep.objects.filter(workflow__workspace__memberships__user=self.request.user)
