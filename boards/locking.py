@@ -162,6 +162,8 @@ def board_change(workflow_id, *, actor=None):
     yield change
     if not change.dirty:
         return
+    for event in change.events:  # ties each event to its commit: history replays change by change
+        event.detail["version"] = change.version
     TaskEvent.objects.bulk_create(change.events)
     Workflow.objects.filter(pk=workflow.pk).update(version=change.version)
     workflow.version = change.version
