@@ -166,7 +166,8 @@ def board_change(workflow_id, *, actor=None):
         event.detail["version"] = change.version
     TaskEvent.objects.bulk_create(change.events)
     Workflow.objects.filter(pk=workflow.pk).update(version=change.version)
-    workflow.version = change.version
     from boards.selectors import change_message  # selectors import this module
 
-    broadcast_on_commit(workflow.pk, change_message(change))
+    message = change_message(change)  # before the bump below: it names version + 1
+    workflow.version = change.version
+    broadcast_on_commit(workflow.pk, message)

@@ -96,11 +96,3 @@ def test_the_reconciler_fills_stranded_capacity(board, make_task, owner):
     assert titles(doing) == ["waiting"]
     assert reconcile_all() == 0
 
-
-def test_every_event_names_the_board_version_of_its_change(board, make_task, owner):
-    backlog, doing, done = board
-    a = make_task(doing, "a")
-    make_task(backlog, "waiting")
-    admission.task_move(task=a, to_step=done, actor=owner)  # the move and its pull: one change
-    versions = list(TaskEvent.objects.order_by("id").values_list("kind", "detail__version"))
-    assert versions == [("created", 1), ("created", 2), ("moved", 3), ("pulled", 3)]

@@ -1,0 +1,26 @@
+"""The history and the live messages name the board version of their change."""
+
+from boards import admission
+from boards.models import TaskEvent
+from workflows.models import Workflow
+
+
+def test_every_event_names_the_board_version_of_its_change(board, make_task, owner):
+    backlog, doing, done = board
+    a = make_task(doing, "a")
+    make_task(backlog, "waiting")
+    admission.task_move(task=a, to_step=done, actor=owner)  # the move and its pull: one change
+    versions = list(TaskEvent.objects.order_by("id").values_list("kind", "detail__version"))
+    assert versions == [("created", 1), ("created", 2), ("moved", 3), ("pulled", 3)]
+
+
+def test_the_live_message_carries_the_version_the_change_committed(
+    board, make_task, owner, django_capture_on_commit_callbacks
+):
+    backlog, doing, done = board
+    a = make_task(doing, "a")
+    with django_capture_on_commit_callbacks() as callbacks:
+        admission.task_move(task=a, to_step=done, actor=owner)
+    (broadcast,) = callbacks
+    _, message = broadcast.args
+    assert message["version"] == Workflow.objects.get(pk=doing.workflow_id).version == 2
