@@ -134,8 +134,9 @@ class BoardChange:
             workflow=self.workflow,
             task_id=task.pk,
             kind=kind,
-            from_step=from_step,
-            to_step=to_step,
+            # Ids, not objects: a step deleted in this same change (step_delete) has lost its pk.
+            from_step_id=from_step.pk if from_step is not None else None,
+            to_step_id=to_step.pk if to_step is not None else None,
             actor=self.actor,
             reason=reason,
             detail=detail,

@@ -24,3 +24,12 @@ def test_the_live_message_carries_the_version_the_change_committed(
     (broadcast,) = callbacks
     _, message = broadcast.args
     assert message["version"] == Workflow.objects.get(pk=doing.workflow_id).version == 2
+
+
+def test_deleting_a_step_with_live_tasks_records_their_moves(api, board, make_task):
+    backlog, doing, done = board
+    task = make_task(done, "finished")
+    response = api.delete(f"/api/v1/steps/{done.pk}/?move_tasks_to={backlog.pk}")
+    assert response.status_code == 204
+    event = TaskEvent.objects.get(task_id=task.pk, detail__action="bulk_move")
+    assert (event.from_step_id, event.to_step_id) == (done.pk, backlog.pk)
