@@ -4,6 +4,7 @@ Services raise `KandevError` subclasses; `exception_handler` turns them (and DRF
 exceptions) into the `{"code", "detail", ...}` body of api.md.
 """
 
+import logging
 import sys
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -13,6 +14,8 @@ from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
+
+logger = logging.getLogger(__name__)
 
 
 class KandevError(Exception):
@@ -78,13 +81,14 @@ DATABASE_DOWN = (OperationalError, InterfaceError)
 RETRY_LATER = {"Retry-After": "5"}
 
 
-def database_unavailable() -> Unavailable:
+def database_unavailable(exc: Exception) -> Unavailable:
+    logger.error("database unavailable: %s: %s", type(exc).__name__, str(exc).strip())
     return Unavailable("The database is unavailable; retry shortly.")
 
 
 def exception_handler(exc, context):
     if isinstance(exc, DATABASE_DOWN):
-        exc = database_unavailable()
+        exc = database_unavailable(exc)
     if isinstance(exc, KandevError):
         set_rollback()
         headers = RETRY_LATER if isinstance(exc, Unavailable) else None
@@ -119,6 +123,6 @@ def server_error(request):
     with the API's error body; anything else stays Django's plain 500."""
     exc = sys.exc_info()[1]
     if isinstance(exc, DATABASE_DOWN):
-        error = database_unavailable()
+        error = database_unavailable(exc)
         return JsonResponse(error.as_body(), status=error.status_code, headers=RETRY_LATER)
     return defaults.server_error(request)

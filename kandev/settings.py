@@ -96,6 +96,16 @@ else:
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(
         os.environ.get("DATABASE_CONNECT_TIMEOUT", "3")
     )
+    # Under ASGI every in-flight request holds its own connection: a bounded pool per worker
+    # keeps a burst from exhausting PostgreSQL's max_connections (it queues in the pool, and
+    # answers 503 after DATABASE_POOL_TIMEOUT seconds).
+    if int(os.environ.get("DATABASE_POOL_MAX_SIZE", "0")):
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": 1,
+            "max_size": int(os.environ["DATABASE_POOL_MAX_SIZE"]),
+            "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "5")),
+        }
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them (and health-checks them)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

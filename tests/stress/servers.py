@@ -84,6 +84,7 @@ def server_env(url: str, **extra) -> dict:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
         "DATABASE_CONNECT_TIMEOUT": "2",
+        "DATABASE_POOL_MAX_SIZE": "6",  # per worker, as in production (README)
         "PYTHONUNBUFFERED": "1",
     }
     env.update({k: str(v) for k, v in extra.items()})
