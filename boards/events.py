@@ -5,7 +5,6 @@ rolled-back change sends nothing and a broken channel layer never fails a commit
 """
 
 import logging
-from functools import partial
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -19,7 +18,10 @@ def board_group(workflow_id) -> str:
 
 
 def broadcast_on_commit(workflow_id, message: dict) -> None:
-    transaction.on_commit(partial(_send, workflow_id, message), robust=True)
+    def broadcast():  # a function, not a partial: Django's robust on_commit logs __qualname__
+        _send(workflow_id, message)
+
+    transaction.on_commit(broadcast, robust=True)
 
 
 def _send(workflow_id, message: dict) -> None:

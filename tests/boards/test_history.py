@@ -1,6 +1,10 @@
 """The history and the live messages name the board version of their change."""
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
 from boards import admission
+from boards.events import board_group
 from boards.models import TaskEvent
 from workflows.models import Workflow
 
@@ -19,10 +23,12 @@ def test_the_live_message_carries_the_version_the_change_committed(
 ):
     backlog, doing, done = board
     a = make_task(doing, "a")
-    with django_capture_on_commit_callbacks() as callbacks:
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(board_group(doing.workflow_id), channel)
+    with django_capture_on_commit_callbacks(execute=True):
         admission.task_move(task=a, to_step=done, actor=owner)
-    (broadcast,) = callbacks
-    _, message = broadcast.args
+    message = async_to_sync(layer.receive)(channel)["message"]
     assert message["version"] == Workflow.objects.get(pk=doing.workflow_id).version == 2
 
 
