@@ -57,6 +57,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "accounts.ratelimit.LoginRateLimitMiddleware",
 ]
 
 ROOT_URLCONF = "kandev.urls"
@@ -183,6 +184,9 @@ SPECTACULAR_SETTINGS = {
 KANDEV_RECONCILE_INTERVAL_SECONDS = int(os.environ.get("KANDEV_RECONCILE_INTERVAL_SECONDS", "30"))
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
+KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")
+KANDEV_LOGIN_MAX_FAILURES = int(os.environ.get("KANDEV_LOGIN_MAX_FAILURES", "10"))
+KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", "900"))
 
 # Production hardening (README, "Production"). HTTPS=1 turns on everything that needs TLS
 # in front of kandev; each setting can still be switched by its own variable. Off by

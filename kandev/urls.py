@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from accounts.api import ApiTokenViewSet
 from boards.api import TaskViewSet
 from kandev import views
 from workflows.api import StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
@@ -13,6 +14,7 @@ router.register("workspaces", WorkspaceViewSet, basename="workspace")
 router.register("workflows", WorkflowViewSet, basename="workflow")
 router.register("steps", StepViewSet, basename="step")
 router.register("tasks", TaskViewSet, basename="task")
+router.register("tokens", ApiTokenViewSet, basename="token")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
