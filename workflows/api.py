@@ -57,7 +57,7 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
 
     def perform_destroy(self, workspace):
         require_role(self.request.user, workspace.pk, owner=True)
-        workspace.delete()
+        services.workspace_delete(workspace=workspace)
 
 
 @extend_schema_view(
@@ -97,7 +97,7 @@ class WorkflowViewSet(viewsets.ModelViewSet):
 
     def perform_destroy(self, workflow):
         require_role(self.request.user, workflow.workspace_id, write=True)
-        workflow.delete()
+        services.workflow_delete(workflow=workflow)
 
     @extend_schema(responses=BoardSerializer)
     @action(detail=True, methods=["get"])

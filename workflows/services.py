@@ -51,6 +51,25 @@ def workflow_create(
     return workflow
 
 
+@transaction.atomic
+def workflow_delete(*, workflow: Workflow) -> None:
+    _delete_boards(Workflow.objects.filter(pk=workflow.pk))
+
+
+@transaction.atomic
+def workspace_delete(*, workspace: Workspace) -> None:
+    _delete_boards(Workflow.objects.filter(workspace=workspace))
+    workspace.delete()
+
+
+def _delete_boards(workflows) -> None:
+    """Tasks first: a task's step is PROTECTed, and the cascade from a workflow can reach its
+    steps before its tasks. The board locks keep a concurrent admission from slipping in."""
+    ids = list(workflows.select_for_update().order_by("pk").values_list("pk", flat=True))
+    Task.objects.filter(workflow_id__in=ids).delete()
+    Workflow.objects.filter(pk__in=ids).delete()
+
+
 @board_transaction
 def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
     with board_change(workflow.pk, actor=actor) as change:
