@@ -20,13 +20,6 @@ def fresh_counters():
     cache.clear()
 
 
-@pytest.fixture
-def pages(settings):
-    """Render the admin's sign-in page without a collectstatic manifest."""
-    plain = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
-    settings.STORAGES = {**settings.STORAGES, "staticfiles": plain}
-
-
 def token_client(key: str) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
