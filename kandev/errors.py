@@ -126,3 +126,10 @@ def server_error(request):
         error = database_unavailable(exc)
         return JsonResponse(error.as_body(), status=error.status_code, headers=RETRY_LATER)
     return defaults.server_error(request)
+
+
+def not_found(request, exception):
+    """handler404: API clients get the API's error body even for paths no route matches."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "not_found", "detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)

@@ -178,6 +178,10 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # OnFull and OnSessionLimit share the values queue/reject: one schema enum.
     "ENUM_NAME_OVERRIDES": {"QueueOrRejectEnum": "workflows.models.OnFull"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "kandev.schema.document_errors",
+    ],
 }
 
 # kandev's own knobs

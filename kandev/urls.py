@@ -26,5 +26,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-# A database outage anywhere answers 503 with the API's error body (kandev.errors).
+# A database outage anywhere answers 503 with the API's error body (kandev.errors);
+# unknown /api/ paths answer the API's 404 body.
 handler500 = "kandev.errors.server_error"
+handler404 = "kandev.errors.not_found"
