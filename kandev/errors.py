@@ -8,12 +8,15 @@ import logging
 import sys
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
+
+from kandev.parsers import PayloadTooLarge
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +92,8 @@ def database_unavailable(exc: Exception) -> Unavailable:
 def exception_handler(exc, context):
     if isinstance(exc, DATABASE_DOWN):
         exc = database_unavailable(exc)
+    elif isinstance(exc, RequestDataTooBig):  # Django's own check, when DRF reads request.body
+        exc = PayloadTooLarge()
     if isinstance(exc, KandevError):
         set_rollback()
         headers = RETRY_LATER if isinstance(exc, Unavailable) else None

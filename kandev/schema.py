@@ -21,7 +21,10 @@ ALWAYS = {
     "404": "No such object, or one of a workspace you are not a member of.",
     "503": "The database is unavailable; retry after the Retry-After header.",
 }
-WRITES = {"409": "A conflict with the board's state (WIP limit, archived task, ...)."}
+WRITES = {
+    "409": "A conflict with the board's state (WIP limit, archived task, ...).",
+    "413": "The request body is over DATA_UPLOAD_MAX_MEMORY_SIZE (1 MiB).",
+}
 
 
 def document_errors(result, generator, request, public):
