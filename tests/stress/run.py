@@ -292,6 +292,8 @@ def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_worker
             if dead:
                 ledger.violations.append(f"workers {dead} died during the run")
             logs = pool.logs_text()
+            if any(key in logs for key in tokens.values()):
+                ledger.violations.append("an API key appears in the worker logs")
             outages = {ln for ln in logs.splitlines() if "database unavailable" in ln}
             for line in sorted(outages)[:5]:
                 log(line)
