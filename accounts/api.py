@@ -15,10 +15,14 @@ class ApiTokenSerializer(serializers.ModelSerializer):
     """A token as listed: never its key (only its SHA-256 is stored) nor that hash."""
 
     name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    workspace_id = serializers.UUIDField(
+        read_only=True, allow_null=True, help_text="Set for a runner's workspace-scoped token."
+    )
 
     class Meta:
         model = ApiToken
-        fields = ["id", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+        fields = ["id", "name", "prefix", "workspace_id", "created_at", "last_used_at",
+                  "revoked_at"]
         read_only_fields = ["id", "prefix", "created_at", "last_used_at", "revoked_at"]
 
     def validate_name(self, value):

@@ -4,8 +4,8 @@ from rest_framework import authentication, exceptions
 from accounts.models import ApiToken, hash_token
 
 
-def user_for_key(key: str):
-    """The active user owning an API key, or None."""
+def token_for_key(key: str) -> ApiToken | None:
+    """The active token (with its active user) for an API key, or None."""
     token = (
         ApiToken.objects.active()
         .select_related("user")
@@ -18,6 +18,15 @@ def user_for_key(key: str):
     now = timezone.now()
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token
+
+
+def user_for_key(key: str):
+    """The user of an unscoped API key, or None. Workspace-scoped (runner) tokens only
+    authenticate the runner endpoints, through `TokenAuthentication`."""
+    token = token_for_key(key)
+    if token is None or token.workspace_id is not None:
+        return None
     return token.user
 
 
@@ -36,10 +45,10 @@ class TokenAuthentication(authentication.BaseAuthentication):
             key = parts[1].decode()
         except UnicodeError:
             raise exceptions.AuthenticationFailed("Invalid token header.") from None
-        user = user_for_key(key)
-        if user is None:
+        token = token_for_key(key)
+        if token is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
-        return user, key
+        return token.user, token
 
     def authenticate_header(self, request):
         return self.keyword

@@ -24,6 +24,11 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # A scoped token is a runner's credential: it only reaches that workspace's sessions.
+    workspace = models.ForeignKey(
+        "workflows.Workspace", null=True, blank=True, on_delete=models.CASCADE,
+        related_name="api_tokens",
+    )
 
     objects = ApiTokenQuerySet.as_manager()
 
@@ -31,7 +36,9 @@ class ApiToken(models.Model):
         return f"{self.user} {self.prefix}…"
 
     @classmethod
-    def issue(cls, *, user, name: str = "") -> tuple["ApiToken", str]:
+    def issue(cls, *, user, name: str = "", workspace=None) -> tuple["ApiToken", str]:
         key = secrets.token_hex(20)
-        token = cls.objects.create(user=user, name=name, prefix=key[:8], key_hash=hash_token(key))
+        token = cls.objects.create(
+            user=user, name=name, prefix=key[:8], key_hash=hash_token(key), workspace=workspace
+        )
         return token, key

@@ -14,10 +14,9 @@ from django.db.models import Q
 
 from boards.locking import BoardChange, board_change, board_transaction
 from boards.models import EventKind, Priority, Task
-from boards.signals import step_vacated, task_admitted
+from boards.signals import step_vacated, task_admitted, task_retired
 from kandev.errors import Conflict, Forbidden, Invalid, WipLimitReached
 from workflows.models import Membership, OnFull, Role, WorkflowStep
-
 
 MOVED_FIELDS = ["step", "position", "admitted", "queued_at", "entered_step_at", "updated_at"]
 
@@ -73,6 +72,8 @@ def leave(change: BoardChange, task: Task) -> bool:
     counts = change.counts(change.steps[task.step_id])
     if task.archived_at is not None or task.is_ephemeral:
         return False
+    if counts.last_position is not None and task.position >= counts.last_position:
+        counts.last_position = None  # the step's end moved; re-read when next needed
     if task.admitted:
         counts.occupied -= 1
         return True
@@ -94,9 +95,10 @@ def enter(change: BoardChange, task: Task, step: WorkflowStep, outcome: Outcome,
         if not task.is_ephemeral:
             counts.occupied += 1
     if position is None:
-        position = counts.last_position + 1
+        position = change.last_position(step) + 1
     task.position = position
-    counts.last_position = max(counts.last_position, position)
+    if counts.last_position is not None:
+        counts.last_position = max(counts.last_position, position)
 
 
 def after_admission(change: BoardChange, task: Task, outcome: Outcome) -> None:
@@ -185,7 +187,8 @@ def task_move(
 ) -> Admission:
     check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
     with board_change(task.workflow_id, actor=actor) as change:
-        return move(change, change.lock_task(task.pk), change.step(to_step.pk), position=position, force=force, reason=reason)
+        task, target = change.lock_task(task.pk), change.step(to_step.pk)
+        return move(change, task, target, position=position, force=force, reason=reason)
 
 
 def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None, force=False, reason="") -> Admission:
@@ -197,7 +200,7 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
         # Reordering inside a step is always allowed, even over the limit.
         outcome = Outcome.QUEUED if not task.admitted else Outcome.ADMITTED
         if position is None:
-            position = change.counts(source).last_position + 1
+            position = change.last_position(source) + 1
         renumber(change, source, task, position)
         task.save(update_fields=["position", "updated_at"])
         change.record(task, EventKind.MOVED, from_step=source, to_step=target, action="reorder")
@@ -209,7 +212,8 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
     if position is not None:
         renumber(change, target, task, position)
     task.save(update_fields=MOVED_FIELDS)
-    change.record(task, _event_kind(outcome, EventKind.MOVED), from_step=source, to_step=target, reason=reason, action="move")
+    kind = _event_kind(outcome, EventKind.MOVED)
+    change.record(task, kind, from_step=source, to_step=target, reason=reason, action="move")
     change.announce("task.moved", task=task)
     after_admission(change, task, outcome)
     if opened:
@@ -279,6 +283,7 @@ def task_archive(*, task: Task, actor) -> Task:
         task.archived_at = task.updated_at = change.now
         task.save(update_fields=["archived_at", "updated_at"])
         change.record(task, EventKind.ARCHIVED, from_step=step, action="archive")
+        task_retired.send(sender=Task, change=change, task=task)
         change.announce("task.archived", task=task)
         if opened:
             vacated(change, step)
@@ -325,7 +330,8 @@ def task_make_permanent(*, task: Task, actor, force: bool = False, reason: str =
         task.is_ephemeral = False
         enter(change, task, step, outcome, position=task.position)
         task.save(update_fields=["is_ephemeral", "admitted", "queued_at", "entered_step_at", "updated_at"])
-        change.record(task, _event_kind(outcome, EventKind.MOVED), from_step=step, to_step=step, reason=reason, action="make_permanent")
+        kind = _event_kind(outcome, EventKind.MOVED)
+        change.record(task, kind, from_step=step, to_step=step, reason=reason, action="make_permanent")
         change.announce("task.updated", task=task)
         after_admission(change, task, outcome)
         return Admission(task, outcome)
@@ -338,6 +344,7 @@ def task_delete(*, task: Task, actor) -> None:
         step = change.steps[task.step_id]
         opened = leave(change, task)
         change.record(task, EventKind.DELETED, from_step=step, action="delete", title=task.title)
+        task_retired.send(sender=Task, change=change, task=task)
         change.deleted.add(task.pk)
         change.announce("task.deleted", task=task)
         task.delete()

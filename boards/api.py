@@ -1,12 +1,12 @@
 import django_filters
 from django.db.models import Q
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from boards import admission
-from boards.models import Priority, Task, TaskEvent
+from boards.models import EventKind, Priority, Task, TaskEvent
 from boards.selectors import task_data
 from boards.serializers import (
     PRIORITY_CHOICES,
@@ -198,7 +198,7 @@ class TaskViewSet(
 
 
 class WorkflowEventFilter(django_filters.FilterSet):
-    kind = django_filters.CharFilter()
+    kind = django_filters.ChoiceFilter(choices=EventKind.choices)
     task = django_filters.UUIDFilter(field_name="task_id")
     step = django_filters.UUIDFilter(method="filter_step")
     since = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")

@@ -18,10 +18,12 @@ def board_group(workflow_id) -> str:
 
 
 def broadcast_on_commit(workflow_id, message: dict) -> None:
-    def broadcast():  # a function, not a partial: Django's robust on_commit logs __qualname__
+    # A named function, not a functools.partial: Django's robust on_commit logs a failure
+    # with the callback's __qualname__, which a partial lacks (the failure would escape).
+    def send_board_event():
         _send(workflow_id, message)
 
-    transaction.on_commit(broadcast, robust=True)
+    transaction.on_commit(send_board_event, robust=True)
 
 
 def _send(workflow_id, message: dict) -> None:

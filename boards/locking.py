@@ -66,7 +66,7 @@ def board_transaction(fn):
 class StepCounts:
     occupied: int
     queued: int
-    last_position: int  # -1 when the step holds no live task
+    last_position: int | None  # -1: no live task; None: a task at the end left, re-read
 
 
 @dataclass
@@ -118,6 +118,13 @@ class BoardChange:
             self._counts[step.pk] = StepCounts(row["occupied"], row["queued"], last)
         return self._counts[step.pk]
 
+    def last_position(self, step: WorkflowStep) -> int:
+        counts = self.counts(step)
+        if counts.last_position is None:
+            last = Task.objects.filter(LIVE, step=step).aggregate(last=Max("position"))["last"]
+            counts.last_position = -1 if last is None else last
+        return counts.last_position
+
     def lock_task(self, task_id) -> Task:
         task = Task.objects.select_for_update().filter(pk=task_id, workflow=self.workflow).first()
         if task is None:
@@ -134,9 +141,9 @@ class BoardChange:
             workflow=self.workflow,
             task_id=task.pk,
             kind=kind,
-            # Ids, not objects: a step deleted in this same change (step_delete) has lost its pk.
-            from_step_id=from_step.pk if from_step is not None else None,
-            to_step_id=to_step.pk if to_step is not None else None,
+            # Ids, not instances: the history outlives a step deleted in this same change.
+            from_step_id=from_step.pk if from_step else None,
+            to_step_id=to_step.pk if to_step else None,
             actor=self.actor,
             reason=reason,
             detail=detail,
@@ -167,8 +174,7 @@ def board_change(workflow_id, *, actor=None):
         event.detail["version"] = change.version
     TaskEvent.objects.bulk_create(change.events)
     Workflow.objects.filter(pk=workflow.pk).update(version=change.version)
+    workflow.version = change.version
     from boards.selectors import change_message  # selectors import this module
 
-    message = change_message(change)  # before the bump below: it names version + 1
-    workflow.version = change.version
-    broadcast_on_commit(workflow.pk, message)
+    broadcast_on_commit(workflow.pk, change_message(change))

@@ -53,7 +53,8 @@ class Task(models.Model):
     # False while waiting in a queue-mode step's overflow queue.
     admitted = models.BooleanField(default=True)
     queued_at = models.DateTimeField(null=True, blank=True)
-    external_ref = models.CharField(max_length=300, null=True, blank=True)
+    # Null, not "": uniqueness applies only to tasks that have a reference.
+    external_ref = models.CharField(max_length=300, null=True, blank=True)  # noqa: DJ001
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     entered_step_at = models.DateTimeField()
@@ -95,6 +96,8 @@ class EventKind(models.TextChoices):
     RESTORED = "restored"
     DELETED = "deleted"
     FORCED = "forced"
+    DEFERRED = "deferred"  # an engine transition refused by a full step: the task stayed
+    SESSION = "session"  # an agent session was rejected by a limit, or forced past one
 
 
 class TaskEvent(models.Model):

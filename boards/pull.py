@@ -1,19 +1,24 @@
 """The pull: a limited step that gained capacity fills itself, in the same transaction.
 
-First its own overflow queue (oldest `queued_at`, then id), then its feeder's tasks in
+First its own overflow queue (oldest `queued_at`, then position, id: a bulk move queues its
+tasks in one instant, in the given order), then its feeder's tasks in
 board order (position, priority rank, created, id), until full; each pulled task opens
 capacity in the feeder, so the pull cascades up the feeder chain. It reacts to the
 admission service's post-move signal, and the reconciler runs the same `fill()`.
 """
 
 import logging
+from functools import partial
 
+from django.db import transaction
 from django.dispatch import receiver
 
+from agents.models import HOLDING_SLOT
 from boards.admission import MOVED_FIELDS, Outcome, after_admission
 from boards.locking import BoardChange, board_change, board_transaction
 from boards.models import EventKind, Task
 from boards.signals import step_vacated
+from kandev import metrics
 from workflows.models import Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
@@ -24,8 +29,15 @@ def pull_into_vacated_step(sender, *, change: BoardChange, step: WorkflowStep, *
 
 
 def pull_candidates(feeder: WorkflowStep):
-    """Feeder tasks a pull may take, in pull order. Rows another transaction holds are skipped."""
-    return Task.objects.occupying().filter(step=feeder).in_board_order().select_for_update(skip_locked=True)
+    """Feeder tasks a pull may take, in pull order. Rows another transaction holds are skipped,
+    and so are tasks an agent is working on (a session starting or running)."""
+    return (
+        Task.objects.occupying()
+        .filter(step=feeder)
+        .exclude(agent_sessions__status__in=HOLDING_SLOT)
+        .in_board_order()
+        .select_for_update(skip_locked=True)
+    )
 
 
 def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -> None:
@@ -48,11 +60,16 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
     pulled = list(pull_candidates(feeder)[:free])
     if not pulled:
         return
+    if feeder_counts.last_position is not None and max(t.position for t in pulled) >= feeder_counts.last_position:
+        feeder_counts.last_position = None
+    last = change.last_position(step)
     for task in pulled:
-        task.step = step
-        task.position = counts.last_position = counts.last_position + 1
+        last += 1
+        task.step, task.position = step, last
         task.entered_step_at = task.updated_at = change.now
+    counts.last_position = last
     Task.objects.bulk_update(pulled, MOVED_FIELDS)
+    transaction.on_commit(partial(metrics.TASKS_PULLED.inc, len(pulled)))
     counts.occupied += len(pulled)
     feeder_counts.occupied -= len(pulled)
     for task in pulled:
@@ -66,7 +83,7 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
 def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) -> int:
     if change.counts(step).queued <= 0:
         return 0
-    queue = Task.objects.queued().filter(step=step).order_by("queued_at", "id").select_for_update(skip_locked=True)
+    queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id").select_for_update(skip_locked=True)
     promoted = list(queue if free is None else queue[:free])
     if not promoted:
         return 0

@@ -3,7 +3,7 @@
 from django.db.models import Count, Q
 
 from boards.models import LIVE, Priority, Task, TaskEvent
-from workflows.models import WorkflowStep
+from workflows.models import Workflow, WorkflowStep
 
 TASK_FIELDS = (
     "id", "workflow_id", "step_id", "title", "description", "priority", "position", "admitted",
@@ -64,6 +64,12 @@ def step_state(step: WorkflowStep, occupied: int, queued: int) -> dict:
     }
 
 
+def committed_version(workflow_id) -> int:
+    """The version this transaction writes, read back from its own row: the message must
+    carry exactly the version the board has after the commit."""
+    return Workflow.objects.filter(pk=workflow_id).values_list("version", flat=True).get()
+
+
 def change_message(change) -> dict:
     """The live message for one committed board change (api.md, WebSocket)."""
     message = dict(change.message or {"type": "workflow.updated"})
@@ -76,7 +82,7 @@ def change_message(change) -> dict:
         )
     counts = step_counts(change.touched)
     message.update(
-        version=change.version,
+        version=committed_version(change.workflow.pk),
         tasks=[task_data(t) for pk, t in change.changed_tasks.items() if pk not in change.deleted],
         deleted_task_ids=[str(pk) for pk in change.deleted],
         steps=[step_state(change.steps[pk], *counts[pk]) for pk in change.touched if pk in change.steps],

@@ -4,10 +4,12 @@
 or the step's limit/feeder changed; the pull (boards.pull) fills the step.
 `task_admitted`: a task was admitted into a step (created, moved, pulled, promoted, restored);
 the step-event engine runs the step's `on_enter` actions.
-Both carry `change`, the locked `BoardChange` of the transaction.
+`task_retired`: a task was archived or is about to be deleted; its agent sessions end.
+All carry `change`, the locked `BoardChange` of the transaction.
 """
 
 from django.dispatch import Signal
 
 step_vacated = Signal()
 task_admitted = Signal()
+task_retired = Signal()

@@ -5,6 +5,22 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev.settings")
 django_asgi = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402  (after Django is set up)
+# /mcp/: the MCP server over streamable HTTP (token auth); every other path is Django's.
+from integrations.mcp_http import with_mcp  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi})
+django_asgi = with_mcp(django_asgi)
+
+# After Django is set up:
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from accounts.websocket import TokenQueryAuthMiddleware  # noqa: E402
+from boards.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter({
+    "http": django_asgi,
+    "websocket": AllowedHostsOriginValidator(
+        AuthMiddlewareStack(TokenQueryAuthMiddleware(URLRouter(websocket_urlpatterns)))
+    ),
+})

@@ -16,6 +16,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
+from kandev import metrics
 from kandev.parsers import PayloadTooLarge
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class WipLimitReached(KandevError):
     code = "wip_limit_reached"
 
     def __init__(self, *, step, occupied: int, detail: str = ""):
+        metrics.ADMISSIONS_REJECTED.labels(reason=self.code).inc()  # every door raises this
         self.step = step
         self.occupied = occupied
         super().__init__(

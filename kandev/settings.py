@@ -2,8 +2,12 @@
 
 DATABASE_URL  default: SQLite file beside the project (IMMEDIATE transactions, so
               admission is as exact as on PostgreSQL's row locks)
+DATABASE_POOL_MAX_SIZE  PostgreSQL connection pool per process (0 = off); set it with
+              several ASGI workers
 REDIS_URL     when set: Redis channel layer (several ASGI workers); else in-memory
-SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS
+SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS, STATIC_ROOT (collectstatic target)
+KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
+KANDEV_METRICS_TOKEN; PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 """
 
 import os
@@ -46,6 +50,8 @@ INSTALLED_APPS = [
     "accounts",
     "workflows",
     "boards",
+    "integrations",
+    "agents",
 ]
 
 MIDDLEWARE = [
@@ -97,16 +103,20 @@ else:
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(
         os.environ.get("DATABASE_CONNECT_TIMEOUT", "3")
     )
-    # Under ASGI every in-flight request holds its own connection: a bounded pool per worker
-    # keeps a burst from exhausting PostgreSQL's max_connections (it queues in the pool, and
-    # answers 503 after DATABASE_POOL_TIMEOUT seconds).
-    if int(os.environ.get("DATABASE_POOL_MAX_SIZE", "0")):
-        DATABASES["default"]["OPTIONS"]["pool"] = {
-            "min_size": 1,
-            "max_size": int(os.environ["DATABASE_POOL_MAX_SIZE"]),
-            "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "5")),
-        }
-        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them (and health-checks them)
+
+# PostgreSQL under ASGI: each concurrent request runs in its own thread with its own
+# connection, so a burst can exhaust the server's max_connections. A pool bounds them per
+# process (requests wait for a free connection instead of failing). Recommended with
+# several ASGI workers; the size is per process.
+DATABASE_POOL_MAX_SIZE = int(os.environ.get("DATABASE_POOL_MAX_SIZE", "0"))
+if DATABASE_POOL_MAX_SIZE and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A request waits up to DATABASE_POOL_TIMEOUT seconds for a connection, then gets a 503.
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "30")),
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -133,7 +143,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -157,7 +167,10 @@ REST_FRAMEWORK = {
         "accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "accounts.permissions.ScopedTokenLimits",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["kandev.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["kandev.parsers.JSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -212,10 +225,19 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
+# Agent sessions: 0 = unlimited; a workspace's own max_concurrent_sessions overrides the default.
+KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE = int(
+    os.environ.get("KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE", "0")
+)
+KANDEV_SESSION_LEASE_SECONDS = int(os.environ.get("KANDEV_SESSION_LEASE_SECONDS", "60"))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "httpx": {"level": "WARNING"},  # one INFO line per GitHub request is noise
+    },
 }

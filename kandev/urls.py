@@ -4,8 +4,12 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from accounts.api import ApiTokenViewSet
+from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
+from integrations.api import IntakeViewSet, ReviewWatchViewSet
+from integrations.webhooks import hook
 from kandev import views
+from kandev.metrics import metrics_view
 from workflows.api import StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 
 router = DefaultRouter(trailing_slash=True)
@@ -14,16 +18,27 @@ router.register("workspaces", WorkspaceViewSet, basename="workspace")
 router.register("workflows", WorkflowViewSet, basename="workflow")
 router.register("steps", StepViewSet, basename="step")
 router.register("tasks", TaskViewSet, basename="task")
+router.register("intakes", IntakeViewSet, basename="intake")
+router.register("review-watches", ReviewWatchViewSet, basename="review-watch")
+router.register("sessions", SessionViewSet, basename="session")
 router.register("tokens", ApiTokenViewSet, basename="token")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
+    path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("hooks/<uuid:intake_id>/", hook, name="hook"),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
+]
+
+urlpatterns += [
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("boards.urls")),
 ]
 
 # A database outage anywhere answers 503 with the API's error body (kandev.errors);

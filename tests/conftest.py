@@ -1,9 +1,23 @@
 import pytest
+from django.conf import settings
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from boards.admission import task_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
+
+
+def pytest_configure(config):
+    # Hashing test users' passwords with the real hasher costs seconds per suite; this is no login test.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def collected_static():
+    """Tests run with DEBUG off, as in production: the manifest storage needs collectstatic."""
+    call_command("collectstatic", "--noinput", verbosity=0)
+    return settings.STATIC_ROOT
 
 
 @pytest.fixture
@@ -30,7 +44,8 @@ def board(workflow):
 @pytest.fixture
 def make_task(owner):
     def make(step, title="Task", **kwargs):
-        return task_create(workflow=step.workflow, step=step, actor=kwargs.pop("actor", owner), title=title, **kwargs).task
+        actor = kwargs.pop("actor", owner)
+        return task_create(workflow=step.workflow, step=step, actor=actor, title=title, **kwargs).task
 
     return make
 

@@ -1,3 +1,4 @@
+from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -9,12 +10,16 @@ from boards.selectors import board_events, board_snapshot, step_counts, step_dat
 from boards.serializers import TaskEventSerializer
 from kandev.api import ErrorSerializer
 from kandev.errors import Invalid
+from kandev.renderers import JSONRenderer
 from workflows import services
 from workflows.access import require_role
+from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
 from workflows.models import Membership, Workflow, WorkflowStep, Workspace
-from workflows.portable import templates
+from workflows.portable import export_document, templates
 from workflows.serializers import (
     BoardSerializer,
+    ImportResultSerializer,
+    PortableDocumentSerializer,
     StepSerializer,
     StepUpdateSerializer,
     TemplateSerializer,
@@ -59,6 +64,33 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
         require_role(self.request.user, workspace.pk, owner=True)
         services.workspace_delete(workspace=workspace)
 
+    @extend_schema(
+        request={
+            "application/yaml": PortableDocumentSerializer,
+            "application/json": PortableDocumentSerializer,
+        },
+        responses={201: ImportResultSerializer, 400: ErrorSerializer, 413: ErrorSerializer},
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="workflows/import",
+        url_name="import-workflows",
+        parser_classes=DOCUMENT_PARSERS,
+    )
+    def import_workflows(self, request, pk=None):
+        workspace = self.get_object()
+        # Before the body is read: a viewer's upload is refused unparsed.
+        require_role(request.user, workspace.pk, write=True)
+        workflows = services.workflow_import(workspace=workspace, document=request.data)
+        body = {"workflows": [_imported(w) for w in workflows]}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+def _imported(workflow: Workflow) -> dict:
+    steps = workflow.steps.order_by("position")
+    return {**WorkflowSerializer(workflow).data, "steps": [step_data(s, 0, 0) for s in steps]}
+
 
 @extend_schema_view(
     list=extend_schema(parameters=[OpenApiParameter("workspace", str, description="Workspace id")]),
@@ -98,6 +130,27 @@ class WorkflowViewSet(viewsets.ModelViewSet):
     def perform_destroy(self, workflow):
         require_role(self.request.user, workflow.workspace_id, write=True)
         services.workflow_delete(workflow=workflow)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        # Error bodies are JSON everywhere, also where the success body is YAML (export).
+        renderer = getattr(request, "accepted_renderer", None)
+        if response.status_code >= 400 and isinstance(renderer, YAMLRenderer):
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["yaml", "json"])],
+        responses={200: PortableDocumentSerializer, 404: ErrorSerializer},
+    )
+    @action(detail=True, methods=["get"], renderer_classes=[YAMLRenderer, JSONRenderer])
+    def export(self, request, pk=None):
+        workflow = self.get_object()
+        filename = f"{slugify(workflow.name) or 'workflow'}.{request.accepted_renderer.format}"
+        return Response(
+            export_document([workflow]),
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
 
     @extend_schema(responses=BoardSerializer)
     @action(detail=True, methods=["get"])
@@ -192,7 +245,9 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         step = self.get_object()
         require_role(request.user, step.workflow.workspace_id, write=True)
         target_id = request.query_params.get("move_tasks_to")
-        target = member_step(request.user, _uuid_param(target_id, "move_tasks_to"), "move_tasks_to") if target_id else None
+        target = None
+        if target_id:
+            target = member_step(request.user, _uuid_param(target_id, "move_tasks_to"), "move_tasks_to")
         services.step_delete(step=step, actor=request.user, move_tasks_to=target)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

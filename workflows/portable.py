@@ -4,16 +4,110 @@ Steps refer to each other by position (`pull_from_step_position`, and
 `{"step_position": N}` in move_to_step actions), never by instance id.
 """
 
+import json
+import re
+import unicodedata
 from pathlib import Path
 
 import yaml
+from rest_framework import status
 
-from kandev.errors import Invalid
-from workflows.models import OnFull, WorkflowStep
+from kandev.errors import Invalid, KandevError
+from workflows.models import OnFull, OnSessionLimit, Workflow, WorkflowStep
 from workflows.step_rules import MAX_WIP_LIMIT, events_errors, feeder_errors, normalized_events
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 DOCUMENT_TYPE = "kandev_workflow"
+DOCUMENT_VERSION = 1
+DEFAULT_COLOR = "#64748b"
+COLOR = re.compile(r"#[0-9a-fA-F]{3,8}|[a-z]{3,20}")  # as the step API accepts
+MAX_DOCUMENT_BYTES = 1024 * 1024
+# A real document nests about nine levels deep; far deeper is an attack on the parser.
+MAX_DOCUMENT_DEPTH = 24
+
+
+class MalformedDocument(KandevError):
+    """The body is not well-formed YAML/JSON (400, with line and column when known)."""
+
+    code = "parse_error"
+
+
+class DocumentTooLarge(KandevError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    code = "payload_too_large"
+
+    def __init__(self):
+        super().__init__(f"The document is larger than {MAX_DOCUMENT_BYTES // 1024} KiB.")
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """safe_load without anchors and aliases (no alias bombs) and with a nesting limit."""
+
+    depth = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None, None, "anchors and aliases are not allowed", event.start_mark
+            )
+        if self.depth >= MAX_DOCUMENT_DEPTH:
+            raise yaml.composer.ComposerError(
+                None, None, f"nested deeper than {MAX_DOCUMENT_DEPTH} levels", event.start_mark
+            )
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _depth(value) -> int:
+    """Nesting depth of parsed JSON, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
+def parse_document(raw: bytes, *, fmt: str):
+    """Parse a YAML (`fmt="yaml"`) or JSON body; MalformedDocument on anything unreadable."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedDocument(f"The document is not UTF-8 text (byte {exc.start}).") from None
+    if fmt == "json":
+        return _parse_json(text)
+    try:
+        return yaml.load(text, Loader=_PlainLoader)  # a SafeLoader: safe_load, guarded
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise MalformedDocument(f"Malformed YAML{where}: {exc.problem or exc.context}.") from None
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. an int of 5000 digits
+        raise MalformedDocument(f"Malformed YAML: {exc}.") from None
+
+
+def _parse_json(text: str):
+    too_deep = f"Malformed JSON: nested deeper than {MAX_DOCUMENT_DEPTH} levels."
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedDocument(
+            f"Malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}."
+        ) from None
+    except ValueError as exc:
+        raise MalformedDocument(f"Malformed JSON: {exc}.") from None
+    except RecursionError:
+        raise MalformedDocument(too_deep) from None
+    if _depth(document) > MAX_DOCUMENT_DEPTH:
+        raise MalformedDocument(too_deep)
+    return document
 
 
 def templates() -> dict[str, dict]:
@@ -25,10 +119,15 @@ def _events_by_position(events: dict, to_position) -> dict:
     """Map move_to_step targets between step ids and positions with `to_position`."""
     mapped = {}
     for key, actions in normalized_events(events).items():
+        if not isinstance(actions, list):
+            mapped[key] = actions  # left for events_errors to report
+            continue
         mapped[key] = []
-        for action in actions if isinstance(actions, list) else []:
+        for action in actions:
             if isinstance(action, dict) and action.get("type") == "move_to_step":
-                action = {**action, "config": to_position(action.get("config") or {})}
+                config = action.get("config")
+                config = config if isinstance(config, dict) else {}
+                action = {**action, "config": to_position(config)}
             mapped[key].append(action)
     return mapped
 
@@ -45,11 +144,93 @@ def export_steps(steps: list[WorkflowStep]) -> list[dict]:
             "pull_from_step_position": position_of.get(str(s.pull_from_step_id)),
             "on_full": s.on_full,
             "events": _events_by_position(
-                s.events, lambda config: {"step_position": position_of.get(str(config.get("step_id")))}
+                s.events,
+                lambda config: {"step_position": position_of.get(str(config.get("step_id")))},
             ),
         }
         for s in sorted(steps, key=lambda s: s.position)
     ]
+
+
+def export_document(workflows) -> dict:
+    """The portable document of `workflows`: what import reads back."""
+    return {
+        "version": DOCUMENT_VERSION,
+        "type": DOCUMENT_TYPE,
+        "workflows": [
+            {
+                "name": workflow.name,
+                "description": workflow.description,
+                "max_parallel_sessions": workflow.max_parallel_sessions,
+                "on_session_limit": workflow.on_session_limit,
+                "steps": export_steps(list(workflow.steps.all())),
+            }
+            for workflow in workflows
+        ],
+    }
+
+
+def import_document(workspace, document) -> list[Workflow]:
+    """Validate a portable document and create its workflows, inside the caller's transaction.
+
+    Errors of every workflow are collected and raised together; the caller's rollback
+    removes whatever was created before the raise, so import is all-or-nothing.
+    """
+    errors, created = {}, []
+    for i, doc in enumerate(_workflow_docs(document)):
+        prefix = f"workflows[{i}]"
+        if not isinstance(doc, dict):
+            errors[prefix] = ["Must be a mapping with name, description and steps."]
+            continue
+        fields, problems = _workflow_fields(doc)
+        errors.update({f"{prefix}.{key}": messages for key, messages in problems.items()})
+        if problems:
+            continue
+        workflow = Workflow.objects.create(workspace=workspace, **fields)
+        try:
+            build_steps(workflow, doc.get("steps"))
+        except Invalid as exc:
+            errors.update({f"{prefix}.{key}": msgs for key, msgs in exc.extra["errors"].items()})
+        created.append(workflow)
+    if errors:
+        raise Invalid(errors, detail="The workflow document is invalid; nothing was imported.")
+    return created
+
+
+def _workflow_docs(document) -> list:
+    if not isinstance(document, dict):
+        raise Invalid({"document": ["Must be a mapping with version, type and workflows."]})
+    errors = {}
+    if document.get("type") != DOCUMENT_TYPE:
+        errors["type"] = [f'Must be "{DOCUMENT_TYPE}".']
+    if _int(document.get("version"), None) != DOCUMENT_VERSION:
+        errors["version"] = [f"Unsupported version; this server reads version {DOCUMENT_VERSION}."]
+    workflows = document.get("workflows")
+    if not isinstance(workflows, list) or not workflows:
+        errors["workflows"] = ["A list of at least one workflow is required."]
+    if errors:
+        raise Invalid(errors, detail="This is not a kandev workflow document this server can read.")
+    return workflows
+
+
+def _workflow_fields(doc: dict) -> tuple[dict, dict]:
+    fields = {
+        "name": doc.get("name"),
+        "description": doc.get("description") or "",
+        "max_parallel_sessions": doc.get("max_parallel_sessions", 0),
+        "on_session_limit": doc.get("on_session_limit", OnSessionLimit.QUEUE),
+    }
+    errors = {}
+    name = fields["name"]
+    if not isinstance(name, str) or not name.strip() or len(name) > 200 or _has_control(name):
+        errors["name"] = ["A name of 1 to 200 characters is required."]
+    if not isinstance(fields["description"], str) or len(fields["description"]) > 10_000:
+        errors["description"] = ["Must be text of at most 10000 characters."]
+    if not 0 <= _int(fields["max_parallel_sessions"], -1) <= 1_000_000:
+        errors["max_parallel_sessions"] = ["Must be a whole number from 0 to 1000000."]
+    if fields["on_session_limit"] not in OnSessionLimit.values:
+        errors["on_session_limit"] = ['Must be "queue" or "reject".']
+    return fields, errors
 
 
 def build_steps(workflow, step_docs) -> list[WorkflowStep]:
@@ -57,6 +238,10 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
     if not isinstance(step_docs, list) or not step_docs:
         raise Invalid({"steps": ["A workflow needs a list of at least one step."]})
     errors: dict[str, list[str]] = {}
+
+    def error(key: str, message: str) -> None:
+        errors.setdefault(key, []).append(message)
+
     docs = sorted(
         (d for d in step_docs if isinstance(d, dict)), key=lambda d: _int(d.get("position"), 0)
     )
@@ -71,19 +256,23 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
         name = doc.get("name")
         wip_limit = doc.get("wip_limit", 0)
         on_full = doc.get("on_full", OnFull.REJECT)
-        if not isinstance(name, str) or not name.strip() or len(name) > 200:
-            errors.setdefault(f"{field}.name", []).append("A name of 1 to 200 characters is required.")
-        if not isinstance(wip_limit, int) or isinstance(wip_limit, bool) or not 0 <= wip_limit <= MAX_WIP_LIMIT:
-            errors.setdefault(f"{field}.wip_limit", []).append(f"Must be a whole number from 0 to {MAX_WIP_LIMIT}.")
+        if not isinstance(name, str) or not name.strip() or len(name) > 200 or _has_control(name):
+            error(f"{field}.name", "A name of 1 to 200 characters is required.")
+        if not 0 <= _int(wip_limit, -1) <= MAX_WIP_LIMIT:
+            error(f"{field}.wip_limit", f"Must be a whole number from 0 to {MAX_WIP_LIMIT}.")
         if on_full not in OnFull.values:
-            errors.setdefault(f"{field}.on_full", []).append('Must be "reject" or "queue".')
+            error(f"{field}.on_full", 'Must be "reject" or "queue".')
+        if not isinstance(doc.get("is_start_step", False), bool):
+            error(f"{field}.is_start_step", "Must be true or false.")
+        if not COLOR.fullmatch(str(doc.get("color") or DEFAULT_COLOR)):
+            error(f"{field}.color", 'Must be "#rgb", "#rrggbb" or a colour name.')
         steps.append(
             WorkflowStep(
                 workflow=workflow,
                 name=str(name or "")[:200],
                 position=i,
-                color=str(doc.get("color") or "#64748b")[:32],
-                is_start_step=bool(doc.get("is_start_step", False)),
+                color=str(doc.get("color") or DEFAULT_COLOR)[:32],
+                is_start_step=doc.get("is_start_step") is True,
                 wip_limit=wip_limit if isinstance(wip_limit, int) else 0,
                 on_full=on_full,
             )
@@ -94,21 +283,36 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
     feeders = {}
     for i, doc in enumerate(docs):
         feeder = doc.get("pull_from_step_position")
-        if feeder is not None and (not isinstance(feeder, int) or feeder not in by_position):
-            errors.setdefault(f"steps[{i}].pull_from_step_position", []).append(f"No step at position {feeder}.")
+        if feeder is not None and _int(feeder, -1) not in by_position:
+            error(f"steps[{i}].pull_from_step_position", f"No step at position {feeder}.")
             feeder = None
         feeders[i] = feeder
     for i, feeder in feeders.items():
         problems = feeder_errors(i, feeder, feeders)
         if problems:
             errors.setdefault(f"steps[{i}].pull_from_step_position", []).extend(problems)
+    step_ids = {str(s.pk) for s in steps}
     for i, (doc, step) in enumerate(zip(docs, steps, strict=True)):
-        def to_id(config, i=i):
-            target = by_position.get(config.get("step_position"))
+        events = doc.get("events") or {}
+        if not isinstance(events, dict):
+            error(f"steps[{i}].events", "Must be a mapping of on_enter, on_turn_complete, on_exit.")
+            continue
+        unknown = []
+
+        def to_id(config, unknown=unknown):
+            position = config.get("step_position")
+            target = by_position.get(_int(position, -1))
+            if target is None:
+                unknown.append(position)
             return {"step_id": str(target.pk) if target else None}
 
-        step.events = _events_by_position(doc.get("events") or {}, to_id)
-        problems = events_errors(step.events, {str(s.pk) for s in steps})
+        step.events = _events_by_position(events, to_id)
+        # Unknown targets are named by position here, rather than as the missing step ids
+        # events_errors would report.
+        problems = [f"move_to_step: no step at position {p}." for p in unknown]
+        problems += [
+            p for p in events_errors(step.events, step_ids) if not (unknown and "move_to_step" in p)
+        ]
         if problems:
             errors.setdefault(f"steps[{i}].events", []).extend(problems)
     if errors:
@@ -125,3 +329,7 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
 
 def _int(value, default):
     return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _has_control(text: str) -> bool:
+    return any(unicodedata.category(ch) == "Cc" for ch in text)

@@ -132,3 +132,43 @@ class TemplateSerializer(serializers.Serializer):
     name = serializers.CharField()
     description = serializers.CharField()
     steps = serializers.ListField(child=serializers.DictField())
+
+
+class PortableStepSerializer(serializers.Serializer):
+    """A step of a portable document: its feeder and move_to_step targets are positions."""
+
+    name = serializers.CharField()
+    position = serializers.IntegerField()
+    color = serializers.CharField()
+    is_start_step = serializers.BooleanField()
+    wip_limit = serializers.IntegerField()
+    pull_from_step_position = serializers.IntegerField(allow_null=True)
+    on_full = serializers.ChoiceField(choices=OnFull.choices)
+    events = serializers.JSONField()
+
+
+class PortableWorkflowSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    max_parallel_sessions = serializers.IntegerField(required=False)
+    on_session_limit = serializers.ChoiceField(choices=OnSessionLimit.choices, required=False)
+    steps = PortableStepSerializer(many=True)
+
+
+class PortableDocumentSerializer(serializers.Serializer):
+    """`{version: 1, type: kandev_workflow, workflows: [...]}` (product.md §4), YAML or JSON."""
+
+    version = serializers.IntegerField()
+    type = serializers.CharField()
+    workflows = PortableWorkflowSerializer(many=True)
+
+
+class ImportedWorkflowSerializer(WorkflowSerializer):
+    steps = StepSerializer(many=True)
+
+    class Meta(WorkflowSerializer.Meta):
+        fields = [*WorkflowSerializer.Meta.fields, "steps"]
+
+
+class ImportResultSerializer(serializers.Serializer):
+    workflows = ImportedWorkflowSerializer(many=True)

@@ -11,8 +11,14 @@ from boards.models import Task
 from boards.pull import fill
 from kandev.errors import Conflict, Invalid
 from workflows.models import Membership, OnFull, OnSessionLimit, Role, Workflow, WorkflowStep, Workspace
-from workflows.portable import build_steps, templates
-from workflows.step_rules import check_wip_limit, events_errors, feeder_errors, normalized_events
+from workflows.portable import build_steps, import_document, templates
+from workflows.step_rules import (
+    check_wip_limit,
+    events_errors,
+    feeder_errors,
+    normalized_events,
+    without_moves_to,
+)
 
 
 @transaction.atomic
@@ -49,6 +55,12 @@ def workflow_create(
     if template is not None:
         build_steps(workflow, templates()[template]["steps"])
     return workflow
+
+
+@transaction.atomic(durable=True)
+def workflow_import(*, workspace: Workspace, document) -> list[Workflow]:
+    """Create the workflows of a portable document (product.md §4): all of them, or none."""
+    return import_document(workspace, document)
 
 
 @transaction.atomic
@@ -175,12 +187,13 @@ def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
         merged.update({k: v for k, v in fields.items() if k in merged})
         _check_step(change, step.pk, **merged)
         position = fields.pop("position", None)
+        # Checked before the fields are applied, while `step.is_start_step` is still the old value.
+        if fields.get("is_start_step") is False and step.is_start_step:
+            raise Invalid({"is_start_step": ["Choose another start step instead of unsetting this one."]})
         for name, value in fields.items():
             setattr(step, name, value)
         if fields.get("is_start_step"):
             _set_start_step(change, step)
-        elif fields.get("is_start_step") is False and step.is_start_step:
-            raise Invalid({"is_start_step": ["Choose another start step instead of unsetting this one."]})
         step.save(update_fields=list(fields) or None)
         if position is not None and position != step.position:
             _place_step(change, step, position)
@@ -211,16 +224,26 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
         archived = Task.objects.filter(step=step, archived_at__isnull=False)
         if not remaining:
             if archived.exists():
-                raise Conflict("The last step of a workflow cannot be deleted while it has tasks.", code="step_not_empty")
+                raise Conflict("The last step of a workflow cannot be deleted while it has tasks.",
+                               code="step_not_empty")
         # A step on its way out neither pulls nor promotes.
         step.wip_limit, step.pull_from_step_id = 0, None
         if live:
             bulk_move(change, live, target)
-        archived.update(step=target or next((s for s in remaining if s.is_start_step), remaining[0] if remaining else None))
+        # Archived tasks follow the live ones, or go to the start step, so they can be restored.
+        if remaining:
+            archived.update(step=target or next((s for s in remaining if s.is_start_step), remaining[0]))
         fed = [s for s in remaining if s.pull_from_step_id == step.pk]
         for s in fed:
             s.pull_from_step = None
         WorkflowStep.objects.filter(pk__in=[s.pk for s in fed]).update(pull_from_step=None)
+        # Like feeders, move_to_step actions aimed at the deleted step go with it.
+        for s in remaining:
+            events = without_moves_to(s.events, step.pk)
+            if events != s.events:
+                s.events = events
+                s.save(update_fields=["events"])
+                change.touch(s)
         del change.steps[step.pk]
         step.delete()
         _renumber_steps(change, remaining)

@@ -41,16 +41,19 @@ def events_errors(events, step_ids: set) -> list[str]:
             continue
         for action in actions:
             kind = action.get("type") if isinstance(action, dict) else None
-            if kind not in ACTION_TYPES[key]:
+            if not isinstance(kind, str) or kind not in ACTION_TYPES[key]:
                 errors.append(f'{key}: unknown action "{kind}".')
             elif kind == "move_to_step":
-                target = (action.get("config") or {}).get("step_id")
+                config = action.get("config")
+                target = config.get("step_id") if isinstance(config, dict) else None
                 if str(target) not in step_ids:
                     errors.append(f"{key}: move_to_step needs config.step_id, a step of this workflow.")
     return errors
 
 
 def normalized_events(events) -> dict:
+    if events is not None and not isinstance(events, dict):
+        return events  # left as given for events_errors to refuse
     base = {"on_enter": [], "on_turn_complete": [], "on_exit": []}
     base.update(events or {})
     return base
@@ -59,3 +62,18 @@ def normalized_events(events) -> dict:
 def check_wip_limit(value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > MAX_WIP_LIMIT:
         raise Invalid({"wip_limit": [f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."]})
+
+
+def without_moves_to(events: dict, step_id) -> dict:
+    """`events` minus the move_to_step actions that target `step_id`."""
+
+    def targets(action) -> bool:
+        if not isinstance(action, dict) or action.get("type") != "move_to_step":
+            return False
+        config = action.get("config")
+        return isinstance(config, dict) and config.get("step_id") == str(step_id)
+
+    return {
+        key: [a for a in actions if not targets(a)] if isinstance(actions, list) else actions
+        for key, actions in (events or {}).items()
+    }

@@ -101,7 +101,9 @@ class TestMove:
     def test_reordering_inside_an_over_limit_step_is_allowed(self, board, make_task, owner):
         _, doing, _ = board
         a, b = make_task(doing, "a"), make_task(doing, "b")
-        admission.task_create(workflow=doing.workflow, step=doing, actor=owner, title="c", force=True, reason="incident")
+        admission.task_create(
+            workflow=doing.workflow, step=doing, actor=owner, title="c", force=True, reason="incident"
+        )
         admission.task_move(task=b, to_step=doing, actor=owner, position=0)
         assert live_titles(doing) == ["b", "a", "c"]
         a.refresh_from_db()

@@ -36,7 +36,9 @@ def test_a_token_is_shown_once_stored_hashed_and_revocable(api, owner):
 
     listed = api.get("/api/v1/tokens/").json()["results"]
     assert [t["name"] for t in listed] == ["laptop"]
-    assert set(listed[0]) == {"id", "name", "prefix", "created_at", "last_used_at", "revoked_at"}
+    assert set(listed[0]) == {
+        "id", "name", "prefix", "workspace_id", "created_at", "last_used_at", "revoked_at"
+    }
     assert key not in str(listed)
 
     assert api.delete(f"/api/v1/tokens/{stored.pk}/").status_code == 204

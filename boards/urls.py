@@ -1,0 +1,9 @@
+from django.urls import path
+
+from boards import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("workflows/<uuid:workflow_id>/", views.board, name="board"),
+    path("workflows/<uuid:workflow_id>/settings/", views.step_settings, name="step-settings"),
+]

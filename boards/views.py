@@ -1,0 +1,69 @@
+"""The browser pages: the user's boards, one live board, and its step settings.
+
+Pages are server-rendered from the same selectors as the API; static/board/*.js enhances
+them and writes through the REST API (session auth + CSRF).
+"""
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.csrf import ensure_csrf_cookie
+
+from boards.selectors import board_snapshot
+from workflows.access import WRITE_ROLES, role_in
+from workflows.models import Membership, OnFull, Workflow
+
+PRIORITIES = ["critical", "high", "medium", "low", "none"]
+
+
+@login_required
+def home(request):
+    memberships = (
+        Membership.objects.filter(user=request.user)
+        .select_related("workspace")
+        .prefetch_related("workspace__workflows")
+        .order_by("workspace__name", "workspace__created_at")
+    )
+    return render(request, "boards/home.html", {"memberships": memberships})
+
+
+def _member_workflow(request, workflow_id, *, write: bool = False):
+    """A board of the user's workspace: 404 for non-members (nothing leaked), 403 for viewers'
+    writes."""
+    workflow = get_object_or_404(Workflow.objects.select_related("workspace"), pk=workflow_id)
+    role = role_in(request.user, workflow.workspace_id)
+    if role is None:
+        raise Http404
+    if write and role not in WRITE_ROLES:
+        raise PermissionDenied("Viewers cannot change this board's steps.")
+    return workflow, role
+
+
+@login_required
+@ensure_csrf_cookie
+def board(request, workflow_id):
+    workflow, role = _member_workflow(request, workflow_id)
+    snapshot = board_snapshot(workflow=workflow)
+    return render(request, "boards/board.html", {
+        "workflow": workflow,
+        "board": snapshot,
+        "can_write": role in WRITE_ROLES,
+        "priorities": PRIORITIES,
+    })
+
+
+@login_required
+@ensure_csrf_cookie
+def step_settings(request, workflow_id):
+    workflow, _ = _member_workflow(request, workflow_id, write=True)
+    steps = board_snapshot(workflow=workflow)["steps"]
+    for step in steps:
+        step["events_json"] = json.dumps(step["events"])
+    return render(request, "boards/settings.html", {
+        "workflow": workflow,
+        "steps": steps,
+        "on_full_choices": OnFull.choices,
+    })

@@ -1,0 +1,120 @@
+"""Webhook intake: verify a delivery, then create its task through admission.
+
+Status codes (api.md): 201 admitted, 202 queued, 200 already known (a live task has the
+same external_ref), 429 full and refusing, 403 bad signature, 400 bad body, 413 too large.
+"""
+
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass
+
+from rest_framework import serializers
+
+from boards import admission
+from boards.models import Priority, Task
+from boards.serializers import PriorityField, TitleField, clean_text
+from integrations.models import Intake
+from kandev.errors import Conflict, Invalid, KandevError, WipLimitReached
+from workflows.models import Workflow, WorkflowStep
+
+MAX_BODY_BYTES = 256 * 1024
+SIGNATURE_HEADER = "X-Hub-Signature-256"
+
+
+class BadSignature(KandevError):
+    status_code = 403
+    code = "bad_signature"
+
+
+class BodyTooLarge(KandevError):
+    status_code = 413
+    code = "too_large"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    status: int
+    task: Task | None = None
+    error: KandevError | None = None
+
+
+class DeliverySerializer(serializers.Serializer):
+    title = TitleField()
+    description = serializers.CharField(default="", allow_blank=True, max_length=100_000)
+    priority = PriorityField(required=False)
+    external_ref = serializers.CharField(max_length=300)
+
+    def validate_description(self, value):
+        return clean_text(value, multiline=True)
+
+    def validate_external_ref(self, value):
+        return clean_text(value)
+
+
+def intake_create(
+    *, workflow: Workflow, step: WorkflowStep | None, actor, name: str = ""
+) -> tuple[Intake, str]:
+    """A new intake and its secret (the only time the plain secret leaves kandev)."""
+    if step is not None and step.workflow_id != workflow.pk:
+        raise Invalid({"step_id": ["This step is not in the given workflow."]})
+    secret = secrets.token_urlsafe(32)
+    intake = Intake(workflow=workflow, step=step, name=name, created_by=actor)
+    intake.set_secret(secret)
+    intake.save(force_insert=True)
+    return intake, secret
+
+
+def signature_for(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify_signature(*, intake: Intake, body: bytes, header: str | None) -> None:
+    if not header or not hmac.compare_digest(signature_for(intake.secret(), body), header.strip()):
+        raise BadSignature(f"Missing or invalid {SIGNATURE_HEADER} signature.")
+
+
+def parse_body(body: bytes) -> dict:
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise Invalid({"body": ["Must be a JSON object."]}) from None
+    if not isinstance(payload, dict):
+        raise Invalid({"body": ["Must be a JSON object."]})
+    serializer = DeliverySerializer(data=payload)
+    if not serializer.is_valid():
+        raise Invalid(
+            {field: [str(m) for m in messages] for field, messages in serializer.errors.items()}
+        )
+    return serializer.validated_data
+
+
+def deliver(*, intake: Intake, body: bytes, signature: str | None) -> Delivery:
+    """Authenticate first (nothing is parsed for an unsigned caller), then admit."""
+    if len(body) > MAX_BODY_BYTES:
+        raise BodyTooLarge(f"The body exceeds {MAX_BODY_BYTES} bytes.")
+    verify_signature(intake=intake, body=body, header=signature)
+    data = parse_body(body)
+    try:
+        result = admission.task_create(
+            workflow=intake.workflow,
+            step=intake.step,
+            actor=None,
+            title=data["title"],
+            description=data["description"],
+            priority=data.get("priority", Priority.MEDIUM),
+            external_ref=data["external_ref"],
+        )
+    except WipLimitReached as refused:
+        # 429, not 409: senders retry with exponential back-off; nothing was created.
+        return Delivery(status=429, error=refused)
+    except Conflict as known:
+        if known.code != "external_ref_exists":
+            raise
+        existing = Task.objects.filter(
+            workflow=intake.workflow, external_ref=data["external_ref"], archived_at__isnull=True
+        ).first()
+        # None only if that task was archived meanwhile: answer with the conflict itself.
+        return Delivery(status=200, task=existing, error=None if existing else known)
+    return Delivery(status=202 if result.queued else 201, task=result.task)

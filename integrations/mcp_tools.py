@@ -1,0 +1,274 @@
+"""kandev's MCP server: board tools for agents, with the REST API's names and rules.
+
+The same tools serve stdio (`manage.py mcp_server --user <name>`, acting as that user) and
+streamable HTTP (`/mcp/`, acting as the owner of the request's API token). Every write goes
+through the same services as the REST API, membership is checked the same way, and a
+domain refusal comes back as a tool error whose text is the full message (for a WIP
+refusal: step name, limit and occupancy) with the REST error body as structured content.
+"""
+
+import functools
+import json
+import uuid
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import close_old_connections
+from django.http import Http404
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from boards import admission
+from boards.api import member_step
+from boards.models import Priority, Task
+from boards.selectors import board_snapshot, step_counts, step_data, task_data
+from boards.serializers import TaskCreateSerializer, TaskMoveSerializer
+from kandev.errors import Invalid, KandevError
+from workflows import services
+from workflows.access import require_role
+from workflows.models import Workflow, WorkflowStep
+from workflows.serializers import StepUpdateSerializer
+
+USER_SCOPE_KEY = "kandev.user_id"
+UNCHANGED = ""  # update_step: a pull_from_step_id left out keeps the feeder
+
+
+class NotFound(KandevError):
+    status_code = 404
+    code = "not_found"
+
+
+class NotAuthenticated(KandevError):
+    status_code = 401
+    code = "not_authenticated"
+
+
+def tool_error(error: KandevError) -> CallToolResult:
+    text = error.detail
+    if isinstance(error, Invalid):
+        text = f"{text} {json.dumps(error.extra['errors'])}"
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=error.as_body(),
+        is_error=True,
+    )
+
+
+def validated(serializer_class, data: dict, **kwargs) -> dict:
+    """The REST serializer's rules, for the arguments given."""
+    serializer = serializer_class(data=data, **kwargs)
+    if not serializer.is_valid():
+        raise Invalid(
+            {field: [str(m) for m in errors] for field, errors in serializer.errors.items()}
+        )
+    return serializer.validated_data
+
+
+def as_uuid(value: str, field: str):
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise Invalid({field: ["Must be a valid id."]}) from None
+
+
+def given(**arguments) -> dict:
+    """Arguments left at None count as not given."""
+    return {name: value for name, value in arguments.items() if value is not None}
+
+
+def board_tool(fn):
+    """Run a tool like a request: fresh database connections, domain errors as tool errors."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        close_old_connections()
+        try:
+            return fn(*args, **kwargs)
+        except KandevError as error:
+            return tool_error(error)
+        except Http404:
+            return tool_error(NotFound("Not found."))
+        finally:
+            close_old_connections()
+
+    return run
+
+
+def build_server(*, user_id=None) -> MCPServer:
+    """The MCP server. `user_id` fixes the acting user (stdio); without it each HTTP request
+    acts as the user its token authenticated (the ASGI wrapper puts it in the scope)."""
+    server = MCPServer(
+        "kandev",
+        instructions=(
+            "Kanban boards with server-enforced WIP limits. A full step refuses new work: "
+            "the refusal names the step, its limit and its occupancy."
+        ),
+    )
+
+    def acting_user(ctx: Context):
+        acting = user_id
+        if acting is None:
+            request = ctx.request_context.request
+            acting = request.scope.get(USER_SCOPE_KEY) if request is not None else None
+        user = (
+            get_user_model().objects.filter(pk=acting, is_active=True).first() if acting else None
+        )
+        if user is None:
+            raise NotAuthenticated("Authentication required.")
+        return user
+
+    def member_workflow(user, workflow_id: str) -> Workflow:
+        workflow = Workflow.objects.filter(
+            pk=as_uuid(workflow_id, "workflow_id"), workspace__memberships__user=user
+        ).first()
+        if workflow is None:
+            raise NotFound("Not found.")
+        return workflow
+
+    def steps_of(workflow: Workflow) -> list[dict]:
+        steps = list(workflow.steps.order_by("position"))
+        counts = step_counts([s.pk for s in steps])
+        return [step_data(s, *counts[s.pk]) for s in steps]
+
+    @server.tool()
+    @board_tool
+    def list_workflows(ctx: Context, workspace_id: str | None = None) -> list[dict[str, Any]]:
+        """The workflows (boards) you can see, optionally of one workspace."""
+        workflows = Workflow.objects.filter(workspace__memberships__user=acting_user(ctx))
+        if workspace_id:
+            workflows = workflows.filter(workspace_id=as_uuid(workspace_id, "workspace_id"))
+        return [
+            {
+                "id": str(w.pk),
+                "workspace_id": str(w.workspace_id),
+                "name": w.name,
+                "description": w.description,
+                "version": w.version,
+            }
+            for w in workflows.order_by("created_at", "id")
+        ]
+
+    @server.tool()
+    @board_tool
+    def list_steps(ctx: Context, workflow_id: str) -> list[dict[str, Any]]:
+        """The steps of a workflow in position order, with wip_limit, pull_from_step_id,
+        on_full, occupied, queued and over_limit."""
+        return steps_of(member_workflow(acting_user(ctx), workflow_id))
+
+    @server.tool()
+    @board_tool
+    def get_board(ctx: Context, workflow_id: str) -> dict[str, Any]:
+        """The whole board: the workflow, its steps with their counts, and their tasks."""
+        return board_snapshot(workflow=member_workflow(acting_user(ctx), workflow_id))
+
+    @server.tool()
+    @board_tool
+    def create_task(
+        ctx: Context,
+        title: str,
+        workflow_id: str | None = None,
+        step_id: str | None = None,
+        description: str = "",
+        priority: str = Field("medium", description="critical, high, medium, low or none"),
+        external_ref: str | None = None,
+    ) -> dict[str, Any]:
+        """Create a task in a step (or the workflow's start step). A full step refuses it
+        (or queues it when the step is in queue mode: then `admitted` is false)."""
+        user = acting_user(ctx)
+        data = validated(
+            TaskCreateSerializer,
+            given(
+                title=title,
+                workflow_id=workflow_id,
+                step_id=step_id,
+                description=description,
+                priority=priority,
+                external_ref=external_ref,
+            ),
+        )
+        step = member_step(user, data["step_id"]) if data.get("step_id") else None
+        if step is not None:
+            if data.get("workflow_id") and data["workflow_id"] != step.workflow_id:
+                raise Invalid({"step_id": ["This step is not in the given workflow."]})
+            workflow = step.workflow
+        else:
+            workflow = Workflow.objects.filter(
+                pk=data["workflow_id"], workspace__memberships__user=user
+            ).first()
+            if workflow is None:
+                raise Invalid({"workflow_id": ["No such workflow."]})
+        require_role(user, workflow.workspace_id, write=True)
+        result = admission.task_create(
+            workflow=workflow,
+            actor=user,
+            step=step,
+            title=data["title"],
+            description=data["description"],
+            priority=data.get("priority", Priority.MEDIUM),
+            external_ref=data.get("external_ref"),
+        )
+        return task_data(result.task)
+
+    @server.tool()
+    @board_tool
+    def move_task(
+        ctx: Context, task_id: str, step_id: str, position: int | None = None
+    ) -> dict[str, Any]:
+        """Move a task to a step (or reorder it inside its step with `position`)."""
+        user = acting_user(ctx)
+        data = validated(TaskMoveSerializer, given(step_id=step_id, position=position))
+        task = (
+            Task.objects.filter(
+                pk=as_uuid(task_id, "task_id"), workflow__workspace__memberships__user=user
+            )
+            .select_related("workflow")
+            .first()
+        )
+        if task is None:
+            raise NotFound("Not found.")
+        require_role(user, task.workflow.workspace_id, write=True)
+        result = admission.task_move(
+            task=task,
+            to_step=member_step(user, data["step_id"]),
+            actor=user,
+            position=data.get("position"),
+        )
+        return task_data(result.task)
+
+    @server.tool()
+    @board_tool
+    def update_step(
+        ctx: Context,
+        step_id: str,
+        wip_limit: int | None = Field(None, description="0 = unlimited; omit to keep"),
+        pull_from_step_id: str | None = Field(
+            UNCHANGED, description="The feeder step's id; null = no feeder; omit to keep"
+        ),
+        on_full: str | None = Field(None, description='"reject" or "queue"; omit to keep'),
+    ) -> dict[str, Any]:
+        """Read a step's wip_limit, pull_from_step_id and on_full, or change them (only the
+        arguments given change). Raising a limit or setting a feeder pulls at once."""
+        user = acting_user(ctx)
+        step = (
+            WorkflowStep.objects.filter(
+                pk=as_uuid(step_id, "step_id"), workflow__workspace__memberships__user=user
+            )
+            .select_related("workflow")
+            .first()
+        )
+        if step is None:
+            raise NotFound("Not found.")
+        changes = given(wip_limit=wip_limit, on_full=on_full)
+        if pull_from_step_id != UNCHANGED:
+            changes["pull_from_step_id"] = pull_from_step_id
+        if changes:
+            require_role(user, step.workflow.workspace_id, write=True)
+            step = services.step_update(
+                step=step, actor=user, **validated(StepUpdateSerializer, changes, partial=True)
+            )
+        occupied, queued = step_counts([step.pk])[step.pk]
+        return step_data(step, occupied, queued)
+
+    return server

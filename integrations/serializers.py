@@ -1,0 +1,57 @@
+from rest_framework import serializers
+
+
+class IntakeSerializer(serializers.Serializer):
+    """The secret is never part of it: only the creation response adds it, once."""
+
+    id = serializers.UUIDField(read_only=True)
+    workflow_id = serializers.UUIDField()
+    step_id = serializers.UUIDField(required=False, allow_null=True)
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    url = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField(read_only=True)
+
+    def get_url(self, intake) -> str:
+        return f"/hooks/{intake.pk}/"
+
+
+class IntakeCreatedSerializer(IntakeSerializer):
+    secret = serializers.CharField(read_only=True)
+
+
+class RepositoryField(serializers.RegexField):
+    def __init__(self, **kwargs):
+        super().__init__(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", max_length=200, **kwargs)
+
+
+class ReviewWatchSerializer(serializers.Serializer):
+    id = serializers.UUIDField(read_only=True)
+    workflow_id = serializers.UUIDField()
+    step_id = serializers.UUIDField(required=False, allow_null=True)
+    repositories = serializers.ListField(child=RepositoryField(), min_length=1, max_length=50)
+    reviewer_login = serializers.RegexField(r"^[A-Za-z0-9-]+(\[bot\])?$", max_length=100)
+    poll_interval_seconds = serializers.IntegerField(required=False, min_value=30, max_value=86_400)
+    enabled = serializers.BooleanField(required=False)
+    api_base_url = serializers.URLField(required=False, max_length=500)
+    token = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=500)
+    has_token = serializers.SerializerMethodField()
+    last_polled_at = serializers.DateTimeField(read_only=True)
+    backoff_until = serializers.DateTimeField(read_only=True)
+    last_error = serializers.CharField(read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+
+    def get_has_token(self, watch) -> bool:
+        return bool(watch.token_encrypted)
+
+    def validate_api_base_url(self, value):
+        return value.rstrip("/")
+
+
+class ReviewWatchUpdateSerializer(ReviewWatchSerializer):
+    workflow_id = serializers.UUIDField(read_only=True)
+    repositories = serializers.ListField(
+        child=RepositoryField(), min_length=1, max_length=50, required=False
+    )
+    reviewer_login = serializers.RegexField(
+        r"^[A-Za-z0-9-]+(\[bot\])?$", max_length=100, required=False
+    )

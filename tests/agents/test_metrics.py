@@ -1,0 +1,169 @@
+"""/metrics: values after a known sequence, access rules, multiprocess counters."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.test import Client, override_settings
+from prometheus_client.parser import text_string_to_metric_families
+
+from accounts.models import ApiToken
+from agents import services
+from boards import admission
+from kandev.errors import WipLimitReached
+from tests.agents.conftest import AUTO_START, run_turn, session_of
+from tests.factories import StepFactory, UserFactory, WorkflowFactory
+from workflows.models import OnSessionLimit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def scrape(text: str) -> dict:
+    """{(sample name, frozenset(labels)): value}"""
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def value(samples: dict, name: str, **labels) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+@pytest.fixture
+def staff(db):
+    return UserFactory(username="ops", is_staff=True)
+
+
+def metrics_text(user) -> str:
+    client = Client()
+    client.force_login(user)
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain")
+    return response.content.decode()
+
+
+def test_values_after_a_known_sequence(
+    board, make_task, owner, staff, django_capture_on_commit_callbacks
+):
+    backlog, doing, done = board
+    workflow = doing.workflow
+    agents = StepFactory(
+        workflow=WorkflowFactory(workspace=workflow.workspace, max_parallel_sessions=1),
+        name="Agents",
+        position=0,
+        events=AUTO_START,
+    )
+    rejecting = StepFactory(
+        workflow=WorkflowFactory(
+            workspace=workflow.workspace,
+            max_parallel_sessions=1,
+            on_session_limit=OnSessionLimit.REJECT,
+        ),
+        name="Agents",
+        position=0,
+        events=AUTO_START,
+    )
+    agent_wf, reject_wf = str(agents.workflow_id), str(rejecting.workflow_id)
+    before = scrape(metrics_text(staff))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        first = make_task(doing, "a")
+        make_task(doing, "b")
+        make_task(backlog, "next")
+        with pytest.raises(WipLimitReached):
+            make_task(doing, "c")
+        admission.task_move(task=first, to_step=done, actor=owner)  # pulls "next"
+        running, waiting = make_task(agents, "running"), make_task(agents, "waiting")
+        run_turn(session_of(running), outcome="boot_ready")
+        make_task(rejecting, "started")
+        make_task(rejecting, "rejected")
+    after = scrape(metrics_text(staff))
+
+    labels = {"workflow": str(workflow.pk), "step": str(doing.pk)}
+    assert value(after, "kandev_step_occupancy", **labels) == 2
+    assert value(after, "kandev_step_wip_limit", **labels) == 2
+    assert value(after, "kandev_step_occupancy", workflow=str(workflow.pk), step=str(done.pk)) == 1
+    assert value(after, "kandev_sessions_queued", workflow=agent_wf) == 1
+    assert value(after, "kandev_sessions_running", workflow=agent_wf) == 1
+    assert value(after, "kandev_sessions_starting", workflow=reject_wf) == 1
+
+    def delta(name, **labels):
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert delta("kandev_admissions_rejected_total", reason="wip_limit_reached") == 1
+    assert delta("kandev_tasks_pulled_total") == 1
+    assert delta("kandev_sessions_rejected_total", workflow=reject_wf, scope="workflow") == 1
+    assert delta("kandev_session_queue_wait_seconds_count", workflow=agent_wf) == 0
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.session_event(session=session_of(running), type="turn_completed")
+    final = scrape(metrics_text(staff))
+    assert value(final, "kandev_session_queue_wait_seconds_count", workflow=agent_wf) == 1
+    assert value(final, "kandev_sessions_queued", workflow=agent_wf) == 0
+    assert value(final, "kandev_sessions_starting", workflow=agent_wf) == 1
+    assert session_of(waiting).status == "starting"
+
+
+class TestAccess:
+    def test_anonymous_401_and_non_staff_403(self, owner):
+        assert Client().get("/metrics").status_code == 401
+        client = Client()
+        client.force_login(owner)
+        assert client.get("/metrics").status_code == 403
+
+    @override_settings(KANDEV_METRICS_TOKEN="s3cret-scraper")
+    def test_the_metrics_bearer_token(self, db):
+        assert (
+            Client().get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-scraper").status_code == 200
+        )
+        assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+
+    def test_an_empty_metrics_token_never_matches(self, db):
+        assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer ").status_code == 401
+
+    def test_a_staff_api_token_but_not_a_runner_token(self, staff, workflow):
+        _, key = ApiToken.issue(user=staff)
+        _, runner_key = ApiToken.issue(user=staff, workspace=workflow.workspace)
+        assert Client().get("/metrics", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+        assert Client().get("/metrics", HTTP_AUTHORIZATION=f"Token {runner_key}").status_code == 401
+
+
+INCREMENT = """
+import django
+django.setup()
+from kandev import metrics
+metrics.TASKS_PULLED.inc({n})
+metrics.SESSION_QUEUE_WAIT.labels(workflow="w").observe(2)
+"""
+SCRAPE = """
+import django, sys
+django.setup()
+from kandev import metrics
+sys.stdout.write(metrics.counters_exposition().decode())
+"""
+
+
+def test_counters_add_up_across_processes(tmp_path):
+    env = {
+        **os.environ,
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+        "DJANGO_SETTINGS_MODULE": "kandev.settings",
+    }
+    for n in (2, 3):
+        subprocess.run([sys.executable, "-c", INCREMENT.format(n=n)], cwd=ROOT, env=env, check=True)
+    text = subprocess.run(
+        [sys.executable, "-c", SCRAPE],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    samples = scrape(text)
+    assert value(samples, "kandev_tasks_pulled_total") == 5
+    assert value(samples, "kandev_session_queue_wait_seconds_count", workflow="w") == 2

@@ -1,0 +1,136 @@
+"""Admission races with real threads, each on its own database connection (admission.md).
+
+They run on PostgreSQL (row locks) and on SQLite (IMMEDIATE transactions) alike.
+"""
+
+import threading
+
+import pytest
+from django.db import close_old_connections, connection
+
+from boards import admission
+from boards.models import Task, TaskEvent
+from kandev.errors import WipLimitReached
+from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from workflows.models import Role, Workflow
+
+ROUNDS = 10
+
+
+def race(n, action):
+    """Run `action(i)` in n threads released together; return their results (or exceptions)."""
+    barrier = threading.Barrier(n)
+    results = [None] * n
+
+    def run(i):
+        try:
+            barrier.wait(timeout=30)
+            results[i] = action(i)
+        except Exception as exc:  # collected and asserted on by the test
+            results[i] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    close_old_connections()
+    return results
+
+
+def outcomes(results):
+    refused = [r for r in results if isinstance(r, WipLimitReached)]
+    errors = [r for r in results if isinstance(r, Exception) and not isinstance(r, WipLimitReached)]
+    assert not errors, errors
+    return len(results) - len(refused), len(refused)
+
+
+def new_board(*, limit=2, feeder=True):
+    user = UserFactory()
+    workflow = WorkflowFactory()
+    MembershipFactory(workspace=workflow.workspace, user=user, role=Role.OWNER)
+    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
+    doing = StepFactory(workflow=workflow, name="In Progress", position=1, wip_limit=limit,
+                        pull_from_step=backlog if feeder else None)
+    done = StepFactory(workflow=workflow, name="Done", position=2, wip_limit=limit)
+    return user, backlog, doing, done
+
+
+def create(step, user, title):
+    return admission.task_create(workflow=step.workflow, step=step, actor=user, title=title)
+
+
+def occupied(step):
+    return Task.objects.occupying().filter(step=step).count()
+
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_eight_concurrent_creates_into_a_limit_2_step_admit_exactly_two(round_):
+    user, _, doing, _ = new_board()
+    results = race(8, lambda i: create(doing, user, f"t{i}"))
+    assert outcomes(results) == (2, 6)
+    assert occupied(doing) == 2
+    # Refused creations left nothing: two tasks, two events, two versions.
+    assert Task.objects.filter(workflow=doing.workflow).count() == 2
+    assert TaskEvent.objects.filter(workflow=doing.workflow).count() == 2
+    assert Workflow.objects.get(pk=doing.workflow_id).version == 2
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_concurrent_moves_into_the_last_slot_admit_exactly_one(round_):
+    user, backlog, doing, _ = new_board(feeder=False)
+    admission.task_create(workflow=doing.workflow, step=doing, actor=user, title="already")
+    tasks = [create(backlog, user, f"t{i}").task for i in range(6)]
+    results = race(6, lambda i: admission.task_move(task=tasks[i], to_step=doing, actor=user))
+    assert outcomes(results) == (1, 5)
+    assert occupied(doing) == 2
+    assert Task.objects.filter(step=backlog).count() == 5
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_opposite_moves_between_two_limited_steps_never_deadlock_or_overfill(round_):
+    user, _, doing, done = new_board(limit=3, feeder=False)
+    left = [create(doing, user, f"l{i}").task for i in range(3)]
+    right = [create(done, user, f"r{i}").task for i in range(2)]
+
+    def move(i):
+        if i % 2 == 0:
+            return admission.task_move(task=left[i // 2], to_step=done, actor=user)
+        return admission.task_move(task=right[i // 2], to_step=doing, actor=user)
+
+    results = race(5, move)
+    admitted, refused = outcomes(results)
+    assert admitted + refused == 5
+    assert occupied(doing) <= 3 and occupied(done) <= 3
+    assert occupied(doing) + occupied(done) == 5
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_a_pull_racing_creates_never_overfills(round_):
+    user, backlog, doing, done = new_board(limit=2)
+    first = admission.task_create(workflow=doing.workflow, step=doing, actor=user, title="a").task
+    admission.task_create(workflow=doing.workflow, step=doing, actor=user, title="b")
+    for i in range(3):
+        admission.task_create(workflow=doing.workflow, step=backlog, actor=user, title=f"waiting{i}")
+
+    def act(i):
+        if i == 0:  # frees a slot: the pull competes with the creates below for it
+            return admission.task_move(task=first, to_step=done, actor=user)
+        return admission.task_create(workflow=doing.workflow, step=doing, actor=user, title=f"new{i}")
+
+    results = race(6, act)
+    outcomes(results)
+    assert occupied(doing) == 2
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_an_unlimited_step_takes_every_concurrent_create(round_):
+    user, backlog, _, _ = new_board()
+    results = race(8, lambda i: create(backlog, user, f"t{i}"))
+    assert outcomes(results) == (8, 0)
+    assert Task.objects.filter(step=backlog).count() == 8

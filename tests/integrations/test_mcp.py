@@ -1,0 +1,222 @@
+"""The MCP server, driven by the SDK's own client: over stdio (a `manage.py mcp_server`
+subprocess) and over streamable HTTP (`/mcp/` of a real uvicorn)."""
+
+import sys
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from accounts.models import ApiToken
+from boards.models import Task, TaskEvent
+from tests.factories import MembershipFactory, StepFactory, UserFactory
+from tests.integrations.servers import ROOT, child_env, uvicorn_server
+from workflows.models import OnFull, Role, Workflow
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TOOLS = {"list_workflows", "list_steps", "get_board", "create_task", "move_task", "update_step"}
+
+
+def stdio(username: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["manage.py", "mcp_server", "--user", username],
+        env=child_env(),
+        cwd=ROOT,
+    )
+
+
+def over_http(base: str, key: str):
+    client = httpx2.AsyncClient(headers={"Authorization": f"Token {key}"}, timeout=30)
+    return streamable_http_client(f"{base}/mcp/", http_client=client)
+
+
+async def session(server, calls):
+    """Open one MCP session and run `calls(client)` in it."""
+    async with Client(server) as client:
+        return await calls(client)
+
+
+def text(result) -> str:
+    return result.content[0].text
+
+
+def test_stdio_tools_read_and_write_the_board_with_wip_refusals_as_tool_errors(
+    board, owner, make_task
+):
+    backlog, doing, done = board
+    make_task(doing, "a")
+    make_task(doing, "b")
+    waiting = make_task(backlog, "waiting")
+
+    async def calls(client):
+        listed = await client.list_tools()
+        workflows = await client.call_tool("list_workflows", {})
+        steps = await client.call_tool("list_steps", {"workflow_id": str(doing.workflow_id)})
+        board_result = await client.call_tool("get_board", {"workflow_id": str(doing.workflow_id)})
+        refused_create = await client.call_tool(
+            "create_task", {"step_id": str(doing.pk), "title": "c"}
+        )
+        refused_move = await client.call_tool(
+            "move_task", {"task_id": str(waiting.pk), "step_id": str(doing.pk)}
+        )
+        created = await client.call_tool(
+            "create_task",
+            {"workflow_id": str(doing.workflow_id), "title": "via mcp", "priority": "high"},
+        )
+        return listed, workflows, steps, board_result, refused_create, refused_move, created
+
+    listed, workflows, steps, board_result, refused_create, refused_move, created = anyio.run(
+        session, stdio(owner.username), calls
+    )
+    assert {tool.name for tool in listed.tools} == TOOLS
+    assert [w["name"] for w in workflows.structured_content["result"]] == ["Delivery"]
+    in_progress = steps.structured_content["result"][1]
+    assert {
+        k: in_progress[k] for k in ("name", "wip_limit", "pull_from_step_id", "on_full", "occupied")
+    } == {
+        "name": "In Progress",
+        "wip_limit": 2,
+        "pull_from_step_id": str(backlog.pk),
+        "on_full": "reject",
+        "occupied": 2,
+    }
+    assert [t["title"] for t in board_result.structured_content["steps"][1]["tasks"]] == ["a", "b"]
+    for refused in (refused_create, refused_move):
+        assert refused.is_error
+        assert text(refused) == 'Step "In Progress" is at its WIP limit (2 of 2).'
+        assert refused.structured_content == {
+            "code": "wip_limit_reached",
+            "detail": 'Step "In Progress" is at its WIP limit (2 of 2).',
+            "step": {"id": str(doing.pk), "name": "In Progress"},
+            "limit": 2,
+            "occupied": 2,
+        }
+    assert not created.is_error
+    assert (created.structured_content["step_id"], created.structured_content["priority"]) == (
+        str(backlog.pk),
+        "high",
+    )
+    # The refusals left nothing: three tasks from the fixture, one from MCP.
+    assert Task.objects.count() == 4
+    assert not Task.objects.filter(title="c").exists()
+    waiting.refresh_from_db()
+    assert waiting.step == backlog
+    assert TaskEvent.objects.filter(actor=owner, detail__action="create").count() == 4
+
+
+def test_stdio_update_step_reads_and_writes_limit_feeder_and_on_full(board, owner, make_task):
+    backlog, doing, done = board
+    make_task(doing, "a")
+    make_task(doing, "b")
+    make_task(backlog, "next")
+
+    async def calls(client):
+        read = await client.call_tool("update_step", {"step_id": str(doing.pk)})
+        raised = await client.call_tool("update_step", {"step_id": str(doing.pk), "wip_limit": 3})
+        queue = await client.call_tool("update_step", {"step_id": str(done.pk), "on_full": "queue"})
+        cleared = await client.call_tool(
+            "update_step", {"step_id": str(doing.pk), "pull_from_step_id": None}
+        )
+        refed = await client.call_tool(
+            "update_step",
+            {"step_id": str(done.pk), "pull_from_step_id": str(doing.pk), "wip_limit": 1},
+        )
+        cycle = await client.call_tool(
+            "update_step", {"step_id": str(doing.pk), "pull_from_step_id": str(done.pk)}
+        )
+        bad = await client.call_tool(
+            "update_step", {"step_id": str(doing.pk), "wip_limit": -1, "on_full": "x"}
+        )
+        return read, raised, queue, cleared, refed, cycle, bad
+
+    read, raised, queue, cleared, refed, cycle, bad = anyio.run(
+        session, stdio(owner.username), calls
+    )
+    assert (read.structured_content["wip_limit"], read.structured_content["on_full"]) == (
+        2,
+        "reject",
+    )
+    assert read.structured_content["pull_from_step_id"] == str(backlog.pk)
+    # Raising the limit pulls the next backlog task at once.
+    assert (raised.structured_content["wip_limit"], raised.structured_content["occupied"]) == (3, 3)
+    assert Task.objects.get(title="next").step == doing
+    assert queue.structured_content["on_full"] == OnFull.QUEUE
+    assert cleared.structured_content["pull_from_step_id"] is None
+    assert refed.structured_content["pull_from_step_id"] == str(doing.pk)
+    assert refed.structured_content["occupied"] == 1  # Done pulled one task from In Progress
+    assert cycle.is_error and cycle.structured_content["errors"] == {
+        "pull_from_step_id": ["This feeder would form a cycle of pulls."]
+    }
+    assert bad.is_error and set(bad.structured_content["errors"]) == {"wip_limit", "on_full"}
+    doing.refresh_from_db()
+    assert (doing.wip_limit, doing.pull_from_step_id) == (3, None)
+
+
+def test_stdio_membership_rules_match_the_rest_api(board, owner):
+    backlog, doing, _ = board
+    viewer = UserFactory(username="vera")
+    MembershipFactory(workspace=doing.workflow.workspace, user=viewer, role=Role.VIEWER)
+    hidden = StepFactory(name="Hidden")
+
+    async def calls(client):
+        return (
+            await client.call_tool("list_workflows", {}),
+            await client.call_tool("get_board", {"workflow_id": str(doing.workflow_id)}),
+            await client.call_tool("create_task", {"step_id": str(backlog.pk), "title": "nope"}),
+            await client.call_tool("update_step", {"step_id": str(doing.pk), "wip_limit": 9}),
+            await client.call_tool("get_board", {"workflow_id": str(hidden.workflow_id)}),
+            await client.call_tool("update_step", {"step_id": str(hidden.pk)}),
+        )
+
+    workflows, readable, create, update, other_board, other_step = anyio.run(
+        session, stdio("vera"), calls
+    )
+    assert [w["name"] for w in workflows.structured_content["result"]] == ["Delivery"]
+    assert not readable.is_error
+    for refused in (create, update):
+        assert refused.is_error and refused.structured_content["code"] == "permission_denied"
+    for hidden_result in (other_board, other_step):
+        assert hidden_result.is_error and hidden_result.structured_content == {
+            "code": "not_found",
+            "detail": "Not found.",
+        }
+    assert not Task.objects.exists()
+    doing.refresh_from_db()
+    assert doing.wip_limit == 2
+
+
+def test_over_http_with_a_token(board, owner, make_task):
+    _, doing, done = board
+    make_task(doing, "a")
+    _, key = ApiToken.issue(user=owner)
+
+    async def calls(client):
+        first = await client.call_tool("create_task", {"step_id": str(doing.pk), "title": "b"})
+        refused = await client.call_tool("create_task", {"step_id": str(doing.pk), "title": "c"})
+        moved = await client.call_tool(
+            "move_task", {"task_id": first.structured_content["id"], "step_id": str(done.pk)}
+        )
+        steps = await client.call_tool("list_steps", {"workflow_id": str(doing.workflow_id)})
+        return first, refused, moved, steps
+
+    with uvicorn_server(workers=2) as base:
+        first, refused, moved, steps = anyio.run(session, over_http(base, key), calls)
+        anonymous = httpx.post(f"{base}/mcp/", json={}, headers={"Accept": "application/json"})
+        forged = httpx.post(f"{base}/mcp/", json={}, headers={"Authorization": "Token not-a-key"})
+        django_still_answers = httpx.get(f"{base}/healthz")
+    assert first.structured_content["step_id"] == str(doing.pk)
+    assert refused.is_error and text(refused) == 'Step "In Progress" is at its WIP limit (2 of 2).'
+    assert refused.structured_content["occupied"] == 2
+    assert moved.structured_content["step_id"] == str(done.pk)
+    assert steps.structured_content["result"][1]["occupied"] == 1
+    assert (anonymous.status_code, forged.status_code) == (401, 401)
+    assert anonymous.headers["WWW-Authenticate"] == "Token"
+    assert django_still_answers.status_code == 200
+    assert Workflow.objects.get(pk=doing.workflow_id).version == 3  # a, b, the move
+    assert sorted(Task.objects.values_list("title", flat=True)) == ["a", "b"]

@@ -1,0 +1,63 @@
+import os
+
+import pytest
+from django.test import Client
+
+from tests.live.servers import Server
+
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def board_server(django_db_setup):
+    """One uvicorn process serving the test database (DEBUG on: static files from the app)."""
+    server = Server().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Per module: while it runs, the test thread holds Playwright's event loop."""
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the tests' own ORM calls are
+    # plain synchronous code between its calls, so Django's async-context guard is a false alarm.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_board(chromium, board_server):
+    """open_board(user, workflow) -> a page showing the live board, signed in as `user`."""
+    contexts = []
+
+    def open_(user, workflow, before_load=None):
+        client = Client()
+        client.force_login(user)
+        context = chromium.new_context(viewport={"width": 1400, "height": 900})
+        session = client.cookies["sessionid"].value
+        context.add_cookies([{"name": "sessionid", "value": session, "url": board_server.url}])
+        contexts.append(context)
+        page = context.new_page()
+        page.errors = []
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        if before_load is not None:
+            before_load(page)
+        page.goto(f"{board_server.url}/workflows/{workflow.pk}/")
+        page.wait_for_selector('[data-role="live"][data-state="live"]')
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+

@@ -1,0 +1,431 @@
+"""The live board in headless Chromium against a real uvicorn server (product.md §7)."""
+
+import re
+
+import httpx
+import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from playwright.sync_api import expect
+
+from accounts.models import ApiToken
+from boards.admission import task_create
+from boards.models import Task
+from tests.factories import MembershipFactory, UserFactory
+from tests.live.servers import off_loop
+from workflows.models import Role, WorkflowStep
+from workflows.services import step_update
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+FULL = 'Step "In Progress" is at its WIP limit (2 of 2).'
+
+
+@pytest.fixture
+def make_task(owner):
+    def make(step, title="Task", **kwargs):
+        actor = kwargs.pop("actor", owner)
+        return off_loop(
+            task_create, workflow=step.workflow, step=step, actor=actor, title=title, **kwargs
+        ).task
+
+    return make
+
+
+def column(page, step):
+    return page.locator(f'.column[data-step-id="{step.pk}"]')
+
+
+def card(page, task):
+    return page.locator(f'.card[data-task-id="{task.pk}"]')
+
+
+def titles(page, step):
+    return column(page, step).locator('[data-role="cards"] .card-title')
+
+
+def drag(page, task, step):
+    card(page, task).drag_to(column(page, step).locator('[data-role="cards"]'))
+
+
+def version(page):
+    return page.locator("#board")
+
+
+def step_of(task):
+    return Task.objects.get(pk=task.pk).step_id
+
+
+def test_login_form_leads_to_the_boards_and_logout(chromium, board_server, owner, workflow, board):
+    # The server runs the production hashers, not the fast one the tests configure.
+    hasher = PBKDF2PasswordHasher()
+    owner.password = hasher.encode("a real passphrase", hasher.salt())
+    owner.save(update_fields=["password"])
+    context = chromium.new_context()
+    page = context.new_page()
+    page.goto(f"{board_server.url}/")
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    page.fill("#id_username", owner.username)
+    page.fill("#id_password", "wrong")
+    page.click("button[type=submit]")
+    expect(page.locator(".form-error[role=alert]")).to_be_visible()
+    page.fill("#id_password", "a real passphrase")
+    page.click("button[type=submit]")
+    expect(page.locator(".workspace h2")).to_contain_text(workflow.workspace.name)
+    page.click(f"text={workflow.name}")
+    expect(page).to_have_url(f"{board_server.url}/workflows/{workflow.pk}/")
+    expect(page.locator(".column h2")).to_have_text(["Backlog", "In Progress", "Done"])
+    page.click("text=Log out")
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    context.close()
+
+
+def test_header_counts_cards_and_queue_area(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    for n in range(3):
+        make_task(backlog, f"Idea {n}")
+    make_task(doing, "Urgent fix", priority=0)
+    review = WorkflowStep.objects.create(
+        workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue"
+    )
+    make_task(review, "Reviewed first")
+    make_task(review, "Waits in line")
+
+    page = open_board(owner, workflow)
+    counts = page.locator('[data-role="wip-count"]')
+    expect(counts).to_have_text(["3", "1/2", "0", "1/1"])
+    expect(column(page, doing).locator('[data-role="wip-count"]')).to_have_attribute(
+        "aria-label", "1 of 2 (WIP limit)"
+    )
+    urgent = column(page, doing).locator(".card").first
+    expect(urgent.locator('[data-role="priority"]')).to_have_text("critical")
+    expect(urgent.locator('[data-role="age"]')).to_have_text("just now")
+    queue = column(page, review).locator('[data-role="queue"]')
+    expect(queue).to_be_visible()
+    expect(queue.locator('[data-role="queue-count"]')).to_have_text("1")
+    expect(queue.locator(".card-title")).to_have_text(["Waits in line"])
+    expect(column(page, backlog).locator('[data-role="queue"]')).to_be_hidden()
+    assert page.errors == []
+
+
+def test_refused_drag_rolls_back_and_shows_the_conflict(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    ideas = [make_task(backlog, f"Idea {n}") for n in range(3)]
+    make_task(doing, "Busy 1")
+    make_task(doing, "Busy 2")
+    page = open_board(owner, workflow)
+
+    drag(page, ideas[1], doing)
+
+    expect(page.get_by_role("alert")).to_contain_text(FULL)
+    expect(titles(page, backlog)).to_have_text(["Idea 0", "Idea 1", "Idea 2"])
+    expect(titles(page, doing)).to_have_text(["Busy 1", "Busy 2"])
+    expect(column(page, doing).locator('[data-role="wip-count"]')).to_have_text("2/2")
+    assert step_of(ideas[1]) == backlog.pk
+    expect(version(page)).to_have_attribute("data-version", "5")
+
+
+def test_network_error_rolls_back_with_its_own_message(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    idea = make_task(backlog, "Idea")
+    page = open_board(owner, workflow)
+    page.route("**/move/", lambda route: route.abort())
+
+    drag(page, idea, done)
+
+    expect(page.get_by_role("alert")).to_contain_text("Network error")
+    expect(titles(page, backlog)).to_have_text(["Idea"])
+    expect(titles(page, done)).to_have_count(0)
+    assert step_of(idea) == backlog.pk
+
+
+def test_accepted_drag_moves_the_card_and_the_pull_follows(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    waiting = make_task(backlog, "Next up")
+    busy = make_task(doing, "Busy")
+    make_task(doing, "Also busy")
+    page = open_board(owner, workflow)
+
+    drag(page, busy, done)
+
+    expect(titles(page, done)).to_have_text(["Busy"])
+    expect(titles(page, doing)).to_have_text(["Also busy", "Next up"])  # pulled from Backlog
+    expect(version(page)).to_have_attribute("data-version", "4")
+    expect(page.get_by_role("alert")).to_be_hidden()
+    assert step_of(busy) == done.pk
+    assert step_of(waiting) == doing.pk
+
+
+
+def test_drag_into_a_full_queue_mode_step_lands_in_its_queue(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    review = WorkflowStep.objects.create(
+        workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue"
+    )
+    make_task(review, "Under review")
+    idea = make_task(backlog, "Idea")
+    page = open_board(owner, workflow)
+    queue = column(page, review).locator('[data-role="queue"]')
+    expect(queue.locator('[data-role="queue-count"]')).to_have_text("0")
+
+    drag(page, idea, review)
+
+    expect(queue.locator(".card-title")).to_have_text(["Idea"])
+    expect(queue.locator('[data-role="queue-count"]')).to_have_text("1")
+    expect(titles(page, review)).to_have_text(["Under review"])
+    expect(column(page, review).locator('[data-role="wip-count"]')).to_have_text("1/1")
+    expect(page.get_by_role("alert")).to_be_hidden()
+    assert Task.objects.get(pk=idea.pk).admitted is False
+
+def test_second_viewer_sees_the_move_and_the_pull_live(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    waiting = make_task(backlog, "Next up")
+    busy = make_task(doing, "Busy")
+    make_task(doing, "Also busy")
+    member = UserFactory(username="mia")
+    MembershipFactory(workspace=workflow.workspace, user=member, role=Role.MEMBER)
+    mover = open_board(owner, workflow)
+    watcher = open_board(member, workflow)
+    watcher.evaluate("window.notReloaded = true")
+
+    drag(mover, busy, done)
+
+    expect(titles(watcher, done)).to_have_text(["Busy"])
+    expect(titles(watcher, doing)).to_have_text(["Also busy", "Next up"])
+    expect(column(watcher, backlog).locator('[data-role="wip-count"]')).to_have_text("0")
+    expect(column(watcher, doing).locator('[data-role="wip-count"]')).to_have_text("2/2")
+    expect(version(watcher)).to_have_attribute("data-version", "4")
+    assert watcher.evaluate("window.notReloaded") is True
+    assert step_of(waiting) == doing.pk
+    # The mover's own move, confirmed by its broadcast, is shown once.
+    expect(mover.locator(f'.card[data-task-id="{busy.pk}"]')).to_have_count(1)
+    expect(titles(mover, doing)).to_have_text(["Also busy", "Next up"])
+
+
+def test_over_limit_warning_is_not_colour_alone_and_clears_live(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    first = make_task(doing, "First")
+    make_task(doing, "Second")
+    off_loop(step_update, step=doing, actor=owner, wip_limit=1)  # lowered below occupancy
+    page = open_board(owner, workflow)
+    header = column(page, doing)
+
+    expect(header).to_have_attribute("data-over-limit", "true")
+    expect(header.locator('[data-role="wip-count"]')).to_have_text("2/1")
+    expect(header.locator('[data-role="wip-count"]')).to_have_attribute(
+        "aria-label", "2 of 1: over the WIP limit"
+    )
+    expect(header.locator('[data-role="wip-warning"]')).to_have_text(re.compile("Over limit"))
+    expect(column(page, backlog)).to_have_attribute("data-over-limit", "false")
+
+    drag(page, first, done)
+
+    expect(header).to_have_attribute("data-over-limit", "false")
+    expect(header.locator('[data-role="wip-count"]')).to_have_text("1/1")
+    expect(header.locator('[data-role="wip-warning"]')).to_be_hidden()
+
+
+def test_keyboard_move_between_and_within_columns(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    first = make_task(backlog, "First")
+    make_task(backlog, "Second")
+    page = open_board(owner, workflow)
+
+    card(page, first).focus()
+    page.keyboard.press("Shift+ArrowDown")
+    expect(titles(page, backlog)).to_have_text(["Second", "First"])
+    expect(version(page)).to_have_attribute("data-version", "3")
+    page.keyboard.press("Shift+ArrowRight")
+    expect(titles(page, doing)).to_have_text(["First"])
+    expect(version(page)).to_have_attribute("data-version", "4")
+    expect(card(page, first)).to_be_focused()
+    assert step_of(first) == doing.pk
+    assert list(Task.objects.filter(step=backlog).values_list("title", flat=True)) == ["Second"]
+
+
+def test_creating_into_a_full_step_shows_the_conflict_and_creates_nothing(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    make_task(doing, "Busy 1")
+    make_task(doing, "Busy 2")
+    page = open_board(owner, workflow)
+    form = column(page, doing).locator('[data-role="add-task"]')
+
+    form.locator("input[name=title]").fill("One too many")
+    form.locator("button").click()
+
+    expect(page.get_by_role("alert")).to_contain_text(FULL)
+    assert not Task.objects.filter(title="One too many").exists()
+
+    backlog_form = column(page, backlog).locator('[data-role="add-task"]')
+    backlog_form.locator("input[name=title]").fill("Fits")
+    backlog_form.locator("select[name=priority]").select_option("high")
+    backlog_form.locator("button").click()
+    expect(titles(page, backlog)).to_have_text(["Fits"])
+    expect(column(page, backlog).locator('[data-role="priority"]')).to_have_text(["high"])
+    expect(version(page)).to_have_attribute("data-version", "3")
+    expect(page.locator('.card-title:text-is("Fits")')).to_have_count(1)  # not applied twice
+
+
+def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, board):
+    backlog, doing, done = board
+    page = open_board(owner, workflow)
+    page.click("text=Step settings")
+    doing_form = page.locator(f'form[data-step-id="{doing.pk}"]')
+
+    doing_form.locator("input[name=wip_limit]").fill("-1")
+    doing_form.locator("button[type=submit]").click()
+    wip_error = doing_form.locator('[data-error-for="wip_limit"]')
+    expect(wip_error).to_contain_text("greater than or equal to 0")
+    expect(doing_form.locator("input[name=wip_limit]")).to_have_attribute("aria-invalid", "true")
+
+    backlog_form = page.locator(f'form[data-step-id="{backlog.pk}"]')
+    backlog_form.locator("select[name=pull_from_step_id]").select_option(label="In Progress")
+    backlog_form.locator("button[type=submit]").click()
+    expect(backlog_form.locator('[data-error-for="pull_from_step_id"]')).not_to_be_empty()
+    assert WorkflowStep.objects.get(pk=doing.pk).wip_limit == 2
+    assert WorkflowStep.objects.get(pk=backlog.pk).pull_from_step_id is None
+
+    backlog_form.locator("select[name=pull_from_step_id]").select_option(label="No feeder step")
+    backlog_form.locator("input[name=is_start_step]").uncheck()
+    backlog_form.locator("button[type=submit]").click()
+    expect(backlog_form.locator('[data-error-for="is_start_step"]')).to_contain_text(
+        "Choose another start step"
+    )
+    assert WorkflowStep.objects.get(pk=backlog.pk).is_start_step
+
+    doing_form.locator("input[name=wip_limit]").fill("3")
+    doing_form.locator("input[name=name]").fill("Doing")
+    doing_form.locator("select[name=pull_from_step_id]").select_option(label="No feeder step")
+    doing_form.locator("select[name=on_full]").select_option("queue")
+    doing_form.locator("button[type=submit]").click()
+    expect(page.locator(f'form[data-step-id="{doing.pk}"] h2')).to_have_text("2. Doing")
+    saved = WorkflowStep.objects.get(pk=doing.pk)
+    assert (saved.name, saved.wip_limit, saved.on_full) == ("Doing", 3, "queue")
+    assert saved.pull_from_step_id is None
+
+    new_form = page.locator('form[data-role="new-step-form"]')
+    new_form.locator("input[name=name]").fill("Review")
+    new_form.locator("input[name=wip_limit]").fill("1")
+    new_form.locator("button[type=submit]").click()
+    expect(page.locator('form[data-role="step-form"] h2')).to_have_text(
+        ["1. Backlog", "2. Doing", "3. Done", "4. Review"]
+    )
+    review_form = page.locator('form[data-role="step-form"]').nth(3)
+    review_form.locator('button[data-action="up"]').click()
+    expect(page.locator('form[data-role="step-form"] h2')).to_have_text(
+        ["1. Backlog", "2. Doing", "3. Review", "4. Done"]
+    )
+    page.on("dialog", lambda dialog: dialog.accept())
+    forms = page.locator('form[data-role="step-form"]')
+    forms.nth(2).locator('button[data-action="delete"]').click()
+    expect(forms.locator("h2")).to_have_text(["1. Backlog", "2. Doing", "3. Done"])
+    assert list(WorkflowStep.objects.filter(workflow=workflow).values_list("name", flat=True)) == [
+        "Backlog", "Doing", "Done"
+    ]
+
+
+def test_viewers_watch_but_cannot_move_or_open_settings(
+    board_server, open_board, workflow, board, make_task
+):
+    backlog, doing, done = board
+    idea = make_task(backlog, "Idea")
+    viewer = UserFactory(username="vic")
+    MembershipFactory(workspace=workflow.workspace, user=viewer, role=Role.VIEWER)
+    page = open_board(viewer, workflow)
+    expect(page.locator('[data-role="add-task"]')).to_have_count(0)
+    expect(page.locator("text=Step settings")).to_have_count(0)
+    card(page, idea).focus()
+    page.keyboard.press("Shift+ArrowRight")
+    expect(titles(page, backlog)).to_have_text(["Idea"])
+    assert step_of(idea) == backlog.pk
+    response = page.goto(f"{board_server.url}/workflows/{workflow.pk}/settings/")
+    assert response.status == 403
+
+
+
+def server_api(board_server, user) -> httpx.Client:
+    """Writes through the running server, so its viewers are told (unlike writes made here)."""
+    _, key = ApiToken.issue(user=user)
+    return httpx.Client(base_url=board_server.url, headers={"Authorization": f"Token {key}"})
+
+
+def test_a_version_gap_makes_the_board_refetch(
+    board_server, open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    first = make_task(backlog, "First")
+    second = make_task(backlog, "Second")
+    board_fetches = []
+
+    def drop_the_first_change(page):
+        def route(ws):
+            server = ws.connect_to_server()
+            dropped = []
+
+            def forward(message):
+                if '"version": 3' in message and not dropped:
+                    dropped.append(message)  # this viewer never hears of version 3
+                    return
+                ws.send(message)
+
+            server.on_message(forward)
+
+        page.route_web_socket(re.compile(r"/ws/workflows/"), route)
+        page.on("request", lambda r: "/api/v1/" in r.url and board_fetches.append(r.url))
+
+    page = open_board(owner, workflow, before_load=drop_the_first_change)
+    to_done = {"step_id": str(done.pk)}
+    with server_api(board_server, owner) as api:
+        assert api.post(f"/api/v1/tasks/{first.pk}/move/", json=to_done).is_success
+        assert api.post(f"/api/v1/tasks/{second.pk}/move/", json=to_done).is_success
+
+    expect(version(page)).to_have_attribute("data-version", "4")
+    expect(titles(page, done)).to_have_text(["First", "Second"])
+    expect(titles(page, backlog)).to_have_count(0)
+    assert board_fetches == [f"{board_server.url}/api/v1/workflows/{workflow.pk}/board/"]
+
+
+def test_after_a_reconnect_the_board_shows_what_was_missed(
+    board_server, open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    idea = make_task(backlog, "Idea")
+    sockets = []
+
+    def keep_sockets(page):
+        def route(ws):
+            ws.connect_to_server()
+            sockets.append(ws)
+
+        page.route_web_socket(re.compile(r"/ws/workflows/"), route)
+
+    page = open_board(owner, workflow, before_load=keep_sockets)
+    page.evaluate("window.notReloaded = true")
+    page.route("**/api/v1/workflows/*/board/", lambda route: route.abort())  # the socket alone
+    with server_api(board_server, owner) as api:
+        sockets[0].close()  # the server side goes away; the change is made while disconnected
+        to_doing = {"step_id": str(doing.pk)}
+        assert api.post(f"/api/v1/tasks/{idea.pk}/move/", json=to_doing).is_success
+
+    expect(page.locator('[data-role="live"]')).to_have_attribute("data-state", "live")
+    expect(titles(page, doing)).to_have_text(["Idea"])
+    expect(version(page)).to_have_attribute("data-version", "2")
+    assert len(sockets) == 2
+    assert page.evaluate("window.notReloaded") is True

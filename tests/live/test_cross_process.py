@@ -1,0 +1,74 @@
+"""Scale-out: two uvicorn processes sharing the Redis channel layer. A change committed
+through one process reaches a WebSocket viewer connected to the other."""
+
+import json
+import os
+
+import httpx
+import pytest
+from websockets.sync.client import connect
+
+from accounts.models import ApiToken
+from tests.live.servers import Server
+
+pytestmark = pytest.mark.django_db(transaction=True)
+REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture(scope="module")
+def two_servers(django_db_setup):
+    servers = [Server(REDIS_URL=REDIS_URL).start(), Server(REDIS_URL=REDIS_URL).start()]
+    yield servers
+    for server in servers:
+        server.stop()
+
+
+def watch(server, workflow, key):
+    ws_url = server.url.replace("http://", "ws://")
+    return connect(
+        f"{ws_url}/ws/workflows/{workflow.pk}/?token={key}",
+        additional_headers={"Origin": server.url},
+        open_timeout=10,
+    )
+
+
+def test_event_committed_by_one_process_reaches_a_viewer_of_the_other(
+    two_servers, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    waiting = make_task(backlog, "Next up")
+    busy = make_task(doing, "Busy")
+    make_task(doing, "Also busy")
+    _, key = ApiToken.issue(user=owner)
+    first, second = two_servers
+    auth = {"Authorization": f"Token {key}"}
+
+    with (
+        watch(second, workflow, key) as viewer_of_second,
+        watch(first, workflow, key) as viewer_of_first,
+    ):
+        for viewer in (viewer_of_second, viewer_of_first):
+            snapshot = json.loads(viewer.recv(timeout=10))
+            assert (snapshot["type"], snapshot["version"]) == ("board.snapshot", 3)
+
+        moved = httpx.post(
+            f"{first.url}/api/v1/tasks/{busy.pk}/move/",
+            json={"step_id": str(done.pk)}, headers=auth,
+        )
+        assert moved.status_code == 200
+        message = json.loads(viewer_of_second.recv(timeout=10))
+        assert (message["type"], message["version"]) == ("task.moved", 4)
+        assert {t["id"]: t["step_id"] for t in message["tasks"]} == {
+            str(busy.pk): str(done.pk),
+            str(waiting.pk): str(doing.pk),  # the pull, in the same message
+        }
+        assert json.loads(viewer_of_first.recv(timeout=10))["version"] == 4
+
+        created = httpx.post(
+            f"{second.url}/api/v1/tasks/",
+            json={"step_id": str(backlog.pk), "title": "New"}, headers=auth,
+        )
+        assert created.status_code == 201
+        message = json.loads(viewer_of_first.recv(timeout=10))
+        assert (message["type"], message["version"]) == ("task.created", 5)
+        assert message["task"]["title"] == "New"

@@ -1,0 +1,53 @@
+"""Production mode: after collectstatic, with DEBUG off, uvicorn alone serves everything the
+board needs (WhiteNoise, hashed names from CompressedManifestStaticFilesStorage)."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+from django.test import Client
+from playwright.sync_api import expect
+
+from tests.live.servers import ROOT, Server
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(scope="module")
+def production_server(django_db_setup, tmp_path_factory):
+    static_root = tmp_path_factory.mktemp("staticfiles")
+    env = {"DEBUG": "0", "STATIC_ROOT": str(static_root)}
+    server = Server(**env)
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT, env=server.env, check=True,
+    )
+    yield server.start()
+    server.stop()
+
+
+def test_board_assets_are_served_hashed_with_debug_off(
+    chromium, production_server, owner, workflow, board
+):
+    client = Client()
+    client.force_login(owner)
+    context = chromium.new_context()
+    session = client.cookies["sessionid"].value
+    context.add_cookies([{"name": "sessionid", "value": session, "url": production_server.url}])
+    page = context.new_page()
+    static = []
+    page.on("response", lambda r: "/static/" in r.url and static.append((r.url, r.status)))
+
+    page.goto(f"{production_server.url}/workflows/{workflow.pk}/")
+
+    expect(page.locator('[data-role="live"]')).to_have_attribute("data-state", "live")
+    assert page.evaluate("typeof Sortable") == "function"
+    column_border = "getComputedStyle(document.querySelector('.column')).borderTopWidth"
+    assert page.evaluate(column_border) == "4px"  # the stylesheet applied
+    paths = sorted(url.split("/static/")[1] for url, _ in static)
+    assert [p.split("/")[0] for p in paths] == ["board", "board", "vendor"]
+    assert all(status == 200 for _, status in static), static
+    # Hashed names: board/board.<hash>.css, board/board.<hash>.js, Sortable.min.<hash>.js
+    assert all(re.search(r"\.[0-9a-f]{12}\.(css|js)$", p) for p in paths), paths
+    context.close()

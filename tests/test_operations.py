@@ -1,0 +1,43 @@
+from io import StringIO
+
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from boards.models import Task
+from tests.factories import UserFactory
+
+
+def test_health_endpoints(client, db):
+    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/readyz").json() == {"status": "ok"}
+
+
+def test_create_api_token_prints_a_working_token_last(board):
+    backlog, _, _ = board
+    out = StringIO()
+    call_command("create_api_token", "olivia", stdout=out)
+    token = out.getvalue().split()[-1]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    response = client.get(f"/api/v1/workflows/{backlog.workflow_id}/board/")
+    assert response.status_code == 200
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    assert client.get("/api/v1/workspaces/").status_code == 401
+
+
+def test_reconcile_once_fills_stranded_capacity(board, make_task):
+    backlog, doing, _ = board
+    make_task(backlog, "stranded")
+    out = StringIO()
+    call_command("reconcile", "--once", stdout=out)
+    assert "1 board(s) changed" in out.getvalue()
+    assert Task.objects.get(title="stranded").step == doing
+
+
+def test_openapi_schema_and_docs_are_served(db):
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    schema = client.get("/api/schema/")
+    assert schema.status_code == 200
+    assert b"/api/v1/tasks/{id}/move/" in schema.content
+    assert client.get("/api/docs/").status_code == 200

@@ -1,0 +1,161 @@
+"""The step-event engine: runs a step's `on_enter`, `on_turn_complete` and `on_exit` actions.
+
+It works on the board change in progress (boards.locking.BoardChange): `on_enter` runs when
+the admission service sends `task_admitted`, `on_turn_complete` when an agent session's
+turn completes (agents.services), `on_exit` when the engine itself moves a task out of a
+step. Transitions go through the admission service (`boards.admission.move`) inside the
+caller's transaction. A transition refused by a full step is deferred work, not a failure:
+a savepoint undoes what it had done (the source step's `on_exit` effects included), the
+task stays where it is, and a `deferred` event on the task's history says why.
+"""
+
+import dataclasses
+import logging
+import uuid
+from contextvars import ContextVar
+
+from django.db import transaction
+from django.dispatch import receiver
+
+from boards import admission
+from boards.locking import BoardChange
+from boards.models import EventKind, Task
+from boards.signals import task_admitted
+from kandev.errors import WipLimitReached
+from workflows.models import WorkflowStep
+
+logger = logging.getLogger(__name__)
+
+# A chain of on_enter moves (A moves to B, whose on_enter moves on...) stops this deep,
+# so a misconfigured loop (move_to_next / move_to_previous ping-pong) cannot run away.
+MAX_CHAIN_DEPTH = 8
+_depth: ContextVar[int] = ContextVar("engine_chain_depth", default=0)
+
+MOVES = {"move_to_next", "move_to_previous", "move_to_step"}
+
+
+@receiver(task_admitted)
+def run_on_enter(sender, *, change: BoardChange, task: Task, step: WorkflowStep, **kwargs):
+    run(change, task, step, "on_enter")
+
+
+def turn_completed(change: BoardChange, task: Task, step: WorkflowStep) -> None:
+    """An agent finished its turn on `task` in `step`: run the step's on_turn_complete actions."""
+    run(change, task, step, "on_turn_complete")
+
+
+def run(change: BoardChange, task: Task, step: WorkflowStep, event: str) -> None:
+    for action in step.actions(event):
+        if task.step_id != step.pk or task.archived_at is not None:
+            return  # an earlier action moved the task on: the rest belonged to this step
+        kind = action.get("type")
+        if kind == "auto_start_agent":
+            from agents.services import admit_session  # agents builds on the engine
+
+            admit_session(change, task=task, step=step)
+        elif kind in MOVES:
+            target = _target(change, step, action)
+            if target is not None:
+                transition(change, task, step, target, cause=f"{event}:{kind}")
+
+
+def _target(change: BoardChange, step: WorkflowStep, action: dict) -> WorkflowStep | None:
+    """The step an action names; None at either end of the board or for a deleted target."""
+    if action["type"] == "move_to_step":
+        try:
+            return change.steps.get(uuid.UUID(str((action.get("config") or {}).get("step_id"))))
+        except ValueError:
+            return None
+    ordered = sorted(change.steps.values(), key=lambda s: s.position)
+    index = ordered.index(step) + (1 if action["type"] == "move_to_next" else -1)
+    return ordered[index] if 0 <= index < len(ordered) else None
+
+
+def transition(
+    change: BoardChange, task: Task, source: WorkflowStep, target: WorkflowStep, *, cause: str
+) -> bool:
+    """Move `task` from `source` to `target` as the engine; False when refused (recorded)."""
+    depth = _depth.get()
+    if depth >= MAX_CHAIN_DEPTH:
+        change.record(
+            task,
+            EventKind.DEFERRED,
+            from_step=source,
+            to_step=target,
+            action=cause,
+            refusal={
+                "code": "chain_too_long",
+                "detail": f"Stopped after {MAX_CHAIN_DEPTH} chained moves.",
+            },
+        )
+        return False
+    saved = _Saved.take(change)
+    token = _depth.set(depth + 1)
+    try:
+        with transaction.atomic():
+            _run_on_exit(change, task, source)
+            admission.move(change, task, target, reason=f"step event {cause}")
+    except WipLimitReached as refused:
+        saved.restore(change)
+        task.refresh_from_db()
+        change.record(
+            task,
+            EventKind.DEFERRED,
+            from_step=source,
+            to_step=target,
+            action=cause,
+            refusal=refused.as_body(),
+        )
+        logger.info("engine deferred %s of task %s: %s", cause, task.pk, refused.detail)
+        return False
+    finally:
+        _depth.reset(token)
+    return True
+
+
+def _run_on_exit(change: BoardChange, task: Task, source: WorkflowStep) -> None:
+    # The task is already on its way to the transition's target, so exit actions that
+    # would move it again are not run; their side effects (a session) are.
+    for action in source.actions("on_exit"):
+        if action.get("type") == "auto_start_agent":
+            from agents.services import admit_session
+
+            admit_session(change, task=task, step=source)
+
+
+@dataclasses.dataclass
+class _Saved:
+    """The in-memory part of a board change, so a refused transition can be undone
+    alongside its savepoint (the database side)."""
+
+    events: int
+    touched: set
+    changed_tasks: dict
+    deleted: set
+    orders: dict
+    message: dict | None
+    dirty: bool
+    counts: dict
+
+    @classmethod
+    def take(cls, change: BoardChange) -> "_Saved":
+        return cls(
+            events=len(change.events),
+            touched=set(change.touched),
+            changed_tasks=dict(change.changed_tasks),
+            deleted=set(change.deleted),
+            orders=dict(change.orders),
+            message=change.message,
+            dirty=change.dirty,
+            counts={pk: dataclasses.replace(c) for pk, c in change._counts.items()},
+        )
+
+    def restore(self, change: BoardChange) -> None:
+        del change.events[self.events :]
+        change.touched = self.touched
+        change.changed_tasks = self.changed_tasks
+        change.deleted = self.deleted
+        change.orders = self.orders
+        change.message = self.message
+        change.dirty = self.dirty
+        change._counts = self.counts

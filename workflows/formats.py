@@ -1,0 +1,56 @@
+"""HTTP formats of portable workflow documents: YAML and JSON bodies in, YAML out.
+
+Both parsers read at most MAX_DOCUMENT_BYTES (413 beyond) and leave the parsing, with its
+guards against alias bombs and deep nesting, to workflows.portable.
+"""
+
+import yaml
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer
+
+from workflows.portable import MAX_DOCUMENT_BYTES, DocumentTooLarge, parse_document
+
+
+def _read_limited(stream, parser_context) -> bytes:
+    request = parser_context["request"]
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > MAX_DOCUMENT_BYTES:
+        raise DocumentTooLarge()
+    raw = stream.read(MAX_DOCUMENT_BYTES + 1)
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        raise DocumentTooLarge()
+    return raw
+
+
+class YAMLDocumentParser(BaseParser):
+    media_type = "application/yaml"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        return parse_document(_read_limited(stream, parser_context), fmt="yaml")
+
+
+class TextYAMLDocumentParser(YAMLDocumentParser):
+    media_type = "text/yaml"
+
+
+class JSONDocumentParser(BaseParser):
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        return parse_document(_read_limited(stream, parser_context), fmt="json")
+
+
+DOCUMENT_PARSERS = [YAMLDocumentParser, TextYAMLDocumentParser, JSONDocumentParser]
+
+
+def dump_yaml(document) -> str:
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+class YAMLRenderer(BaseRenderer):
+    media_type = "application/yaml"
+    format = "yaml"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return dump_yaml(data).encode("utf-8")
