@@ -14,9 +14,13 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken
+from agents.services import session_start
 from boards.admission import task_archive, task_create
+from integrations.intake import intake_create
+from integrations.watch import watch_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
+from workflows.portable import export_document
 
 ROLES = ("anonymous", "bad_token", "non_member", "viewer", "member", "owner", "staff")
 
@@ -99,6 +103,62 @@ ENDPOINTS = [
              {"name": "ci"}),
     Endpoint("token revoke (the owner's)", "DELETE", "/api/v1/tokens/{owner_token}/",
              "401 401 404 404 404 204 404"),
+    Endpoint("workflow export", "GET", "/api/v1/workflows/{workflow}/export/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("workflow import", "POST", "/api/v1/workspaces/{workspace}/workflows/import/",
+             "401 401 404 403 201 201 404", "{export}"),
+    Endpoint("intake list", "GET", "/api/v1/intakes/?workflow={workflow}",
+             "401 401 200 200 200 200 200"),
+    Endpoint("intake create", "POST", "/api/v1/intakes/", "401 401 400 403 201 201 400",
+             {"workflow_id": "{workflow}", "name": "GitHub"}),
+    Endpoint("intake read", "GET", "/api/v1/intakes/{intake}/", "401 401 404 200 200 200 404"),
+    Endpoint("intake delete", "DELETE", "/api/v1/intakes/{intake}/",
+             "401 401 404 403 204 204 404"),
+    Endpoint("review watch list", "GET", "/api/v1/review-watches/?workflow={workflow}",
+             "401 401 200 200 200 200 200"),
+    Endpoint("review watch create", "POST", "/api/v1/review-watches/",
+             "401 401 400 403 201 201 400",
+             {"workflow_id": "{workflow}", "repositories": ["acme/api"], "reviewer_login": "bot"}),
+    Endpoint("review watch read", "GET", "/api/v1/review-watches/{watch}/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("review watch edit", "PATCH", "/api/v1/review-watches/{watch}/",
+             "401 401 404 403 200 200 404", {"enabled": False}),
+    Endpoint("review watch delete", "DELETE", "/api/v1/review-watches/{watch}/",
+             "401 401 404 403 204 204 404"),
+    Endpoint("session list", "GET", "/api/v1/sessions/?workflow={workflow}",
+             "401 401 200 200 200 200 200"),
+    Endpoint("session read", "GET", "/api/v1/sessions/{session}/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("session start", "POST", "/api/v1/tasks/{task}/sessions/",
+             "401 401 404 403 201 201 404", {}),
+    Endpoint("session claim", "POST", "/api/v1/sessions/claim/", "401 401 204 204 200 200 204",
+             {}),
+    Endpoint("session event", "POST", "/api/v1/sessions/{session}/events/",
+             "401 401 404 403 200 200 404", {"type": "heartbeat"}),
+    Endpoint("session cancel", "POST", "/api/v1/sessions/{session}/cancel/",
+             "401 401 404 403 200 200 404", {}),
+    # Signed by the intake's secret, not by a user: no user credential stands in for it.
+    Endpoint("webhook without signature", "POST", "/hooks/{intake}/",
+             "403 403 403 403 403 403 403", {"title": "x", "external_ref": "gh:1"}),
+    Endpoint("metrics", "GET", "/metrics", "401 401 403 403 403 403 200"),
+    # The browser pages: sign-in first (API tokens do not sign a browser in).
+    Endpoint("home page", "GET", "/", "302 302 200 200 200 200 200"),
+    Endpoint("board page", "GET", "/workflows/{workflow}/", "302 302 404 200 200 200 404"),
+    Endpoint("step settings page", "GET", "/workflows/{workflow}/settings/",
+             "302 302 404 403 200 200 404"),
+    Endpoint("sign-in page", "GET", "/accounts/login/", "200 200 200 200 200 200 200"),
+    Endpoint("sign out", "POST", "/accounts/logout/", "302 302 302 302 302 302 302", {}),
+    Endpoint("password change", "GET", "/accounts/password_change/",
+             "302 302 200 200 200 200 200"),
+    Endpoint("password changed", "GET", "/accounts/password_change/done/",
+             "302 302 200 200 200 200 200"),
+    Endpoint("password reset", "GET", "/accounts/password_reset/", "200 200 200 200 200 200 200"),
+    Endpoint("password reset sent", "GET", "/accounts/password_reset/done/",
+             "200 200 200 200 200 200 200"),
+    Endpoint("password reset link", "GET", "/accounts/reset/MQ/bad-token/",
+             "200 200 200 200 200 200 200"),
+    Endpoint("password reset done", "GET", "/accounts/reset/done/",
+             "200 200 200 200 200 200 200"),
     # Public documentation of the API (no data), and the probes.
     Endpoint("OpenAPI schema", "GET", "/api/schema/", "200 401 200 200 200 200 200"),
     Endpoint("API docs", "GET", "/api/docs/", "200 401 200 200 200 200 200"),
@@ -135,12 +195,19 @@ def world(db):
     task_archive(task=archived, actor=owner)
     scratch = create(backlog, "Scratch", is_ephemeral=True)
     owner_token, _ = ApiToken.issue(user=owner)
+    intake, _ = intake_create(workflow=workflow, step=None, actor=owner, name="hooks")
+    watch = watch_create(workflow=workflow, step=None, actor=owner, repositories=["acme/web"],
+                         reviewer_login="reviewer")
+    session = session_start(task=create(backlog, "Agent work"), actor=owner)
     ids = {
         "workspace": workspace.pk, "workflow": workflow.pk, "backlog": backlog.pk,
         "doing": doing.pk, "done": done.pk, "spare": spare.pk, "task": task.pk,
         "archived": archived.pk, "scratch": scratch.pk, "owner_token": owner_token.pk,
+        "intake": intake.pk, "watch": watch.pk, "session": session.pk,
     }
-    return users, {k: str(v) for k, v in ids.items()}
+    ids = {k: str(v) for k, v in ids.items()}
+    ids["export"] = export_document([workflow])
+    return users, ids
 
 
 def caller(role: str, users: dict) -> APIClient:
@@ -156,6 +223,10 @@ def caller(role: str, users: dict) -> APIClient:
 
 
 def filled(value, ids):
+    if isinstance(value, str) and value.strip("{}") in ids and isinstance(
+        ids[value.strip("{}")], dict
+    ):
+        return ids[value.strip("{}")]  # a whole document from the world
     if isinstance(value, str):
         return value.format(**ids)
     if isinstance(value, list):
@@ -209,7 +280,8 @@ def test_every_route_and_method_is_in_the_table(world):
         (method.upper(), path) for path, item in schema["paths"].items() for method in item
     }
     rows = {
-        (e.method, e.path.split("?")[0].replace("{" + name + "}", "{id}"))
+        (e.method, e.path.split("?")[0].replace("{" + name + "}", "{" + param + "}"))
         for e in ENDPOINTS for name in ids if "{" + name + "}" in e.path
+        for param in ("id", "task_id")
     } | {(e.method, e.path.split("?")[0]) for e in ENDPOINTS}
     assert operations - rows == set()
