@@ -228,6 +228,9 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
                                code="step_not_empty")
         # A step on its way out neither pulls nor promotes.
         step.wip_limit, step.pull_from_step_id = 0, None
+        # Named first: the first announcement wins, and viewers must learn the column is gone
+        # (not just that its tasks moved).
+        change.announce("step.deleted", step_id=str(step.pk))
         if live:
             bulk_move(change, live, target)
         # Archived tasks follow the live ones, or go to the start step, so they can be restored.
@@ -251,4 +254,3 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
             remaining[0].is_start_step = True
             WorkflowStep.objects.filter(pk=remaining[0].pk).update(is_start_step=True)
         change.touched.discard(step.pk)
-        change.announce("step.deleted", step_id=str(step.pk))

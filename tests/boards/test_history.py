@@ -39,3 +39,18 @@ def test_deleting_a_step_with_live_tasks_records_their_moves(api, board, make_ta
     assert response.status_code == 204
     event = TaskEvent.objects.get(task_id=task.pk, detail__action="bulk_move")
     assert (event.from_step_id, event.to_step_id) == (done.pk, backlog.pk)
+
+
+def test_deleting_a_step_that_holds_tasks_is_announced_as_a_step_deletion(
+    api, board, make_task, django_capture_on_commit_callbacks
+):
+    backlog, _, done = board
+    make_task(done, "finished")
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(board_group(done.workflow_id), channel)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.delete(f"/api/v1/steps/{done.pk}/?move_tasks_to={backlog.pk}").status_code == 204
+    message = async_to_sync(layer.receive)(channel)["message"]
+    assert (message["type"], message["step_id"]) == ("step.deleted", str(done.pk))
+    assert [t["step_id"] for t in message["tasks"]] == [str(backlog.pk)]
