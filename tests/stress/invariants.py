@@ -47,6 +47,37 @@ class Ledger:
                 self.violations.append(f"{op}: conflict body without code/detail {body}")
 
 
+class BoardView:
+    """What a live viewer knows: a snapshot (api.md, board.snapshot), then each message with
+    a newer version applied. Tasks as {id: (step_id, admitted)}, steps as counts."""
+
+    def __init__(self):
+        self.version = 0
+        self.tasks: dict[str, tuple] = {}
+        self.steps: dict[str, tuple] = {}
+
+    def snapshot(self, version: int, board: dict) -> None:
+        self.version = version
+        self.tasks = {t["id"]: (s["id"], t["admitted"]) for s in board["steps"] for t in s["tasks"]}
+        self.steps = {s["id"]: (s["occupied"], s["queued"], s["wip_limit"]) for s in board["steps"]}
+
+    def apply(self, message: dict) -> None:
+        if message["version"] <= self.version:
+            return
+        self.version = message["version"]
+        for t in message["tasks"]:
+            if t["archived_at"]:
+                self.tasks.pop(t["id"], None)
+            else:
+                self.tasks[t["id"]] = (t["step_id"], t["admitted"])
+        for task_id in message["deleted_task_ids"]:
+            self.tasks.pop(task_id, None)
+        for s in message["steps"]:
+            self.steps[s["id"]] = (s["occupied"], s["queued"], s["wip_limit"])
+        if message["type"] == "step.deleted":
+            self.steps.pop(message["step_id"], None)
+
+
 @dataclass
 class TaskState:
     step: str
@@ -157,7 +188,7 @@ def replay(events: list, ledger: Ledger) -> dict:
 
 
 def check(dsn: str, ledger: Ledger, *, api_board: dict, messages: list,
-          lost_messages_allowed: int = 0) -> dict:
+          socket_view: BoardView, lost_messages_allowed: int = 0) -> dict:
     """All invariants; returns the figures of the run. A worker SIGKILLed between a commit
     and its broadcast loses that live message (broadcast is best effort; viewers resync):
     up to `lost_messages_allowed` missing versions are then reported, not violations."""
@@ -216,29 +247,26 @@ def check(dsn: str, ledger: Ledger, *, api_board: dict, messages: list,
         if e["task"] not in touched:
             bad(f"event {e['id']} is not in the live message of version {message['version']}")
 
-    # A viewer applying the live messages in order ends with the database's board.
-    view_tasks, view_steps = {}, {}
-    for message in sorted(messages, key=lambda m: m["version"]):
-        for t in message["tasks"]:
-            view_tasks[t["id"]] = t
-        for task_id in message["deleted_task_ids"]:
-            view_tasks.pop(task_id, None)
-        for s in message["steps"]:
-            view_steps[s["id"]] = (s["occupied"], s["queued"], s["wip_limit"])
-        if message["type"] == "step.deleted":
-            view_steps.pop(message["step_id"], None)
+    # A viewer applying the live messages in order ends with the database's board; so does
+    # the WebSocket viewer connected throughout (snapshot, messages, resync on reconnect).
     live = {k: (t["step"], t["admitted"]) for k, t in tasks.items() if not t["archived"]}
     queued = Counter(t["step"] for t in tasks.values()
                      if not t["admitted"] and not t["archived"] and not t["ephemeral"])
     db_steps = {k: (occupancy[k], queued[k], s["wip_limit"]) for k, s in steps.items()}
-    viewed = {k: (t["step_id"], t["admitted"])
-              for k, t in view_tasks.items() if not t["archived_at"]}
+    layer_view = BoardView()
+    for message in sorted(messages, key=lambda m: m["version"]):
+        layer_view.apply(message)
+    views = {"WebSocket viewer": socket_view}
     if not missing:  # with a lost message the viewer would resync from a snapshot
-        if viewed != live:
-            diff = set(viewed.items()) ^ set(live.items())
-            bad(f"live-message viewer differs from the database on {len(diff)} tasks")
-        if {k: v for k, v in view_steps.items() if k in steps} != db_steps:
-            bad("live-message viewer's step counts differ from the database")
+        views["channel-layer viewer"] = layer_view
+    for name, view in views.items():
+        if view.version != db["version"]:
+            bad(f"{name} ends at version {view.version}, the board is at {db['version']}")
+        if view.tasks != live:
+            diff = set(view.tasks.items()) ^ set(live.items())
+            bad(f"{name} differs from the database on {len(diff)} tasks")
+        if view.steps != db_steps:
+            bad(f"{name}'s step counts differ from the database")
 
     # The API's board is the database's board.
     api_tasks = {t["id"]: (s["id"], t["admitted"]) for s in api_board["steps"] for t in s["tasks"]}

@@ -20,8 +20,10 @@ import threading
 import time
 
 import httpx
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
-from tests.stress.invariants import Ledger, check
+from tests.stress.invariants import BoardView, Ledger, check
 from tests.stress.servers import ServerPool, fresh_database, seed
 
 TITLES = ["Fix login", "Tâche ✓", "任务 🚀", "Ünïcødé — “quotes”", "RTL \u202eevil", "emoji 👩‍💻"]
@@ -63,6 +65,68 @@ class Viewer:
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.task.cancel)
         self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
+
+
+class SocketViewer:
+    """A browser's view over /ws/workflows/<id>/?token=...: the snapshot, then every message
+    in version order (two workers' broadcasts can cross on the way); when its worker dies, or
+    a version never arrives, it reconnects and resynchronises from a new snapshot."""
+
+    def __init__(self, base_url: str, workflow_id: str, token: str):
+        self.url = f"{base_url.replace('http', 'ws', 1)}/ws/workflows/{workflow_id}/?token={token}"
+        self.origin = base_url
+        self.view = BoardView()
+        self.pending: dict[int, dict] = {}
+        self.reconnects = self.resyncs = 0
+        self.stopping = False
+        self.connection = self._connect()
+        self.thread = threading.Thread(target=self._listen, daemon=True)
+        self.thread.start()
+
+    def _connect(self):
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                connection = connect(self.url, origin=self.origin, open_timeout=10).__enter__()
+                first = json.loads(connection.recv(timeout=10))
+                assert first["type"] == "board.snapshot", first
+                self.view.snapshot(first["version"], first["board"])
+                self.pending = {v: m for v, m in self.pending.items() if v > first["version"]}
+                self._drain()
+                return connection
+            except (OSError, ConnectionClosed, TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _listen(self) -> None:
+        while not self.stopping:
+            try:
+                message = json.loads(self.connection.recv())
+                self.pending[message["version"]] = message
+                self._drain()
+            except ConnectionClosed:
+                if self.stopping:
+                    return
+                self.reconnects += 1
+                self.connection = self._connect()
+
+    def _drain(self) -> None:
+        while self.view.version + 1 in self.pending:
+            self.view.apply(self.pending.pop(self.view.version + 1))
+
+    def wait_for(self, version: int, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while self.view.version < version and time.monotonic() < deadline:
+            if time.monotonic() > deadline - timeout / 2 and self.resyncs == 0:
+                self.resyncs += 1  # a version that never came: refetch, as the board page does
+                self.connection.close()
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        self.stopping = True
+        self.connection.close()
         self.thread.join(timeout=5)
 
 
@@ -253,6 +317,7 @@ def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_worker
                                      headers={"Authorization": f"Token {tokens['owner']}"})
             board = Board(owner_api, people["workspace_id"])
             viewer = Viewer(redis_url, board.workflow["id"])
+            socket = SocketViewer(pool.base_url, board.workflow["id"], tokens["viewer"])
             try:
                 board.build(owner_api)
                 fixed = {board.ready: 3, board.doing: 2}
@@ -283,11 +348,17 @@ def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_worker
                     raise RuntimeError(f"{len(errors)} client(s) failed") from errors[0]
                 api_board = owner_api.get(f"/api/v1/workflows/{board.workflow['id']}/board/").json()
                 viewer.wait_for(api_board["workflow"]["version"])
+                socket.wait_for(api_board["workflow"]["version"])
             finally:
                 viewer.close()
+                socket.close()
                 owner_api.close()
             figures = check(url, ledger, api_board=api_board, messages=list(viewer.messages),
-                            lost_messages_allowed=kills)
+                            socket_view=socket.view, lost_messages_allowed=kills)
+            figures["websocket_reconnects"] = socket.reconnects
+            figures["websocket_resyncs"] = socket.resyncs
+            if socket.resyncs and not figures["live_messages_lost"]:
+                ledger.violations.append("the WebSocket viewer missed a message nobody lost")
             dead = [i for i, p in enumerate(pool.procs) if p.poll() is not None]
             if dead:
                 ledger.violations.append(f"workers {dead} died during the run")
