@@ -21,7 +21,8 @@ def stack(request):
     with fresh_database("outage") as url:
         people = seed(url)
         with TcpProxy((pg.hostname, pg.port or 5432)) as proxy:
-            pool_size = {"DATABASE_POOL_MAX_SIZE": request.param}
+            # The pool's wait bounds how fast a request fails while the database is away.
+            pool_size = {"DATABASE_POOL_MAX_SIZE": request.param, "DATABASE_POOL_TIMEOUT": "5"}
             with ServerPool(via_port(url, proxy.port), workers=1, **pool_size) as pool:
                 yield pool, proxy, people
 
