@@ -118,7 +118,7 @@ def exception_handler(exc, context):
             headers["WWW-Authenticate"] = exc.auth_header
         if getattr(exc, "wait", None):
             headers["Retry-After"] = str(int(exc.wait))
-        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        detail = str(exc.detail)  # a plain str: every renderer (YAML too) can write it
         code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
         return Response({"code": code, "detail": detail}, status=exc.status_code, headers=headers)
     return None

@@ -134,7 +134,8 @@ class WorkflowViewSet(viewsets.ModelViewSet):
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies are JSON everywhere, also where the success body is YAML (export).
         renderer = getattr(request, "accepted_renderer", None)
-        if response.status_code >= 400 and isinstance(renderer, YAMLRenderer):
+        # (None: content negotiation itself failed, e.g. ?format=AAA.)
+        if response.status_code >= 400 and (renderer is None or isinstance(renderer, YAMLRenderer)):
             request.accepted_renderer = JSONRenderer()
             request.accepted_media_type = JSONRenderer.media_type
         return super().finalize_response(request, response, *args, **kwargs)

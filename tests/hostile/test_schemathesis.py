@@ -23,7 +23,10 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from accounts.models import ApiToken
+from agents.services import session_start
 from boards.admission import task_create
+from integrations.intake import intake_create
+from integrations.watch import watch_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 
@@ -61,8 +64,13 @@ def seeded(db, settings, in_test_transaction):
     StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=backlog)
     task = task_create(workflow=workflow, step=backlog, actor=owner, title="Seed").task
     token, key = ApiToken.issue(user=owner)
+    intake, _ = intake_create(workflow=workflow, step=None, actor=owner, name="hooks")
+    watch = watch_create(workflow=workflow, step=None, actor=owner, repositories=["acme/web"],
+                         reviewer_login="reviewer")
+    session = session_start(task=task, actor=owner)
     ids = {"workspaces": workflow.workspace_id, "workflows": workflow.pk, "steps": backlog.pk,
-           "tasks": task.pk, "tokens": token.pk}
+           "tasks": task.pk, "tokens": token.pk, "intakes": intake.pk, "review-watches": watch.pk,
+           "sessions": session.pk}
     return {"Authorization": f"Token {key}"}, {k: str(v) for k, v in ids.items()}
 
 

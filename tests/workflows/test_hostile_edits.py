@@ -25,3 +25,10 @@ def test_step_events_must_be_an_object(api, board):
         response = api.patch(f"/api/v1/steps/{doing.pk}/", {"events": events}, format="json")
         assert response.status_code == 400
         assert list(response.json()["errors"]) == ["events"]
+
+
+def test_an_unknown_export_format_is_a_json_404(api, board):
+    backlog, _, _ = board
+    response = api.get(f"/api/v1/workflows/{backlog.workflow_id}/export/?format=AAA")
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
