@@ -78,6 +78,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
 
     serializer_class = SessionSerializer
     filterset_class = SessionFilter
+    queryset = AgentSession.objects.none()  # the model, for the schema; rows come from get_queryset
     runner_endpoint = True
 
     def get_queryset(self):

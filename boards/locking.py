@@ -201,6 +201,8 @@ def board_change(workflow_id, *, actor=None):
         Workflow.objects.filter(pk=workflow.pk).update(version=F("version") - 1)
         workflow.version -= 1
         return
+    for event in change.events:  # ties each event to its commit: history replays change by change
+        event.detail["version"] = change.version
     TaskEvent.objects.bulk_create(change.events)
     from boards.selectors import change_message  # selectors import this module
 

@@ -4,13 +4,22 @@ Services raise `KandevError` subclasses; `exception_handler` turns them (and DRF
 exceptions) into the `{"code", "detail", ...}` body of api.md.
 """
 
+import logging
+import sys
+
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from kandev import metrics
+from kandev.parsers import PayloadTooLarge
+
+logger = logging.getLogger(__name__)
 
 
 class KandevError(Exception):
@@ -72,10 +81,25 @@ class Unavailable(KandevError):
     code = "unavailable"
 
 
+# What a lost or refusing database raises (after the admission retries are spent).
+DATABASE_DOWN = (OperationalError, InterfaceError)
+RETRY_LATER = {"Retry-After": "5"}
+
+
+def database_unavailable(exc: Exception) -> Unavailable:
+    logger.error("database unavailable: %s: %s", type(exc).__name__, str(exc).strip())
+    return Unavailable("The database is unavailable; retry shortly.")
+
+
 def exception_handler(exc, context):
+    if isinstance(exc, DATABASE_DOWN):
+        exc = database_unavailable(exc)
+    elif isinstance(exc, RequestDataTooBig):  # Django's own check, when DRF reads request.body
+        exc = PayloadTooLarge()
     if isinstance(exc, KandevError):
         set_rollback()
-        return Response(exc.as_body(), status=exc.status_code)
+        headers = RETRY_LATER if isinstance(exc, Unavailable) else None
+        return Response(exc.as_body(), status=exc.status_code, headers=headers)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -94,7 +118,25 @@ def exception_handler(exc, context):
             headers["WWW-Authenticate"] = exc.auth_header
         if getattr(exc, "wait", None):
             headers["Retry-After"] = str(int(exc.wait))
-        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        detail = str(exc.detail)  # a plain str: every renderer (YAML too) can write it
         code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
         return Response({"code": code, "detail": detail}, status=exc.status_code, headers=headers)
     return None
+
+
+
+def server_error(request):
+    """handler500: a database outage anywhere (views, middleware, session save) is a 503
+    with the API's error body; anything else stays Django's plain 500."""
+    exc = sys.exc_info()[1]
+    if isinstance(exc, DATABASE_DOWN):
+        error = database_unavailable(exc)
+        return JsonResponse(error.as_body(), status=error.status_code, headers=RETRY_LATER)
+    return defaults.server_error(request)
+
+
+def not_found(request, exception):
+    """handler404: API clients get the API's error body even for paths no route matches."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "not_found", "detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)

@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "accounts.ratelimit.LoginRateLimitMiddleware",
 ]
 
 ROOT_URLCONF = "kandev.urls"
@@ -96,24 +97,24 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
-elif env_bool("DB_POOL", True):
+else:
+    # Fail fast while the database is unreachable: requests answer 503 (kandev.errors)
+    # instead of hanging on a connect; the next request reconnects by itself.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(
+        os.environ.get("DATABASE_CONNECT_TIMEOUT", "3")
+    )
     # Under ASGI each request runs its sync code in a thread of its own, so thread-local
-    # persistent connections leak one PostgreSQL connection per request; psycopg's pool
-    # shares a few per process instead (and needs CONN_MAX_AGE 0).
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    pool = {"min_size": 2, "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "20")), "timeout": 10}
-    DATABASES["default"]["OPTIONS"] = {"pool": pool}
-
-# PostgreSQL under ASGI: each concurrent request runs in its own thread with its own
-# connection, so a burst can exhaust the server's max_connections. A pool bounds them per
-# process (requests wait for a free connection instead of failing). Recommended with
-# several ASGI workers; the size is per process.
-DATABASE_POOL_MAX_SIZE = int(os.environ.get("DATABASE_POOL_MAX_SIZE", "0"))
-if DATABASE_POOL_MAX_SIZE and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["OPTIONS"] = {
-        "pool": {"min_size": 1, "max_size": DATABASE_POOL_MAX_SIZE, "timeout": 30}
-    }
-    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
+    # persistent connections would leak one PostgreSQL connection per request; psycopg's
+    # pool shares a bounded few per process (requests wait for one, then get a 503).
+    # DATABASE_POOL_MAX_SIZE=0: no pool, a connection per request.
+    pool_size = int(os.environ.get("DATABASE_POOL_MAX_SIZE", "20"))
+    if pool_size:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": min(2, pool_size),
+            "max_size": pool_size,
+            "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "10")),
+        }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -169,7 +170,7 @@ REST_FRAMEWORK = {
         "accounts.permissions.ScopedTokenLimits",
     ],
     "DEFAULT_RENDERER_CLASSES": ["kandev.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["kandev.parsers.JSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "kandev.pagination.Pagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -186,12 +187,42 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # OnFull and OnSessionLimit share the values queue/reject: one schema enum.
+    "ENUM_NAME_OVERRIDES": {"QueueOrRejectEnum": "workflows.models.OnFull"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "kandev.schema.document_errors",
+    ],
 }
 
 # kandev's own knobs
 KANDEV_RECONCILE_INTERVAL_SECONDS = int(os.environ.get("KANDEV_RECONCILE_INTERVAL_SECONDS", "30"))
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
+KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")
+KANDEV_LOGIN_MAX_FAILURES = int(os.environ.get("KANDEV_LOGIN_MAX_FAILURES", "10"))
+KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", "900"))
+
+# Production hardening (README, "Production"). HTTPS=1 turns on everything that needs TLS
+# in front of kandev; each setting can still be switched by its own variable. Off by
+# default because the dev server and the test servers speak plain HTTP; `check --deploy`
+# names whatever is still off.
+HTTPS = env_bool("HTTPS", False)
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL_HEADER", False) else None
+)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000" if HTTPS else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+# Health probes come over plain HTTP from inside the host.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
 # Agent sessions: 0 = unlimited; a workspace's own max_concurrent_sessions overrides the default.
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE = int(
     os.environ.get("KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE", "0")

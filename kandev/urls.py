@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from accounts.api import ApiTokenViewSet
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
 from integrations.api import IntakeViewSet, ReviewWatchViewSet
@@ -20,6 +21,7 @@ router.register("tasks", TaskViewSet, basename="task")
 router.register("intakes", IntakeViewSet, basename="intake")
 router.register("review-watches", ReviewWatchViewSet, basename="review-watch")
 router.register("sessions", SessionViewSet, basename="session")
+router.register("tokens", ApiTokenViewSet, basename="token")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
@@ -38,3 +40,8 @@ urlpatterns += [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("boards.urls")),
 ]
+
+# A database outage anywhere answers 503 with the API's error body (kandev.errors);
+# unknown /api/ paths answer the API's 404 body.
+handler500 = "kandev.errors.server_error"
+handler404 = "kandev.errors.not_found"

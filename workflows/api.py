@@ -37,6 +37,7 @@ def validated(request, serializer_class, **kwargs) -> dict:
 
 class WorkspaceViewSet(viewsets.ModelViewSet):
     serializer_class = WorkspaceSerializer
+    queryset = Workspace.objects.none()  # the model, for the schema; rows come from get_queryset
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self):
@@ -61,7 +62,7 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
 
     def perform_destroy(self, workspace):
         require_role(self.request.user, workspace.pk, owner=True)
-        workspace.delete()
+        services.workspace_delete(workspace=workspace)
 
     @extend_schema(
         request={
@@ -96,6 +97,7 @@ def _imported(workflow: Workflow) -> dict:
 )
 class WorkflowViewSet(viewsets.ModelViewSet):
     serializer_class = WorkflowSerializer
+    queryset = Workflow.objects.none()  # the model, for the schema; rows come from get_queryset
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self):
@@ -127,12 +129,13 @@ class WorkflowViewSet(viewsets.ModelViewSet):
 
     def perform_destroy(self, workflow):
         require_role(self.request.user, workflow.workspace_id, write=True)
-        workflow.delete()
+        services.workflow_delete(workflow=workflow)
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies are JSON everywhere, also where the success body is YAML (export).
         renderer = getattr(request, "accepted_renderer", None)
-        if response.status_code >= 400 and isinstance(renderer, YAMLRenderer):
+        # (None: content negotiation itself failed, e.g. ?format=AAA.)
+        if response.status_code >= 400 and (renderer is None or isinstance(renderer, YAMLRenderer)):
             request.accepted_renderer = JSONRenderer()
             request.accepted_media_type = JSONRenderer.media_type
         return super().finalize_response(request, response, *args, **kwargs)
@@ -210,6 +213,7 @@ def _step_response(step: WorkflowStep, status_code=status.HTTP_200_OK) -> Respon
 )
 class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = StepSerializer
+    queryset = WorkflowStep.objects.none()  # the model, for the schema; rows come from get_queryset
 
     def get_queryset(self):
         queryset = WorkflowStep.objects.filter(workflow__workspace__memberships__user=self.request.user)

@@ -57,8 +57,14 @@ class WorkflowSerializer(serializers.ModelSerializer):
 
 
 class WorkflowUpdateSerializer(WorkflowSerializer):
+    # Declared fields ignore Meta.read_only_fields: redeclare them. A PATCH must not move a
+    # board into another workspace, and the template only applies at creation.
+    workspace_id = serializers.UUIDField(read_only=True)
+    template = None
+
     class Meta(WorkflowSerializer.Meta):
-        read_only_fields = ["id", "workspace_id", "version", "created_at", "template"]
+        fields = [f for f in WorkflowSerializer.Meta.fields if f != "template"]
+        read_only_fields = ["id", "workspace_id", "version", "created_at"]
 
 
 class StepSerializer(serializers.Serializer):
@@ -77,6 +83,13 @@ class StepSerializer(serializers.Serializer):
     occupied = serializers.IntegerField(read_only=True)
     queued = serializers.IntegerField(read_only=True)
     over_limit = serializers.BooleanField(read_only=True)
+
+    def validate_events(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError(
+                "Must be an object with on_enter, on_turn_complete and on_exit lists."
+            )
+        return value
 
 
 class StepUpdateSerializer(StepSerializer):

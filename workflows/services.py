@@ -63,6 +63,25 @@ def workflow_import(*, workspace: Workspace, document) -> list[Workflow]:
     return import_document(workspace, document)
 
 
+@transaction.atomic
+def workflow_delete(*, workflow: Workflow) -> None:
+    _delete_boards(Workflow.objects.filter(pk=workflow.pk))
+
+
+@transaction.atomic
+def workspace_delete(*, workspace: Workspace) -> None:
+    _delete_boards(Workflow.objects.filter(workspace=workspace))
+    workspace.delete()
+
+
+def _delete_boards(workflows) -> None:
+    """Tasks first: a task's step is PROTECTed, and the cascade from a workflow can reach its
+    steps before its tasks. The board locks keep a concurrent admission from slipping in."""
+    ids = list(workflows.select_for_update().order_by("pk").values_list("pk", flat=True))
+    Task.objects.filter(workflow_id__in=ids).delete()
+    Workflow.objects.filter(pk__in=ids).delete()
+
+
 @board_transaction
 def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
     with board_change(workflow.pk, actor=actor) as change:
@@ -209,6 +228,9 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
                                code="step_not_empty")
         # A step on its way out neither pulls nor promotes.
         step.wip_limit, step.pull_from_step_id = 0, None
+        # Named first: the first announcement wins, and viewers must learn the column is gone
+        # (not just that its tasks moved).
+        change.announce("step.deleted", step_id=str(step.pk))
         if live:
             bulk_move(change, live, target)
         # Archived tasks follow the live ones, or go to the start step, so they can be restored.
@@ -232,4 +254,3 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
             remaining[0].is_start_step = True
             WorkflowStep.objects.filter(pk=remaining[0].pk).update(is_start_step=True)
         change.touched.discard(step.pk)
-        change.announce("step.deleted", step_id=str(step.pk))

@@ -172,6 +172,7 @@ class TestLimits:
             "scope": "workflow",
             "limit": 1,
             "holding": 1,
+            "version": workflow.__class__.objects.get(pk=workflow.pk).version,  # its change
         }
 
     def test_a_manual_start_refused_by_reject_is_409_and_leaves_nothing(

@@ -99,7 +99,8 @@ class TestForce:
             "actor": "olivia",
             "reason": "prod is down",
             "at": None,
-            "detail": {"action": "move"},
+            "detail": {"action": "move", "version": doing.workflow.__class__.objects.get(
+                pk=doing.workflow_id).version},  # the force move is the board's latest change
         }
 
     def test_an_owner_forces_a_create(self, api, full):

@@ -1,0 +1,287 @@
+"""Access control: every endpoint × every kind of caller, from ONE table.
+
+To add an endpoint, add a row to ENDPOINTS: its name, method, path (placeholders are
+filled from the `world` fixture), body, and the expected status for each caller in ROLES
+order. `test_every_route_and_method_is_in_the_table` fails for any URL route or OpenAPI
+operation that has no row, so a new endpoint cannot be forgotten.
+"""
+
+from dataclasses import dataclass
+
+import pytest
+from django.urls import get_resolver, resolve
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.test import APIClient
+
+from accounts.models import ApiToken
+from agents.services import session_start
+from boards.admission import task_archive, task_create
+from integrations.intake import intake_create
+from integrations.watch import watch_create
+from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from workflows.models import Role
+from workflows.portable import export_document
+
+ROLES = ("anonymous", "bad_token", "non_member", "viewer", "member", "owner", "staff")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    method: str
+    path: str
+    expected: str  # one status per role, in ROLES order
+    body: dict | None = None
+
+    def status_for(self, role: str) -> int:
+        statuses = self.expected.split()
+        assert len(statuses) == len(ROLES), f"{self.name}: {len(statuses)} statuses"
+        return int(statuses[ROLES.index(role)])
+
+
+#                anonymous  bad_token  non_member  viewer  member  owner  staff
+ENDPOINTS = [
+    Endpoint("workspace list", "GET", "/api/v1/workspaces/", "401 401 200 200 200 200 200"),
+    Endpoint("workspace create", "POST", "/api/v1/workspaces/", "401 401 201 201 201 201 201",
+             {"name": "Another team"}),
+    Endpoint("workspace read", "GET", "/api/v1/workspaces/{workspace}/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("workspace edit", "PATCH", "/api/v1/workspaces/{workspace}/",
+             "401 401 404 403 403 200 404", {"name": "Renamed"}),
+    Endpoint("workspace delete", "DELETE", "/api/v1/workspaces/{workspace}/",
+             "401 401 404 403 403 204 404"),
+    Endpoint("workflow list", "GET", "/api/v1/workflows/?workspace={workspace}",
+             "401 401 200 200 200 200 200"),
+    Endpoint("workflow create", "POST", "/api/v1/workflows/", "401 401 400 403 201 201 400",
+             {"workspace_id": "{workspace}", "name": "New board", "template": "kanban"}),
+    Endpoint("workflow read", "GET", "/api/v1/workflows/{workflow}/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("workflow edit", "PATCH", "/api/v1/workflows/{workflow}/",
+             "401 401 404 403 200 200 404", {"name": "Renamed"}),
+    Endpoint("workflow delete", "DELETE", "/api/v1/workflows/{workflow}/",
+             "401 401 404 403 204 204 404"),
+    Endpoint("board", "GET", "/api/v1/workflows/{workflow}/board/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("workflow history", "GET", "/api/v1/workflows/{workflow}/events/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("templates", "GET", "/api/v1/workflow-templates/", "401 401 200 200 200 200 200"),
+    Endpoint("step list", "GET", "/api/v1/steps/?workflow={workflow}",
+             "401 401 200 200 200 200 200"),
+    Endpoint("step create", "POST", "/api/v1/steps/", "401 401 400 403 201 201 400",
+             {"workflow_id": "{workflow}", "name": "QA", "wip_limit": 3}),
+    Endpoint("step read", "GET", "/api/v1/steps/{doing}/", "401 401 404 200 200 200 404"),
+    Endpoint("step edit", "PATCH", "/api/v1/steps/{doing}/", "401 401 404 403 200 200 404",
+             {"wip_limit": 5}),
+    Endpoint("step delete", "DELETE", "/api/v1/steps/{spare}/", "401 401 404 403 204 204 404"),
+    Endpoint("step delete moving tasks", "DELETE", "/api/v1/steps/{done}/?move_tasks_to={backlog}",
+             "401 401 404 403 204 204 404"),
+    Endpoint("task list", "GET", "/api/v1/tasks/?workflow={workflow}",
+             "401 401 200 200 200 200 200"),
+    Endpoint("task create", "POST", "/api/v1/tasks/", "401 401 400 403 201 201 400",
+             {"step_id": "{backlog}", "title": "New"}),
+    Endpoint("task read", "GET", "/api/v1/tasks/{task}/", "401 401 404 200 200 200 404"),
+    Endpoint("task edit", "PATCH", "/api/v1/tasks/{task}/", "401 401 404 403 200 200 404",
+             {"title": "Edited"}),
+    Endpoint("task delete", "DELETE", "/api/v1/tasks/{task}/", "401 401 404 403 204 204 404"),
+    Endpoint("task move", "POST", "/api/v1/tasks/{task}/move/", "401 401 404 403 200 200 404",
+             {"step_id": "{done}"}),
+    Endpoint("task forced move", "POST", "/api/v1/tasks/{task}/move/",
+             "401 401 404 403 403 200 404",
+             {"step_id": "{doing}", "force": True, "reason": "hotfix"}),
+    Endpoint("bulk move", "POST", "/api/v1/tasks/bulk-move/", "401 401 400 403 200 200 400",
+             {"task_ids": ["{task}"], "step_id": "{done}"}),
+    Endpoint("task archive", "POST", "/api/v1/tasks/{task}/archive/",
+             "401 401 404 403 200 200 404"),
+    Endpoint("task restore", "POST", "/api/v1/tasks/{archived}/restore/",
+             "401 401 404 403 200 200 404", {}),
+    Endpoint("task make permanent", "POST", "/api/v1/tasks/{scratch}/make-permanent/",
+             "401 401 404 403 200 200 404", {}),
+    Endpoint("task history", "GET", "/api/v1/tasks/{task}/events/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("token list", "GET", "/api/v1/tokens/", "401 401 200 200 200 200 200"),
+    Endpoint("token create", "POST", "/api/v1/tokens/", "401 401 201 201 201 201 201",
+             {"name": "ci"}),
+    Endpoint("token revoke (the owner's)", "DELETE", "/api/v1/tokens/{owner_token}/",
+             "401 401 404 404 404 204 404"),
+    Endpoint("workflow export", "GET", "/api/v1/workflows/{workflow}/export/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("workflow import", "POST", "/api/v1/workspaces/{workspace}/workflows/import/",
+             "401 401 404 403 201 201 404", "{export}"),
+    Endpoint("intake list", "GET", "/api/v1/intakes/?workflow={workflow}",
+             "401 401 200 200 200 200 200"),
+    Endpoint("intake create", "POST", "/api/v1/intakes/", "401 401 400 403 201 201 400",
+             {"workflow_id": "{workflow}", "name": "GitHub"}),
+    Endpoint("intake read", "GET", "/api/v1/intakes/{intake}/", "401 401 404 200 200 200 404"),
+    Endpoint("intake delete", "DELETE", "/api/v1/intakes/{intake}/",
+             "401 401 404 403 204 204 404"),
+    Endpoint("review watch list", "GET", "/api/v1/review-watches/?workflow={workflow}",
+             "401 401 200 200 200 200 200"),
+    Endpoint("review watch create", "POST", "/api/v1/review-watches/",
+             "401 401 400 403 201 201 400",
+             {"workflow_id": "{workflow}", "repositories": ["acme/api"], "reviewer_login": "bot"}),
+    Endpoint("review watch read", "GET", "/api/v1/review-watches/{watch}/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("review watch edit", "PATCH", "/api/v1/review-watches/{watch}/",
+             "401 401 404 403 200 200 404", {"enabled": False}),
+    Endpoint("review watch delete", "DELETE", "/api/v1/review-watches/{watch}/",
+             "401 401 404 403 204 204 404"),
+    Endpoint("session list", "GET", "/api/v1/sessions/?workflow={workflow}",
+             "401 401 200 200 200 200 200"),
+    Endpoint("session read", "GET", "/api/v1/sessions/{session}/",
+             "401 401 404 200 200 200 404"),
+    Endpoint("session start", "POST", "/api/v1/tasks/{task}/sessions/",
+             "401 401 404 403 201 201 404", {}),
+    Endpoint("session claim", "POST", "/api/v1/sessions/claim/", "401 401 204 204 200 200 204",
+             {}),
+    Endpoint("session event", "POST", "/api/v1/sessions/{session}/events/",
+             "401 401 404 403 200 200 404", {"type": "heartbeat"}),
+    Endpoint("session cancel", "POST", "/api/v1/sessions/{session}/cancel/",
+             "401 401 404 403 200 200 404", {}),
+    # Signed by the intake's secret, not by a user: no user credential stands in for it.
+    Endpoint("webhook without signature", "POST", "/hooks/{intake}/",
+             "403 403 403 403 403 403 403", {"title": "x", "external_ref": "gh:1"}),
+    Endpoint("metrics", "GET", "/metrics", "401 401 403 403 403 403 200"),
+    # The browser pages: sign-in first (API tokens do not sign a browser in).
+    Endpoint("home page", "GET", "/", "302 302 200 200 200 200 200"),
+    Endpoint("board page", "GET", "/workflows/{workflow}/", "302 302 404 200 200 200 404"),
+    Endpoint("step settings page", "GET", "/workflows/{workflow}/settings/",
+             "302 302 404 403 200 200 404"),
+    Endpoint("sign-in page", "GET", "/accounts/login/", "200 200 200 200 200 200 200"),
+    Endpoint("sign out", "POST", "/accounts/logout/", "302 302 302 302 302 302 302", {}),
+    Endpoint("password change", "GET", "/accounts/password_change/",
+             "302 302 200 200 200 200 200"),
+    Endpoint("password changed", "GET", "/accounts/password_change/done/",
+             "302 302 200 200 200 200 200"),
+    Endpoint("password reset", "GET", "/accounts/password_reset/", "200 200 200 200 200 200 200"),
+    Endpoint("password reset sent", "GET", "/accounts/password_reset/done/",
+             "200 200 200 200 200 200 200"),
+    Endpoint("password reset link", "GET", "/accounts/reset/MQ/bad-token/",
+             "200 200 200 200 200 200 200"),
+    Endpoint("password reset done", "GET", "/accounts/reset/done/",
+             "200 200 200 200 200 200 200"),
+    # Public documentation of the API (no data), and the probes.
+    Endpoint("OpenAPI schema", "GET", "/api/schema/", "200 401 200 200 200 200 200"),
+    Endpoint("API docs", "GET", "/api/docs/", "200 401 200 200 200 200 200"),
+    Endpoint("liveness", "GET", "/healthz", "200 200 200 200 200 200 200"),
+    Endpoint("readiness", "GET", "/readyz", "200 200 200 200 200 200 200"),
+    # Django's admin: staff only, by session (API tokens are not admin credentials).
+    Endpoint("admin", "GET", "/admin/", "302 302 302 302 302 302 200"),
+]
+
+
+@pytest.fixture
+def world(db):
+    owner = UserFactory(username="olivia")
+    workflow = WorkflowFactory(name="Delivery")
+    workspace = workflow.workspace
+    MembershipFactory(workspace=workspace, user=owner, role=Role.OWNER)
+    users = {"owner": owner, "staff": UserFactory(username="root", is_staff=True)}
+    for role in (Role.MEMBER, Role.VIEWER):
+        users[role.value] = MembershipFactory(workspace=workspace, role=role).user
+    # A non-member is an owner elsewhere: their own workspace gives them nothing here.
+    users["non_member"] = MembershipFactory(role=Role.OWNER).user
+    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
+    doing = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2,
+                        pull_from_step=backlog)
+    done = StepFactory(workflow=workflow, name="Done", position=2)
+    spare = StepFactory(workflow=workflow, name="Spare", position=3)
+
+    def create(step, title, **kw):
+        return task_create(workflow=workflow, step=step, actor=owner, title=title, **kw).task
+
+    task = create(backlog, "Write the brief")
+    create(done, "Shipped")
+    archived = create(backlog, "Old")
+    task_archive(task=archived, actor=owner)
+    scratch = create(backlog, "Scratch", is_ephemeral=True)
+    owner_token, _ = ApiToken.issue(user=owner)
+    intake, _ = intake_create(workflow=workflow, step=None, actor=owner, name="hooks")
+    watch = watch_create(workflow=workflow, step=None, actor=owner, repositories=["acme/web"],
+                         reviewer_login="reviewer")
+    session = session_start(task=create(backlog, "Agent work"), actor=owner)
+    ids = {
+        "workspace": workspace.pk, "workflow": workflow.pk, "backlog": backlog.pk,
+        "doing": doing.pk, "done": done.pk, "spare": spare.pk, "task": task.pk,
+        "archived": archived.pk, "scratch": scratch.pk, "owner_token": owner_token.pk,
+        "intake": intake.pk, "watch": watch.pk, "session": session.pk,
+    }
+    ids = {k: str(v) for k, v in ids.items()}
+    ids["export"] = export_document([workflow])
+    return users, ids
+
+
+def caller(role: str, users: dict) -> APIClient:
+    """Each member role signs in by session and carries an API token, as real clients do."""
+    client = APIClient()
+    if role == "bad_token":
+        client.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    elif role != "anonymous":
+        user = users[role]
+        client.force_login(user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user=user)[1]}")
+    return client
+
+
+def filled(value, ids):
+    if isinstance(value, str) and value.strip("{}") in ids and isinstance(
+        ids[value.strip("{}")], dict
+    ):
+        return ids[value.strip("{}")]  # a whole document from the world
+    if isinstance(value, str):
+        return value.format(**ids)
+    if isinstance(value, list):
+        return [filled(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {k: filled(v, ids) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.name for e in ENDPOINTS])
+def test_access(endpoint, role, world, pages):
+    users, ids = world
+    client = caller(role, users)
+    path, body = filled(endpoint.path, ids), filled(endpoint.body, ids)
+    if body is None:
+        response = client.generic(endpoint.method, path)
+    else:
+        response = getattr(client, endpoint.method.lower())(path, body, format="json")
+    assert response.status_code == endpoint.status_for(role), response.content[:300]
+    if response.status_code in (401, 403, 404) and path.startswith("/api/v1/"):
+        body = response.json()
+        assert set(body) == {"code", "detail"}, body
+        # A refusal names nothing of what it guards.
+        for secret in ("Write the brief", "Delivery", ids["task"]):
+            assert secret not in response.content.decode()
+
+
+def _routes(patterns, prefix=""):
+    """Every route as ResolverMatch.route spells it (an included regex loses its "^")."""
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern).removeprefix("^")
+        if hasattr(pattern, "url_patterns"):
+            yield from _routes(pattern.url_patterns, route)
+        else:
+            yield route
+
+
+def test_every_route_and_method_is_in_the_table(world):
+    _, ids = world
+    covered = {resolve(filled(e.path, ids).split("?")[0]).route for e in ENDPOINTS}
+    routes = {
+        r for r in _routes(get_resolver().url_patterns)
+        if not r.startswith("admin/") or r == "admin/"  # the admin's own pages: one row
+        if "(?P<format>" not in r
+    }
+    assert routes - covered == set()
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    operations = {
+        (method.upper(), path) for path, item in schema["paths"].items() for method in item
+    }
+    rows = {
+        (e.method, e.path.split("?")[0].replace("{" + name + "}", "{" + param + "}"))
+        for e in ENDPOINTS for name in ids if "{" + name + "}" in e.path
+        for param in ("id", "task_id")
+    } | {(e.method, e.path.split("?")[0]) for e in ENDPOINTS}
+    assert operations - rows == set()

@@ -1,0 +1,137 @@
+"""API tokens (hashed, shown once, revocable), throttled sign-in and token creation,
+CSRF on session writes, and no secret in responses or logs."""
+
+import logging
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from accounts.models import ApiToken, hash_token
+from tests.factories import UserFactory
+
+PASSWORD = "pw-for-tests-only"
+
+
+@pytest.fixture(autouse=True)
+def fresh_counters():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def token_client(key: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client
+
+
+def test_a_token_is_shown_once_stored_hashed_and_revocable(api, owner):
+    created = api.post("/api/v1/tokens/", {"name": "laptop"}, format="json")
+    assert created.status_code == 201
+    key = created.json()["key"]
+    stored = ApiToken.objects.get(pk=created.json()["id"])
+    assert stored.key_hash == hash_token(key) and stored.prefix == key[:8]
+    assert token_client(key).get("/api/v1/workspaces/").status_code == 200
+
+    listed = api.get("/api/v1/tokens/").json()["results"]
+    assert [t["name"] for t in listed] == ["laptop"]
+    assert set(listed[0]) == {
+        "id", "name", "prefix", "workspace_id", "created_at", "last_used_at", "revoked_at"
+    }
+    assert key not in str(listed)
+
+    assert api.delete(f"/api/v1/tokens/{stored.pk}/").status_code == 204
+    refused = token_client(key).get("/api/v1/workspaces/")
+    assert refused.status_code == 401
+    assert refused.json() == {
+        "code": "authentication_failed", "detail": "Invalid or revoked token."
+    }
+    assert api.get("/api/v1/tokens/").json()["results"][0]["revoked_at"] is not None
+
+
+def test_tokens_of_others_are_invisible_and_cannot_be_revoked(api):
+    other, key = ApiToken.issue(user=UserFactory(), name="theirs")
+    assert api.get("/api/v1/tokens/").json()["count"] == 0
+    assert api.delete(f"/api/v1/tokens/{other.pk}/").status_code == 404
+    assert api.delete("/api/v1/tokens/not-an-id/").status_code == 404
+    assert token_client(key).get("/api/v1/workspaces/").status_code == 200
+
+
+def test_a_revoked_token_cannot_revoke_or_mint(owner):
+    token, key = ApiToken.issue(user=owner)
+    client = token_client(key)
+    assert client.delete(f"/api/v1/tokens/{token.pk}/").status_code == 204
+    assert client.post("/api/v1/tokens/", {"name": "again"}, format="json").status_code == 401
+    assert ApiToken.objects.active().count() == 0
+
+
+def test_token_creation_is_throttled(api, owner, settings):
+    settings.KANDEV_TOKEN_CREATE_RATE = "3/hour"
+    statuses = [api.post("/api/v1/tokens/", {}, format="json").status_code for _ in range(4)]
+    assert statuses == [201, 201, 201, 429]
+    refused = api.post("/api/v1/tokens/", {}, format="json")
+    assert refused.json()["code"] == "throttled"
+    assert int(refused.headers["Retry-After"]) > 0
+    assert ApiToken.objects.filter(user=owner).count() == 3
+    assert api.get("/api/v1/tokens/").status_code == 200  # only creation is throttled
+
+
+def sign_in(client, username, password):
+    return client.post("/admin/login/", {"username": username, "password": password})
+
+
+def test_sign_in_is_throttled_per_username_and_address(db, settings, pages):
+    settings.KANDEV_LOGIN_MAX_FAILURES = 3
+    UserFactory(username="staffer", is_staff=True)
+    client = APIClient()
+    failures = [sign_in(client, "staffer", "wrong").status_code for _ in range(3)]
+    assert failures == [200, 200, 200]  # the form again, with its error
+    blocked = sign_in(client, "staffer", PASSWORD)  # even the right password, for now
+    assert blocked.status_code == 429
+    assert int(blocked.headers["Retry-After"]) == settings.KANDEV_LOGIN_WINDOW_SECONDS
+    # Another address may still sign in as someone else, but not as the attacked user.
+    elsewhere = APIClient(REMOTE_ADDR="10.1.2.3")
+    UserFactory(username="boss", is_staff=True)
+    assert sign_in(elsewhere, "boss", PASSWORD).status_code == 302
+    assert sign_in(elsewhere, "staffer", PASSWORD).status_code == 429
+    cache.clear()  # the window passed
+    assert sign_in(client, "staffer", PASSWORD).status_code == 302
+
+
+def test_session_writes_need_the_csrf_token(board, pages):
+    backlog, _, _ = board
+    client = APIClient(enforce_csrf_checks=True)
+    client.login(username="olivia", password=PASSWORD)
+    body = {"step_id": str(backlog.pk), "title": "via session"}
+    refused = client.post("/api/v1/tasks/", body, format="json")
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "permission_denied"
+    assert "CSRF" in refused.json()["detail"]
+    client.get("/admin/login/")  # any page that sets the cookie
+    token = client.cookies["csrftoken"].value
+    accepted = client.post("/api/v1/tasks/", body, format="json", HTTP_X_CSRFTOKEN=token)
+    assert accepted.status_code == 201
+    # API tokens are not ambient credentials: no CSRF token needed.
+    _, key = ApiToken.issue(user=backlog.workflow.workspace.memberships.get().user)
+    assert token_client(key).post("/api/v1/tasks/", body, format="json").status_code == 201
+
+
+def test_keys_never_reach_logs_or_error_bodies(board, owner, caplog):
+    backlog, doing, _ = board
+    _, key = ApiToken.issue(user=owner)
+    caplog.set_level(logging.DEBUG)
+    client = token_client(key)
+    for _ in range(3):
+        client.post("/api/v1/tasks/", {"step_id": str(doing.pk), "title": "x"}, format="json")
+    bad = token_client(key[:-1] + ("0" if key[-1] != "0" else "1"))
+    responses = [
+        client.post("/api/v1/tasks/", {"step_id": "nope"}, format="json"),
+        bad.get("/api/v1/workspaces/"),
+        client.get("/api/v1/tokens/"),
+        client.get("/api/v1/tokens/999999/"),
+    ]
+    assert [r.status_code for r in responses] == [400, 401, 200, 405]
+    for response in responses:
+        assert key[:12] not in response.content.decode()
+    assert key[:12] not in caplog.text
