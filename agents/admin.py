@@ -1,10 +1,11 @@
 from django.contrib import admin
 
 from agents.models import AgentSession
+from kandev.admin import ReadOnlyAdmin
 
 
 @admin.register(AgentSession)
-class AgentSessionAdmin(admin.ModelAdmin):
+class AgentSessionAdmin(ReadOnlyAdmin):
     """Read-only: status changes go through agents/services.py (API, cancel_session)."""
 
     list_display = [
@@ -20,9 +21,3 @@ class AgentSessionAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status"]
     search_fields = ["task__title", "runner"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False

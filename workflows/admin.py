@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from kandev.admin import ReadOnlyAdmin
 from workflows.models import Membership, Workflow, WorkflowStep, Workspace
 
 
@@ -38,17 +39,8 @@ class WorkflowAdmin(admin.ModelAdmin):
 
 
 @admin.register(WorkflowStep)
-class WorkflowStepAdmin(admin.ModelAdmin):
+class WorkflowStepAdmin(ReadOnlyAdmin):
     """Read-only: limit and feeder changes must go through the service that pulls and broadcasts."""
 
     list_display = ["name", "workflow", "position", "wip_limit", "pull_from_step", "on_full"]
     list_filter = ["workflow"]
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

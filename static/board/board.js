@@ -372,23 +372,7 @@
 
   // ---- writes ------------------------------------------------------------------------
 
-  function csrfToken() {
-    var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  function send(method, url, body) {
-    return fetch(url, {
-      method: method,
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        return { ok: response.ok, status: response.status, data: data };
-      });
-    });
-  }
+  var send = window.kandevApi.send;
 
   function refusalText(result) {
     var data = result.data || {};

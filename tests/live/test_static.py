@@ -46,8 +46,8 @@ def test_board_assets_are_served_hashed_with_debug_off(
     column_border = "getComputedStyle(document.querySelector('.column')).borderTopWidth"
     assert page.evaluate(column_border) == "4px"  # the stylesheet applied
     paths = sorted(url.split("/static/")[1] for url, _ in static)
-    assert [p.split("/")[0] for p in paths] == ["board", "board", "vendor"]
+    assert [p.split("/")[0] for p in paths] == ["board", "board", "board", "vendor"]
     assert all(status == 200 for _, status in static), static
-    # Hashed names: board/board.<hash>.css, board/board.<hash>.js, Sortable.min.<hash>.js
+    # Hashed names: board/api.<hash>.js, board/board.<hash>.css and .js, Sortable.min.<hash>.js
     assert all(re.search(r"\.[0-9a-f]{12}\.(css|js)$", p) for p in paths), paths
     context.close()
