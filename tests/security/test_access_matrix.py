@@ -4,11 +4,18 @@ To add an endpoint, add a row to ENDPOINTS: its name, method, path (placeholders
 filled from the `world` fixture), body, and the expected status for each caller in ROLES
 order. `test_every_route_and_method_is_in_the_table` fails for any URL route or OpenAPI
 operation that has no row, so a new endpoint cannot be forgotten.
+
+The board WebSocket and MCP over HTTP are not request/response endpoints: they have their
+own small table, CHANNELS, with one outcome per role (the WebSocket: its close code or the
+first message; MCP: the HTTP status or what the tool answered).
 """
 
 from dataclasses import dataclass
 
+import httpx
 import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
 from django.urls import get_resolver, resolve
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
@@ -16,9 +23,14 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_archive, task_create
+from boards.models import Task
+from boards.routing import websocket_urlpatterns
 from integrations.intake import intake_create
+from integrations.mcp_http import PATH as MCP_PATH
 from integrations.watch import watch_create
+from kandev.asgi import application
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from tests.integrations.servers import uvicorn_server
 from workflows.models import Role
 from workflows.portable import export_document
 
@@ -285,3 +297,127 @@ def test_every_route_and_method_is_in_the_table(world):
         for param in ("id", "task_id")
     } | {(e.method, e.path.split("?")[0]) for e in ENDPOINTS}
     assert operations - rows == set()
+
+
+@dataclass(frozen=True)
+class Channel:
+    name: str
+    path: str
+    expected: str  # one outcome per role, in ROLES order
+    tool: str = ""  # MCP: the tool called after initialize
+    arguments: dict | None = None
+
+    def outcome_for(self, role: str) -> str:
+        outcomes = self.expected.split()
+        assert len(outcomes) == len(ROLES), f"{self.name}: {len(outcomes)} outcomes"
+        return outcomes[ROLES.index(role)]
+
+
+#                anonymous  bad_token  non_member  viewer  member  owner  staff
+CHANNELS = [
+    # 4403: refused at connect (a `?token=` key; none for anonymous); snapshot: accepted.
+    Channel("board websocket", "/ws/workflows/{workflow}/",
+            "4403 4403 4403 snapshot snapshot snapshot 4403"),
+    Channel("MCP get_board", MCP_PATH, "401 401 not_found board board board not_found",
+            "get_board", {"workflow_id": "{workflow}"}),
+    # As in REST's "task create": a step the caller cannot see is invalid input, like one
+    # that does not exist.
+    Channel("MCP create_task", MCP_PATH,
+            "401 401 invalid permission_denied created created invalid",
+            "create_task", {"step_id": "{backlog}", "title": "Via MCP"}),
+]
+WEBSOCKETS = [c for c in CHANNELS if c.path.startswith("/ws/")]
+MCP_CALLS = [c for c in CHANNELS if c.path == MCP_PATH]
+
+
+def token_for(role: str, users: dict) -> str | None:
+    if role == "anonymous":
+        return None
+    if role == "bad_token":
+        return "0" * 40
+    return ApiToken.issue(user=users[role])[1]
+
+
+def assert_leaks_nothing(text: str, ids: dict) -> None:
+    for secret in ("Write the brief", "Delivery", ids["task"], ids["backlog"]):
+        assert secret not in text
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("channel", WEBSOCKETS, ids=[c.name for c in WEBSOCKETS])
+def test_websocket_access(channel, role, world):
+    users, ids = world
+    key = token_for(role, users)
+    path = channel.path.format(**ids) + (f"?token={key}" if key else "")
+    viewer = WebsocketCommunicator(application, path, headers=[(b"origin", b"http://testserver")])
+
+    async def first_outcome() -> str:
+        connected, code = await viewer.connect()
+        if not connected:
+            return str(code)
+        message = await viewer.receive_json_from(timeout=5)
+        await viewer.disconnect()
+        assert message["board"]["workflow"]["id"] == ids["workflow"]
+        return message["type"].removeprefix("board.")
+
+    assert async_to_sync(first_outcome)() == channel.outcome_for(role)
+
+
+@pytest.fixture(scope="module")
+def mcp_base(django_db_setup, django_db_blocker):
+    """One real uvicorn for every MCP row; it serves each test's committed world."""
+    with django_db_blocker.unblock(), uvicorn_server(workers=1) as base:
+        yield base
+
+
+def mcp_outcome(base: str, key: str | None, channel: Channel, ids: dict) -> str:
+    """initialize, then one tools/call, as raw JSON-RPC over streamable HTTP."""
+    headers = {"Accept": "application/json, text/event-stream"}
+    if key is not None:
+        headers["Authorization"] = f"Token {key}"
+    with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
+        initialize = client.post(MCP_PATH, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "matrix", "version": "1"}},
+        })
+        if initialize.status_code != 200:
+            assert_leaks_nothing(initialize.text, ids)
+            return str(initialize.status_code)
+        version = initialize.json()["result"]["protocolVersion"]
+        called = client.post(MCP_PATH, headers={"MCP-Protocol-Version": version}, json={
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": channel.tool, "arguments": filled(channel.arguments, ids)},
+        })
+    assert called.status_code == 200, called.text[:300]
+    result = called.json()["result"]
+    answer = result["structuredContent"]
+    if result.get("isError"):
+        assert set(answer) - {"errors"} == {"code", "detail"}, answer
+        assert_leaks_nothing(called.text, ids)
+        return answer["code"]
+    if channel.tool == "get_board":
+        assert answer["workflow"]["id"] == ids["workflow"]
+        return "board"
+    assert answer["step_id"] == ids["backlog"]
+    return "created"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("channel", MCP_CALLS, ids=[c.name for c in MCP_CALLS])
+def test_mcp_access(channel, role, world, mcp_base):
+    users, ids = world
+    outcome = mcp_outcome(mcp_base, token_for(role, users), channel, ids)
+    assert outcome == channel.outcome_for(role)
+    created = Task.objects.filter(title="Via MCP").exists()
+    assert created == (outcome == "created")  # a refusal leaves nothing
+
+
+def test_every_websocket_route_and_mcp_is_in_the_table(world):
+    _, ids = world
+    covered = {c.path.format(**ids) for c in CHANNELS}
+    for route in websocket_urlpatterns:
+        assert any(route.pattern.match(path.lstrip("/")) for path in covered), route.pattern
+    assert MCP_PATH in covered
