@@ -4,8 +4,9 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from boards.admission import task_create
+from boards.models import Task, TaskEvent
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
-from workflows.models import Role
+from workflows.models import Role, Workflow
 
 
 def pytest_configure(config):
@@ -63,3 +64,12 @@ def member_client(workspace, role):
     client = APIClient()
     client.force_authenticate(user)
     return client
+
+
+def board_state(workflow):
+    """(tasks, history events, version) of a board: equal before and after means nothing persisted."""
+    return (
+        Task.objects.filter(workflow=workflow).count(),
+        TaskEvent.objects.filter(workflow=workflow).count(),
+        Workflow.objects.get(pk=workflow.pk).version,
+    )

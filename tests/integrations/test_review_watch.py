@@ -14,7 +14,7 @@ from boards.models import Task, TaskEvent
 from boards.signals import task_admitted
 from integrations.models import ReviewWatch
 from integrations.watch import poll_due_watches, poll_watch, watch_create
-from tests.conftest import member_client
+from tests.conftest import board_state, member_client
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from tests.integrations.fake_github import FakeGitHub, Scripted
 from workflows.models import Role, Workflow
@@ -46,14 +46,6 @@ def refs(step):
         Task.objects.filter(step=step, archived_at__isnull=True).values_list(
             "external_ref", flat=True
         )
-    )
-
-
-def board_state(workflow):
-    return (
-        Task.objects.filter(workflow=workflow).count(),
-        TaskEvent.objects.filter(workflow=workflow).count(),
-        Workflow.objects.get(pk=workflow.pk).version,
     )
 
 

@@ -9,12 +9,12 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from boards.models import Task, TaskEvent
+from boards.models import Task
 from integrations.intake import signature_for
 from integrations.models import Intake
-from tests.conftest import member_client
+from tests.conftest import board_state, member_client
 from tests.factories import StepFactory
-from workflows.models import OnFull, Role, Workflow
+from workflows.models import OnFull, Role
 
 
 def deliver(intake_id, secret, payload, *, client=None, signature=None, raw=None):
@@ -42,14 +42,6 @@ def create_intake(api, step=None, workflow=None):
     )
     assert response.status_code == 201, response.json()
     return response.json()["id"], response.json()["secret"]
-
-
-def board_state(workflow):
-    return (
-        Task.objects.filter(workflow=workflow).count(),
-        TaskEvent.objects.filter(workflow=workflow).count(),
-        Workflow.objects.get(pk=workflow.pk).version,
-    )
 
 
 class TestIntakesApi:
