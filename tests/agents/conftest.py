@@ -1,10 +1,9 @@
-import threading
 
 import pytest
-from django.db import connection
 
 from agents import services
 from agents.models import AgentSession, SessionStatus
+from tests import concurrency
 from tests.factories import StepFactory
 
 AUTO_START = {"on_enter": [{"type": "auto_start_agent"}], "on_turn_complete": [], "on_exit": []}
@@ -38,22 +37,7 @@ def run_turn(session: AgentSession, *, outcome: str = "turn_completed") -> Agent
 
 
 def race(n: int, work) -> tuple[list, list]:
-    """Run `work(i)` in n threads released together; each closes its own connection."""
-    barrier = threading.Barrier(n)
-    results, errors = [None] * n, []
-
-    def run(i):
-        try:
-            barrier.wait()
-            results[i] = work(i)
-        except Exception as exc:  # collected and asserted on by the caller
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results, errors
+    """tests.concurrency.race, split into (results, errors)."""
+    outcomes = concurrency.race(n, work)
+    errors = [o for o in outcomes if isinstance(o, Exception)]
+    return [None if isinstance(o, Exception) else o for o in outcomes], errors

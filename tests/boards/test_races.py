@@ -3,41 +3,16 @@
 They run on PostgreSQL (row locks) and on SQLite (IMMEDIATE transactions) alike.
 """
 
-import threading
-
 import pytest
-from django.db import close_old_connections, connection
 
 from boards import admission
 from boards.models import Task, TaskEvent
 from kandev.errors import WipLimitReached
+from tests.concurrency import race
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role, Workflow
 
 ROUNDS = 10
-
-
-def race(n, action):
-    """Run `action(i)` in n threads released together; return their results (or exceptions)."""
-    barrier = threading.Barrier(n)
-    results = [None] * n
-
-    def run(i):
-        try:
-            barrier.wait(timeout=30)
-            results[i] = action(i)
-        except Exception as exc:  # collected and asserted on by the test
-            results[i] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    close_old_connections()
-    return results
 
 
 def outcomes(results):

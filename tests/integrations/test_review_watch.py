@@ -1,12 +1,10 @@
 """GitHub review watch: polling a local fake GitHub with the real httpx client."""
 
-import threading
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 from django.utils import timezone
 
 from boards import admission
@@ -14,6 +12,7 @@ from boards.models import Task, TaskEvent
 from boards.signals import task_admitted
 from integrations.models import ReviewWatch
 from integrations.watch import poll_due_watches, poll_watch, watch_create
+from tests.concurrency import race_ok
 from tests.conftest import board_state, member_client
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from tests.integrations.fake_github import FakeGitHub, Scripted
@@ -211,21 +210,7 @@ def test_concurrent_polls_of_eight_pull_requests_admit_exactly_two(github):
             workflow=workflow, name="Review", position=0, is_start_step=True, wip_limit=2
         )
         watch = make_watch(github, review)
-        barrier = threading.Barrier(6)
-        reports = []
-
-        def poll(watch=watch, barrier=barrier, reports=reports):
-            try:
-                barrier.wait()
-                reports.append(poll_watch(watch=watch))
-            finally:
-                connection.close()
-
-        threads = [threading.Thread(target=poll) for _ in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        reports = race_ok(6, lambda i, watch=watch: poll_watch(watch=watch))
         assert len(reports) == 6 and not any(r.error for r in reports)
         assert sum(len(r.admitted) for r in reports) == 2
         assert len(refs(review)) == 2
@@ -238,21 +223,7 @@ def test_concurrent_workers_poll_a_due_watch_once(github, board):
     _, doing, _ = board
     github.open_pull(REPO, 1)
     make_watch(github, doing)
-    barrier = threading.Barrier(4)
-    reports = []
-
-    def tick():
-        try:
-            barrier.wait()
-            reports.extend(poll_due_watches())
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=tick) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    reports = [report for tick in race_ok(4, lambda i: poll_due_watches()) for report in tick]
     assert len(reports) == 1
     assert len(github.searches()) == 1
     assert refs(doing) == ["github:acme/api#1"]

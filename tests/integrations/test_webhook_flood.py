@@ -1,7 +1,6 @@
 """200 concurrent signed deliveries into a limit-5 step, through uvicorn with 2 workers."""
 
 import json
-import threading
 from collections import Counter
 
 import httpx
@@ -9,6 +8,7 @@ import pytest
 
 from boards.models import Task, TaskEvent
 from integrations.intake import intake_create, signature_for
+from tests.concurrency import race_ok
 from tests.integrations.servers import uvicorn_server
 from workflows.models import Workflow
 
@@ -26,9 +26,6 @@ def test_a_flood_into_a_limit_5_step_admits_exactly_5_and_refuses_the_rest_with_
         json.dumps({"title": f"alert {i}", "external_ref": f"alert-{i}"}).encode()
         for i in range(DELIVERIES)
     ]
-    barrier = threading.Barrier(DELIVERIES)
-    answers: list[tuple[int, dict]] = []
-
     with (
         # Each concurrent ASGI request has its own thread and connection: without a bounded
         # pool per worker (the setting for several workers) a burst of 200 exhausts PostgreSQL.
@@ -38,8 +35,8 @@ def test_a_flood_into_a_limit_5_step_admits_exactly_5_and_refuses_the_rest_with_
         ) as client,
     ):
 
-        def send(body: bytes):
-            barrier.wait()
+        def send(i: int) -> tuple[int, dict, bool]:
+            body = bodies[i]
             response = client.post(
                 f"/hooks/{intake.pk}/",
                 content=body,
@@ -48,15 +45,9 @@ def test_a_flood_into_a_limit_5_step_admits_exactly_5_and_refuses_the_rest_with_
                     "X-Hub-Signature-256": signature_for(secret, body),
                 },
             )
-            answers.append(
-                (response.status_code, response.json(), "Retry-After" in response.headers)
-            )
+            return response.status_code, response.json(), "Retry-After" in response.headers
 
-        threads = [threading.Thread(target=send, args=(body,)) for body in bodies]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        answers = race_ok(DELIVERIES, send)
 
     assert Counter(status for status, _, _ in answers) == {201: LIMIT, 429: DELIVERIES - LIMIT}
     refusals = [body for status, body, _ in answers if status == 429]

@@ -1,17 +1,16 @@
 """Webhook intake: POST /hooks/<intake-id>/ (api.md) and the intakes API."""
 
 import json
-import threading
 import uuid
 from collections import Counter
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from boards.models import Task
 from integrations.intake import signature_for
 from integrations.models import Intake
+from tests.concurrency import race_ok
 from tests.conftest import board_state, member_client
 from tests.factories import StepFactory
 from workflows.models import OnFull, Role
@@ -240,22 +239,7 @@ def test_concurrent_redeliveries_of_one_external_ref_create_one_task(api, board)
     backlog, _, _ = board
     intake_id, secret = create_intake(api, backlog)
     for attempt in range(5):
-        barrier = threading.Barrier(12)
-        statuses = []
-
-        def send(ref=f"ext-{attempt}", barrier=barrier, statuses=statuses):
-            try:
-                barrier.wait()
-                statuses.append(
-                    deliver(intake_id, secret, {"title": "t", "external_ref": ref}).status_code
-                )
-            finally:
-                connection.close()
-
-        threads = [threading.Thread(target=send) for _ in range(12)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        body = {"title": "t", "external_ref": f"ext-{attempt}"}
+        statuses = race_ok(12, lambda i, body=body: deliver(intake_id, secret, body).status_code)
         assert Counter(statuses) == {201: 1, 200: 11}
         assert Task.objects.filter(external_ref=f"ext-{attempt}").count() == 1

@@ -1,13 +1,12 @@
 """Overflow queue mode (`on_full: queue`, product.md §2.4): queue, promote, leave the queue,
 bulk moves, and the race of many admissions into a small limit on PostgreSQL."""
 
-import threading
 
 import pytest
-from django.db import connection
 
 from boards import admission
 from boards.models import EventKind, Task, TaskEvent
+from tests.concurrency import race_ok
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import OnFull, Role
 
@@ -168,24 +167,7 @@ ROUNDS = 20
 
 def race(workers) -> None:
     """Run each callable in its own thread (and database connection), all released at once."""
-    barrier = threading.Barrier(len(workers))
-    errors = []
-
-    def run(work):
-        try:
-            barrier.wait()
-            work()
-        except Exception as exc:  # reported below, in the test's thread
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(work,)) for work in workers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    race_ok(len(workers), lambda i: workers[i]())
 
 
 def new_board(owner, *, limit: int, fed: bool):
