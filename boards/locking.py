@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import F, Max
 from django.utils import timezone
 
 from boards.events import broadcast_on_commit
@@ -110,13 +110,10 @@ class BoardChange:
     def counts(self, step: WorkflowStep) -> StepCounts:
         """Read after the locks, then kept current by every write of this change."""
         if step.pk not in self._counts:
-            row = Task.objects.filter(LIVE, step=step).aggregate(
-                occupied=Count("id", filter=Q(admitted=True)),
-                queued=Count("id", filter=Q(admitted=False)),
-                last=Max("position"),
-            )
-            last = row["last"] if row["last"] is not None else -1
-            self._counts[step.pk] = StepCounts(row["occupied"], row["queued"], last)
+            with connection.cursor() as cursor:
+                cursor.execute(_sql().count_step, [_uuid(step.pk)])
+                occupied, queued, last = cursor.fetchone()
+            self._counts[step.pk] = StepCounts(occupied, queued, -1 if last is None else last)
         return self._counts[step.pk]
 
     def last_position(self, step: WorkflowStep) -> int:
@@ -172,28 +169,103 @@ class BoardChange:
             self.message = {"type": type_, **payload}
 
 
-def _lock_and_bump(workflow_id) -> Workflow | None:
-    """Step 1 of the lock order and the version bump in one round trip (admission.md allows
-    "the version bump itself" as the lock): UPDATE ... RETURNING the locked row."""
-    quote = connection.ops.quote_name
-    meta = Workflow._meta
-    columns = ", ".join(quote(f.column) for f in meta.concrete_fields)
-    version = quote(meta.get_field("version").column)
-    sql = (
-        f"UPDATE {quote(meta.db_table)} SET {version} = {version} + 1"
-        f" WHERE {quote(meta.pk.column)} = %s RETURNING {columns}"
+@dataclass(frozen=True)
+class _LockedSectionSql:
+    """The locked section's statements, written once from the models' metadata.
+
+    Every admission runs them, and the ORM's query compiler cost more CPU than the rest
+    of an admission (profiled: bench/profile.py create); the GIL makes that CPU the limit
+    of admissions per second, contested or not.
+    """
+
+    lock_and_bump: str
+    lock_steps: str
+    count_step: str
+
+
+def _columns(model) -> tuple[list[str], str]:
+    fields = model._meta.concrete_fields
+    return [f.attname for f in fields], ", ".join(connection.ops.quote_name(f.column) for f in fields)
+
+
+@functools.cache
+def _statements(vendor: str) -> _LockedSectionSql:
+    q = connection.ops.quote_name
+    for_update = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    version = q(Workflow._meta.get_field("version").column)
+    task = Task._meta
+    live = f"{q(task.get_field('archived_at').column)} IS NULL AND NOT {q(task.get_field('is_ephemeral').column)}"
+    admitted = q(task.get_field("admitted").column)
+    return _LockedSectionSql(
+        # Step 1 of the lock order and the version bump in one round trip (admission.md
+        # allows "the version bump itself" as the lock).
+        lock_and_bump=(
+            f"UPDATE {q(Workflow._meta.db_table)} SET {version} = {version} + 1"
+            f" WHERE {q(Workflow._meta.pk.column)} = %s RETURNING {_columns(Workflow)[1]}"
+        ),
+        # Step 2: every step row of the board, ascending id, one query.
+        lock_steps=(
+            f"SELECT {_columns(WorkflowStep)[1]} FROM {q(WorkflowStep._meta.db_table)}"
+            f" WHERE {q(WorkflowStep._meta.get_field('workflow').column)} = %s"
+            f" ORDER BY {q(WorkflowStep._meta.pk.column)}{for_update}"
+        ),
+        # Occupancy after the locks (the partial index task_live_by_step keeps it cheap).
+        count_step=(
+            f"SELECT COUNT(*) FILTER (WHERE {admitted}), COUNT(*) FILTER (WHERE NOT {admitted}),"
+            f" MAX({q(task.get_field('position').column)}) FROM {q(task.db_table)}"
+            f" WHERE {q(task.get_field('step').column)} = %s AND {live}"
+        ),
     )
-    rows = list(Workflow.objects.raw(sql, [meta.pk.get_db_prep_value(workflow_id, connection)]))
-    return rows[0] if rows else None
+
+
+def _sql() -> _LockedSectionSql:
+    return _statements(connection.vendor)
+
+
+def _uuid(value):
+    """A UUID as this database takes it as a parameter (SQLite: hex text)."""
+    return Workflow._meta.pk.get_db_prep_value(value, connection)
+
+
+@functools.cache
+def _converters(model, vendor: str) -> list:
+    """(index, column, converters) for the fields whose database values need converting
+    (JSON, and on SQLite also UUIDs, booleans, timestamps), as the ORM's compiler applies them."""
+    found = []
+    for index, field in enumerate(model._meta.concrete_fields):
+        column = field.get_col(model._meta.db_table)
+        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if converters:
+            found.append((index, column, converters))
+    return found
+
+
+def _rows_as(model, sql: str, params: list) -> list:
+    """Rows of `sql`, which selects `_columns(model)`, as model instances."""
+    names, converters = _columns(model)[0], _converters(model, connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    instances = []
+    for row in rows:
+        if converters:
+            row = list(row)
+            for index, column, functions in converters:
+                for convert in functions:
+                    row[index] = convert(row[index], column, connection)
+        instances.append(model.from_db(connection.alias, names, row))
+    return instances
 
 
 @contextmanager
 def board_change(workflow_id, *, actor=None):
     """Lock a board for one change (bumping its version); on clean exit broadcast."""
-    workflow = _lock_and_bump(workflow_id)
-    if workflow is None:
+    sql = _sql()
+    bumped = _rows_as(Workflow, sql.lock_and_bump, [_uuid(workflow_id)])
+    if not bumped:
         raise NotFound("Not found.")
-    steps = WorkflowStep.objects.filter(workflow=workflow).order_by("pk").select_for_update()
+    workflow = bumped[0]
+    steps = _rows_as(WorkflowStep, sql.lock_steps, [_uuid(workflow.pk)])
     change = BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
     yield change
     if not change.dirty:
