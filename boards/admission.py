@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from django.db.models import Case, Q, Value, When
 
-from boards.locking import BoardChange, board_change, board_transaction, insert
+from boards.locking import BoardChange, board_change, board_transaction
 from boards.models import EventKind, Priority, Task
 from boards.signals import step_vacated, task_admitted, task_retired
+from kandev import sql
 from kandev.errors import Conflict, Forbidden, Invalid, WipLimitReached
 from workflows.models import Membership, OnFull, Role, WorkflowStep
 
@@ -190,7 +191,7 @@ def task_create(
             external_ref=external_ref or None,
         )
         enter(change, task, target, outcome, position)
-        insert([task])
+        sql.insert([task])
         change.record(task, _event_kind(outcome, EventKind.CREATED), to_step=target, reason=reason, action="create")
         change.announce("task.created", task=task)
         after_admission(change, task, outcome)

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from boards.events import broadcast_on_commit
 from boards.models import LIVE, Task, TaskEvent
+from kandev import sql
 from kandev.errors import Invalid, KandevError
 from workflows.models import Workflow, WorkflowStep
 
@@ -111,7 +112,7 @@ class BoardChange:
         """Read after the locks, then kept current by every write of this change."""
         if step.pk not in self._counts:
             with connection.cursor() as cursor:
-                cursor.execute(_sql().count_step, [_uuid(step.pk)])
+                cursor.execute(_statements(connection.vendor)["count_step"], [sql.uuid_param(step.pk)])
                 occupied, queued, last = cursor.fetchone()
             self._counts[step.pk] = StepCounts(occupied, queued, -1 if last is None else last)
         return self._counts[step.pk]
@@ -169,128 +170,44 @@ class BoardChange:
             self.message = {"type": type_, **payload}
 
 
-@dataclass(frozen=True)
-class _LockedSectionSql:
-    """The locked section's statements, written once from the models' metadata.
-
-    Every admission runs them, and the ORM's query compiler cost more CPU than the rest
-    of an admission (profiled: bench/profile.py create); the GIL makes that CPU the limit
-    of admissions per second, contested or not.
-    """
-
-    lock_and_bump: str
-    lock_steps: str
-    count_step: str
-
-
-def _columns(model) -> tuple[list[str], str]:
-    fields = model._meta.concrete_fields
-    return [f.attname for f in fields], ", ".join(connection.ops.quote_name(f.column) for f in fields)
-
-
 @functools.cache
-def _statements(vendor: str) -> _LockedSectionSql:
-    q = connection.ops.quote_name
+def _statements(vendor: str) -> dict:
+    """The locked section's statements (kandev/sql.py says why they are hand-written)."""
     for_update = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    version = q(Workflow._meta.get_field("version").column)
-    task = Task._meta
-    live = f"{q(task.get_field('archived_at').column)} IS NULL AND NOT {q(task.get_field('is_ephemeral').column)}"
-    admitted = q(task.get_field("admitted").column)
-    return _LockedSectionSql(
+    version = sql.column(Workflow, "version")
+    live = f"{sql.column(Task, 'archived_at')} IS NULL AND NOT {sql.column(Task, 'is_ephemeral')}"
+    admitted = sql.column(Task, "admitted")
+    return {
         # Step 1 of the lock order and the version bump in one round trip (admission.md
         # allows "the version bump itself" as the lock).
-        lock_and_bump=(
-            f"UPDATE {q(Workflow._meta.db_table)} SET {version} = {version} + 1"
-            f" WHERE {q(Workflow._meta.pk.column)} = %s RETURNING {_columns(Workflow)[1]}"
+        "lock_and_bump": (
+            f"UPDATE {sql.table(Workflow)} SET {version} = {version} + 1"
+            f" WHERE {sql.column(Workflow, 'id')} = %s RETURNING {sql.columns(Workflow)}"
         ),
         # Step 2: every step row of the board, ascending id, one query.
-        lock_steps=(
-            f"SELECT {_columns(WorkflowStep)[1]} FROM {q(WorkflowStep._meta.db_table)}"
-            f" WHERE {q(WorkflowStep._meta.get_field('workflow').column)} = %s"
-            f" ORDER BY {q(WorkflowStep._meta.pk.column)}{for_update}"
+        "lock_steps": (
+            f"SELECT {sql.columns(WorkflowStep)} FROM {sql.table(WorkflowStep)}"
+            f" WHERE {sql.column(WorkflowStep, 'workflow')} = %s"
+            f" ORDER BY {sql.column(WorkflowStep, 'id')}{for_update}"
         ),
         # Occupancy after the locks (the partial index task_live_by_step keeps it cheap).
-        count_step=(
+        "count_step": (
             f"SELECT COUNT(*) FILTER (WHERE {admitted}), COUNT(*) FILTER (WHERE NOT {admitted}),"
-            f" MAX({q(task.get_field('position').column)}) FROM {q(task.db_table)}"
-            f" WHERE {q(task.get_field('step').column)} = %s AND {live}"
+            f" MAX({sql.column(Task, 'position')}) FROM {sql.table(Task)}"
+            f" WHERE {sql.column(Task, 'step')} = %s AND {live}"
         ),
-    )
-
-
-def _sql() -> _LockedSectionSql:
-    return _statements(connection.vendor)
-
-
-def _uuid(value):
-    """A UUID as this database takes it as a parameter (SQLite: hex text)."""
-    return Workflow._meta.pk.get_db_prep_value(value, connection)
-
-
-@functools.cache
-def _converters(model, vendor: str) -> list:
-    """(index, column, converters) for the fields whose database values need converting
-    (JSON, and on SQLite also UUIDs, booleans, timestamps), as the ORM's compiler applies them."""
-    found = []
-    for index, field in enumerate(model._meta.concrete_fields):
-        column = field.get_col(model._meta.db_table)
-        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
-        if converters:
-            found.append((index, column, converters))
-    return found
-
-
-@functools.cache
-def _insert_statement(model, vendor: str) -> tuple[list, str, str]:
-    fields = [f for f in model._meta.concrete_fields if not f.db_returning]  # not serial ids
-    q = connection.ops.quote_name
-    head = f"INSERT INTO {q(model._meta.db_table)} ({', '.join(q(f.column) for f in fields)}) VALUES "
-    return fields, head, f"({', '.join(['%s'] * len(fields))})"
-
-
-def insert(objs: list) -> None:
-    """INSERT new instances of one model in one statement, as `save()` would write them
-    (`pre_save` fills auto_now fields) but without its compiler, which costs more than the
-    admission itself. Nothing listens to these models' save signals; serial ids stay unset."""
-    if not objs:
-        return
-    fields, head, row = _insert_statement(type(objs[0]), connection.vendor)
-    per_statement = max(1, connection.ops.bulk_batch_size(fields, objs))  # SQLite caps parameters
-    with connection.cursor() as cursor:
-        for start in range(0, len(objs), per_statement):
-            batch, params = objs[start:start + per_statement], []
-            for obj in batch:
-                params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
-                obj._state.adding, obj._state.db = False, connection.alias
-            cursor.execute(head + ", ".join([row] * len(batch)), params)
-
-
-def _rows_as(model, sql: str, params: list) -> list:
-    """Rows of `sql`, which selects `_columns(model)`, as model instances."""
-    names, converters = _columns(model)[0], _converters(model, connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    instances = []
-    for row in rows:
-        if converters:
-            row = list(row)
-            for index, column, functions in converters:
-                for convert in functions:
-                    row[index] = convert(row[index], column, connection)
-        instances.append(model.from_db(connection.alias, names, row))
-    return instances
+    }
 
 
 @contextmanager
 def board_change(workflow_id, *, actor=None):
     """Lock a board for one change (bumping its version); on clean exit broadcast."""
-    sql = _sql()
-    bumped = _rows_as(Workflow, sql.lock_and_bump, [_uuid(workflow_id)])
+    statements = _statements(connection.vendor)
+    bumped = sql.fetch(statements["lock_and_bump"], [sql.uuid_param(workflow_id)], Workflow)
     if not bumped:
         raise NotFound("Not found.")
-    workflow = bumped[0]
-    steps = _rows_as(WorkflowStep, sql.lock_steps, [_uuid(workflow.pk)])
+    ((workflow,),) = bumped
+    steps = [step for (step,) in sql.fetch(statements["lock_steps"], [sql.uuid_param(workflow.pk)], WorkflowStep)]
     change = BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
     yield change
     if not change.dirty:
@@ -300,7 +217,7 @@ def board_change(workflow_id, *, actor=None):
         return
     for event in change.events:  # ties each event to its commit: history replays change by change
         event.detail["version"] = change.version
-    insert(change.events)
+    sql.insert(change.events)
     from boards.selectors import change_message  # selectors import this module
 
     broadcast_on_commit(workflow.pk, change_message(change))

@@ -1,0 +1,95 @@
+"""Hand-written SQL for the few statements every request runs, written once from the models.
+
+Profiling an admission (bench/profile.py) showed Django's query compiler costing more CPU
+than everything else the request does; under the GIL that CPU is what caps admissions per
+second. The statements stay derived from the models' metadata (tables, columns, database
+converters), so a renamed column cannot drift from them.
+"""
+
+import functools
+
+from django.db import connection
+
+
+def quote(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+def columns(model, alias: str | None = None) -> str:
+    """The select list of a model's concrete fields, in `fetch()`'s order."""
+    prefix = f"{quote(alias)}." if alias else ""
+    return ", ".join(prefix + quote(f.column) for f in model._meta.concrete_fields)
+
+
+def column(model, name: str) -> str:
+    return quote(model._meta.get_field(name).column)
+
+
+def table(model) -> str:
+    return quote(model._meta.db_table)
+
+
+def uuid_param(value):
+    """A UUID as this database takes it as a parameter (SQLite: hex text)."""
+    from django.db.models import UUIDField
+
+    return UUIDField().get_db_prep_value(value, connection)
+
+
+@functools.cache
+def _loaders(model, vendor: str) -> tuple[list[str], list]:
+    """Attribute names and, for fields whose database values need converting (JSON; on
+    SQLite also UUIDs, booleans, timestamps), the converters the ORM's compiler applies."""
+    names, convert = [], []
+    for index, field in enumerate(model._meta.concrete_fields):
+        names.append(field.attname)
+        col = field.get_col(model._meta.db_table)
+        converters = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+        if converters:
+            convert.append((index, col, converters))
+    return names, convert
+
+
+def fetch(sql: str, params: list, *models) -> list[tuple]:
+    """Rows of `sql`, whose select list is `columns()` of each model in turn and then any
+    extra values: one tuple per row of an instance per model, then the extras as read."""
+    loaders = [_loaders(model, connection.vendor) for model in models]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    result = []
+    for row in rows:
+        instances, start = [], 0
+        for model, (names, convert) in zip(models, loaders, strict=True):
+            values = list(row[start:start + len(names)])
+            for index, col, converters in convert:
+                for converter in converters:
+                    values[index] = converter(values[index], col, connection)
+            instances.append(model.from_db(connection.alias, names, values))
+            start += len(names)
+        result.append((*instances, *row[start:]))
+    return result
+
+
+@functools.cache
+def _insert_statement(model, vendor: str) -> tuple[list, str, str]:
+    fields = [f for f in model._meta.concrete_fields if not f.db_returning]  # not serial ids
+    head = f"INSERT INTO {table(model)} ({', '.join(quote(f.column) for f in fields)}) VALUES "
+    return fields, head, f"({', '.join(['%s'] * len(fields))})"
+
+
+def insert(objs: list) -> None:
+    """INSERT new instances of one model as `save()` would write them (`pre_save` fills
+    auto_now fields), in as few statements as the database allows. No save signals are
+    sent (nothing listens to the models this is used for); serial ids stay unset."""
+    if not objs:
+        return
+    fields, head, row = _insert_statement(type(objs[0]), connection.vendor)
+    per_statement = max(1, connection.ops.bulk_batch_size(fields, objs))  # SQLite caps parameters
+    with connection.cursor() as cursor:
+        for start in range(0, len(objs), per_statement):
+            batch, params = objs[start:start + per_statement], []
+            for obj in batch:
+                params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
+                obj._state.adding, obj._state.db = False, connection.alias
+            cursor.execute(head + ", ".join([row] * len(batch)), params)
