@@ -1,8 +1,10 @@
 import functools
 
 import django_filters
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import F, Q
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
@@ -59,16 +61,29 @@ class TaskFilter(django_filters.FilterSet):
 
 
 @functools.cache
-def _member_step_statement(vendor: str) -> str:
-    """Every create and move runs it (kandev/sql.py says why it is hand-written)."""
-    step_workflow, workflow_id = sql.column(WorkflowStep, "workflow"), sql.column(Workflow, "id")
+def _with_workflow_and_role(model, vendor: str) -> str:
+    """A step or task by id, with its workflow and the user's role in its workspace.
+    Every create and move runs it (kandev/sql.py says why it is hand-written)."""
     workspace = sql.column(Workflow, "workspace")
     return (
-        f"SELECT {sql.columns(WorkflowStep, 's')}, {sql.columns(Workflow, 'w')}, m.{sql.column(Membership, 'role')}"
-        f" FROM {sql.table(WorkflowStep)} s JOIN {sql.table(Workflow)} w ON w.{workflow_id} = s.{step_workflow}"
+        f"SELECT {sql.columns(model, 'o')}, {sql.columns(Workflow, 'w')}, m.{sql.column(Membership, 'role')}"
+        f" FROM {sql.table(model)} o"
+        f" JOIN {sql.table(Workflow)} w ON w.{sql.column(Workflow, 'id')} = o.{sql.column(model, 'workflow')}"
         f" JOIN {sql.table(Membership)} m ON m.{sql.column(Membership, 'workspace')} = w.{workspace}"
-        f" WHERE s.{sql.column(WorkflowStep, 'id')} = %s AND m.{sql.column(Membership, 'user')} = %s"
+        f" WHERE o.{sql.column(model, 'id')} = %s AND m.{sql.column(Membership, 'user')} = %s"
     )
+
+
+def _member_object(model, user, pk):
+    """(`model` row `pk` with `.workflow` and `.member_role`) if `user` is a member of its
+    workspace, else None."""
+    statement = _with_workflow_and_role(model, connection.vendor)
+    rows = sql.fetch(statement, [sql.uuid_param(pk), user.pk], model, Workflow)
+    if not rows:
+        return None
+    ((obj, workflow, role),) = rows
+    obj.workflow, obj.member_role = workflow, role
+    return obj
 
 
 def member_step(user, step_id, field: str = "step_id") -> WorkflowStep:
@@ -76,13 +91,9 @@ def member_step(user, step_id, field: str = "step_id") -> WorkflowStep:
 
     `step.member_role` is the user's role there, read in the same query.
     """
-    rows = sql.fetch(
-        _member_step_statement(connection.vendor), [sql.uuid_param(step_id), user.pk], WorkflowStep, Workflow
-    )
-    if not rows:
+    step = _member_object(WorkflowStep, user, step_id)
+    if step is None:
         raise Invalid({field: ["No such step."]})
-    ((step, workflow, role),) = rows
-    step.workflow, step.member_role = workflow, role
     return step
 
 
@@ -107,7 +118,13 @@ class TaskViewSet(
         )
 
     def writable_task(self) -> Task:
-        task = self.get_object()
+        """The task of the URL for a write: 404 unless the user is a member, 403 for a viewer."""
+        try:
+            task = _member_object(Task, self.request.user, self.kwargs["pk"])
+        except ValidationError:  # not a UUID
+            task = None
+        if task is None:
+            raise Http404
         check_role(task.member_role, write=True)
         return task
 

@@ -137,10 +137,12 @@ class BoardChange:
         return known | (step_counts(missing) if missing else {})
 
     def lock_task(self, task_id) -> Task:
-        task = Task.objects.select_for_update().filter(pk=task_id, workflow=self.workflow).first()
-        if task is None:
+        """Step 3 of the lock order: a task row of this board."""
+        statement = _statements(connection.vendor)["lock_task"]
+        rows = sql.fetch(statement, [sql.uuid_param(task_id), sql.uuid_param(self.workflow.pk)], Task)
+        if not rows:
             raise NotFound("Not found.")
-        return task
+        return rows[0][0]
 
     def record(self, task: Task, kind: str, *, from_step=None, to_step=None, reason="", **detail):
         self.dirty = True
@@ -189,6 +191,10 @@ def _statements(vendor: str) -> dict:
             f"SELECT {sql.columns(WorkflowStep)} FROM {sql.table(WorkflowStep)}"
             f" WHERE {sql.column(WorkflowStep, 'workflow')} = %s"
             f" ORDER BY {sql.column(WorkflowStep, 'id')}{for_update}"
+        ),
+        "lock_task": (
+            f"SELECT {sql.columns(Task)} FROM {sql.table(Task)}"
+            f" WHERE {sql.column(Task, 'id')} = %s AND {sql.column(Task, 'workflow')} = %s{for_update}"
         ),
         # Occupancy after the locks (the partial index task_live_by_step keeps it cheap).
         "count_step": (
