@@ -54,4 +54,4 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
         """Viewers only listen; writes go through the REST API."""
 
     async def board_event(self, event):
-        await self.send_json(event["message"])
+        await self.send(text_data=event["text"])

@@ -9,6 +9,7 @@ import logging
 import os
 import threading
 
+import orjson
 from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
@@ -33,7 +34,8 @@ def _send(workflow_id, message: dict) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    event = {"type": "board.event", "message": message}
+    # Encoded once here, not once per viewer: every consumer forwards the same text.
+    event = {"type": "board.event", "text": orjson.dumps(message).decode()}
     if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) == os.getpid():
         # Inside a request (sync_to_async): async_to_sync reuses the server's loop.
         async_to_sync(layer.group_send)(board_group(workflow_id), event)

@@ -1,5 +1,7 @@
 """A change made outside a request (service call, reconciler) reaches the board's group."""
 
+import json
+
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
@@ -20,7 +22,7 @@ def test_changes_from_a_plain_thread_are_delivered_in_order(
         admission.task_move(task=task, to_step=done, actor=owner)
 
     async def two_messages():  # one event loop for both (channels_redis buffers per loop)
-        return [(await layer.receive(viewer))["message"] for _ in range(2)]
+        return [json.loads((await layer.receive(viewer))["text"]) for _ in range(2)]
 
     first, second = async_to_sync(two_messages)()
     assert (first["type"], second["type"]) == ("task.created", "task.moved")

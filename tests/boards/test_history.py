@@ -1,5 +1,7 @@
 """The history and the live messages name the board version of their change."""
 
+import json
+
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
@@ -28,7 +30,7 @@ def test_the_live_message_carries_the_version_the_change_committed(
     async_to_sync(layer.group_add)(board_group(doing.workflow_id), channel)
     with django_capture_on_commit_callbacks(execute=True):
         admission.task_move(task=a, to_step=done, actor=owner)
-    message = async_to_sync(layer.receive)(channel)["message"]
+    message = json.loads(async_to_sync(layer.receive)(channel)["text"])
     assert message["version"] == Workflow.objects.get(pk=doing.workflow_id).version == 2
 
 
@@ -51,6 +53,6 @@ def test_deleting_a_step_that_holds_tasks_is_announced_as_a_step_deletion(
     async_to_sync(layer.group_add)(board_group(done.workflow_id), channel)
     with django_capture_on_commit_callbacks(execute=True):
         assert api.delete(f"/api/v1/steps/{done.pk}/?move_tasks_to={backlog.pk}").status_code == 204
-    message = async_to_sync(layer.receive)(channel)["message"]
+    message = json.loads(async_to_sync(layer.receive)(channel)["text"])
     assert (message["type"], message["step_id"]) == ("step.deleted", str(done.pk))
     assert [t["step_id"] for t in message["tasks"]] == [str(backlog.pk)]

@@ -1,6 +1,8 @@
 """Live messages carry the counts the change kept in memory and the version it committed:
 both must equal the database."""
 
+import json
+
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
@@ -54,7 +56,7 @@ def test_every_message_counts_equal_the_database(
         )
 
     async def messages():  # one event loop for all (channels_redis buffers per loop)
-        return [(await layer.receive(viewer))["message"] for _ in operations]
+        return [json.loads((await layer.receive(viewer))["text"]) for _ in operations]
 
     for message, (version, actual) in zip(async_to_sync(messages)(), expected, strict=True):
         assert message["version"] == version

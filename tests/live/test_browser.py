@@ -1,5 +1,6 @@
 """The live board in headless Chromium against a real uvicorn server (product.md §7)."""
 
+import json
 import re
 
 import httpx
@@ -380,7 +381,7 @@ def test_a_version_gap_makes_the_board_refetch(
             dropped = []
 
             def forward(message):
-                if '"version": 3' in message and not dropped:
+                if json.loads(message).get("version") == 3 and not dropped:
                     dropped.append(message)  # this viewer never hears of version 3
                     return
                 ws.send(message)
