@@ -9,6 +9,7 @@ converters), so a renamed column cannot drift from them.
 import functools
 
 from django.db import connection
+from django.db.models import UUIDField
 
 
 def quote(name: str) -> str:
@@ -29,11 +30,12 @@ def table(model) -> str:
     return quote(model._meta.db_table)
 
 
+_UUID = UUIDField()
+
+
 def uuid_param(value):
     """A UUID as this database takes it as a parameter (SQLite: hex text)."""
-    from django.db.models import UUIDField
-
-    return UUIDField().get_db_prep_value(value, connection)
+    return _UUID.get_db_prep_value(value, connection)
 
 
 @functools.cache
