@@ -53,7 +53,7 @@ class Viewer:
         self.ready.set()
         while True:
             event = await layer.receive(channel)
-            self.messages.append(event["message"])
+            self.messages.append(json.loads(event["text"]))
 
     def wait_for(self, version: int, timeout: float = 20) -> None:
         deadline = time.monotonic() + timeout
