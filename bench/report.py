@@ -83,6 +83,26 @@ def _admission(a, p):
             f"| {mode} | {scope} | {_s(res['rate'], 0)} | {_s(res['p50_ms'], 2)} | {_s(res['p99_ms'], 2)} "
             f"| {_s(ratio, 2) if ratio else '1'} | {', '.join(f'{k}: {v}' for k, v in bad.items()) or '0'} |"
         )
+    cpu, ceiling = a.get("cpu_ms_per_http_admission"), a.get("framework_ceiling")
+    if cpu and ceiling:
+        out += [
+            "",
+            "Where the CPU of an HTTP admission goes (user + system CPU of the 2 server workers and of "
+            "all PostgreSQL processes, divided by the admissions; /proc):",
+            "",
+            "| scope | server workers, ms CPU per admission | PostgreSQL, ms CPU per admission |",
+            "|---|---|---|",
+        ]
+        for scope in ("contested", "uncontested"):
+            out.append(
+                f"| {scope} | {_s(cpu[f'{scope}/server'], 2)} | {_s(cpu[f'{scope}/postgres'], 2)} |"
+            )
+        out += [
+            "",
+            f"Ceiling of the server stack alone: `GET /healthz` (no database, no DRF) with the same "
+            f"clients: {_s(ceiling['rate'], 0)} requests/s, {_s(ceiling['server_cpu_ms'], 2)} ms of "
+            "server CPU per request.",
+        ]
     return out + [""]
 
 
@@ -92,12 +112,14 @@ def _board(b):
         return out + [why, ""]
     out += [
         f"GET over HTTP, one keep-alive connection, {b['samples']} samples after a warm-up; queries counted "
-        "in-process for the same request (token authentication included).",
+        "in-process for the same request (token authentication included). Every sample reads a new "
+        "board version (bumped before it, untimed), so it builds the board; *cached*: the same "
+        "version read again (one build per version and process).",
         "",
         f"per_step: the same board with `?per_step={b.get('per_step')}` (each column's first tasks, exact counts and totals).",
         "",
-        "| tasks | JSON ms | JSON queries | JSON KB | per_step ms | per_step queries | per_step KB | HTML ms | HTML queries |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| tasks | JSON ms | JSON queries | JSON KB | JSON cached ms | per_step ms | per_step queries | per_step KB | HTML ms | HTML queries |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in b["sizes"]:
         j, h, p = row["json"], row["html"], row.get("per_step")
@@ -106,7 +128,8 @@ def _board(b):
             f"{_s(p['ms'], 1)} | {p['queries']} | {p['bytes'] / 1024:,.0f}" if p else "– | – | –"
         )
         out.append(
-            f"| {row['tasks']:,} | {_s(j['ms'], 1)} | {j['queries']} | {j['bytes'] / 1024:,.0f} | {paged} | {html} |"
+            f"| {row['tasks']:,} | {_s(j['ms'], 1)} | {j['queries']} | {j['bytes'] / 1024:,.0f} "
+            f"| {_s(j.get('cached_ms'), 1)} | {paged} | {html} |"
         )
     notes = {row["html"]["not_run"] for row in b["sizes"] if "not_run" in row["html"]}
     return out + [""] + [f"HTML board: {n}." for n in notes] + [""]

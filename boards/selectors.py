@@ -1,5 +1,7 @@
 """Reads of the board. Kept out of transactions (SQLite serializes write transactions)."""
 
+import threading
+
 from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
@@ -103,7 +105,33 @@ def step_data(step: WorkflowStep, occupied: int, queued: int) -> dict:
     }
 
 
+_snapshots: dict = {}  # (workflow id, per_step) -> the snapshot of the latest version read
+_snapshots_guard = threading.Lock()
+SNAPSHOTS_KEPT = 16
+
+
 def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
+    """The board as of `workflow.version` (read just before), built once per version.
+
+    Every change bumps the version, so a snapshot built after reading version V shows V or
+    later and stays right for everyone who reads V; live messages newer than what it shows
+    apply again harmlessly. Viewers arriving together, the REST board and the page share
+    one build per process. The result is shared: callers must not change it.
+    """
+    key = (workflow.pk, per_step)
+    cached = _snapshots.get(key)
+    if cached is not None and cached[0] == workflow.version:
+        return cached[1]
+    snapshot = _build_snapshot(workflow=workflow, per_step=per_step)
+    with _snapshots_guard:
+        kept = _snapshots.pop(key, None)
+        _snapshots[key] = kept if kept and kept[0] > workflow.version else (workflow.version, snapshot)
+        while len(_snapshots) > SNAPSHOTS_KEPT:
+            del _snapshots[next(iter(_snapshots))]  # the least recently built
+    return snapshot
+
+
+def _build_snapshot(*, workflow, per_step: int | None) -> dict:
     """The whole board in three queries, whatever the number of tasks.
 
     With `per_step`, each column carries only its first `per_step` tasks in board order

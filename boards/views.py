@@ -59,9 +59,10 @@ def board(request, workflow_id):
 @ensure_csrf_cookie
 def step_settings(request, workflow_id):
     workflow, _ = _member_workflow(request, workflow_id, write=True)
-    steps = board_snapshot(workflow=workflow)["steps"]
-    for step in steps:
-        step["events_json"] = json.dumps(step["events"])
+    steps = [
+        {**step, "events_json": json.dumps(step["events"])}
+        for step in board_snapshot(workflow=workflow)["steps"]
+    ]
     return render(request, "boards/settings.html", {
         "workflow": workflow,
         "steps": steps,
