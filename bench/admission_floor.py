@@ -17,7 +17,10 @@ from bench.common import (
     HttpConnection,
     combine,
     connect_patiently,
+    cpu_ms_per_op,
+    cpu_seconds,
     run_summary,
+    spread,
     timed_clients,
     timed_threads,
 )
@@ -99,8 +102,9 @@ def _truncate(dsn: str):
 
 
 def run(
-    *, dsn: str, workspace, user, key: str, port: int, threads: int, duration: float, reps: int
+    *, dsn: str, workspace, user, key: str, server, threads: int, duration: float, reps: int
 ) -> dict:
+    port = server.port
     shared, (shared_step,) = workflow_with_steps(
         workspace,
         "Admission contested",
@@ -123,6 +127,7 @@ def run(
         return (shared, shared_step) if scope == "contested" else (own[i][0], own[i][1][0])
 
     runs = {(mode, scope): [] for mode in MODES for scope in SCOPES}
+    ceiling = []
     ratios = {(mode, scope): [] for mode in ("service", "http") for scope in SCOPES}
     # Repetitions interleave the modes, so each ratio compares figures of the same minute.
     for _ in range(reps):
@@ -151,19 +156,23 @@ def run(
                     )
                     outcomes = {"ok": len(lat)}
                 else:
+                    before = cpu_seconds(server.process.pid)
                     lat, elapsed, outcomes = asyncio.run(
                         _http(port, key, threads, duration, scope, board_for)
                     )
+                    cpu = cpu_ms_per_op(before, cpu_seconds(server.process.pid), len(lat))
                     errors = [k for k in outcomes if k != "ok"]
                 summary = run_summary(lat, elapsed, outcomes=outcomes, errors=errors[:5])
+                if mode == "http":
+                    summary["cpu_ms_per_admission"] = cpu
                 runs[(mode, scope)].append(summary)
                 figures[mode] = summary["rate"]
             for mode in ("service", "http"):
                 ratios[(mode, scope)].append(
                     figures[mode] / figures["floor"] if figures["floor"] else None
                 )
+        ceiling.append(_framework_ceiling(server, threads, duration))
     _truncate(dsn)
-    from bench.common import spread
 
     return {
         "threads": threads,
@@ -171,7 +180,44 @@ def run(
         "repetitions": reps,
         "results": {f"{mode}/{scope}": combine(r) for (mode, scope), r in runs.items()},
         "ratios_to_floor": {f"{mode}/{scope}": spread(r) for (mode, scope), r in ratios.items()},
+        "cpu_ms_per_http_admission": {
+            f"{scope}/{part}": spread([r["cpu_ms_per_admission"][part] for r in runs[("http", scope)]])
+            for scope in SCOPES
+            for part in ("server", "postgres")
+        },
+        "framework_ceiling": {
+            "rate": spread([c["rate"] for c in ceiling]),
+            "server_cpu_ms": spread([c["server_cpu_ms"] for c in ceiling]),
+        },
     }
+
+
+def _framework_ceiling(server, clients: int, duration: float) -> dict:
+    """`GET /healthz` (no database, no DRF) with the same clients: what the server stack
+    itself (uvicorn, Django's ASGI handler, middleware) costs per request on this machine."""
+
+    async def load():
+        conns = [HttpConnection(server.port, {}) for _ in range(clients)]
+        for conn in conns:
+            await conn.open()
+
+        def make(i):
+            async def op():
+                status, _ = await conns[i].request("GET", "/healthz")
+                return "ok" if status == 200 else f"error {status}"
+
+            return op
+
+        try:
+            return await timed_clients(clients, duration, make)
+        finally:
+            for conn in conns:
+                await conn.close()
+
+    before = cpu_seconds(server.process.pid)
+    lat, elapsed, _ = asyncio.run(load())
+    cpu = cpu_ms_per_op(before, cpu_seconds(server.process.pid), len(lat))
+    return {"rate": len(lat) / elapsed, "server_cpu_ms": cpu["server"]}
 
 
 async def _http(port, key, clients, duration, scope, board_for):

@@ -69,6 +69,40 @@ def connect_patiently(connect, attempts: int = 20):
             time.sleep(0.25)
 
 
+# --- CPU accounting (Linux /proc) --------------------------------------------------------
+
+
+def _processes() -> dict:
+    """{pid: (parent pid, name, user+system CPU seconds)} of every process."""
+    found, tick = {}, os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:  # gone meanwhile
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        found[int(entry)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / tick)
+    return found
+
+
+def cpu_seconds(server_pid: int) -> dict:
+    """CPU used so far by the server's worker processes and by all PostgreSQL processes
+    (the database is local, so its backends serve this server and the floor alike)."""
+    procs = _processes()
+    return {
+        "server": sum(cpu for pid, (ppid, _, cpu) in procs.items() if ppid == server_pid or pid == server_pid),
+        "postgres": sum(cpu for _, name, cpu in procs.values() if name == "postgres"),
+    }
+
+
+def cpu_ms_per_op(before: dict, after: dict, ops: int) -> dict:
+    return {k: (after[k] - before[k]) * 1000 / ops if ops else None for k in before}
+
+
 # --- threads behind a barrier -----------------------------------------------------------
 
 
