@@ -105,9 +105,9 @@ def step_data(step: WorkflowStep, occupied: int, queued: int) -> dict:
     }
 
 
-_snapshots: dict = {}  # (workflow id, per_step) -> the snapshot of the latest version read
+_snapshots: dict = {}  # (workflow id, per_step) -> (version, snapshot, tasks in it)
 _snapshots_guard = threading.Lock()
-SNAPSHOTS_KEPT = 16
+SNAPSHOT_TASKS_KEPT = 50_000  # per process; a 20,000-task snapshot holds ~13 MB (tracemalloc)
 
 
 def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
@@ -123,10 +123,11 @@ def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
     if cached is not None and cached[0] == workflow.version:
         return cached[1]
     snapshot = _build_snapshot(workflow=workflow, per_step=per_step)
+    tasks = sum(len(step["tasks"]) for step in snapshot["steps"])
     with _snapshots_guard:
         kept = _snapshots.pop(key, None)
-        _snapshots[key] = kept if kept and kept[0] > workflow.version else (workflow.version, snapshot)
-        while len(_snapshots) > SNAPSHOTS_KEPT:
+        _snapshots[key] = kept if kept and kept[0] > workflow.version else (workflow.version, snapshot, tasks)
+        while len(_snapshots) > 1 and sum(entry[2] for entry in _snapshots.values()) > SNAPSHOT_TASKS_KEPT:
             del _snapshots[next(iter(_snapshots))]  # the least recently built
     return snapshot
 
