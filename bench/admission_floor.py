@@ -14,14 +14,13 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from bench.common import (
-    HttpConnection,
     combine,
     connect_patiently,
     cpu_ms_per_op,
     cpu_seconds,
     run_summary,
     spread,
-    timed_clients,
+    timed_http_clients,
     timed_threads,
 )
 from bench.fixtures import workflow_with_steps
@@ -196,41 +195,27 @@ def _framework_ceiling(server, clients: int, duration: float) -> dict:
     """`GET /healthz` (no database, no DRF) with the same clients: what the server stack
     itself (uvicorn, Django's ASGI handler, middleware) costs per request on this machine."""
 
-    async def load():
-        conns = [HttpConnection(server.port, {}) for _ in range(clients)]
-        for conn in conns:
-            await conn.open()
+    def make(conn, i):
+        async def op():
+            status, _ = await conn.request("GET", "/healthz")
+            return "ok" if status == 200 else f"error {status}"
 
-        def make(i):
-            async def op():
-                status, _ = await conns[i].request("GET", "/healthz")
-                return "ok" if status == 200 else f"error {status}"
-
-            return op
-
-        try:
-            return await timed_clients(clients, duration, make)
-        finally:
-            for conn in conns:
-                await conn.close()
+        return op
 
     before = cpu_seconds(server.process.pid)
-    lat, elapsed, _ = asyncio.run(load())
+    lat, elapsed, _ = asyncio.run(timed_http_clients(server.port, {}, clients, duration, make))
     cpu = cpu_ms_per_op(before, cpu_seconds(server.process.pid), len(lat))
     return {"rate": len(lat) / elapsed, "server_cpu_ms": cpu["server"]}
 
 
 async def _http(port, key, clients, duration, scope, board_for):
-    conns = [HttpConnection(port, {"Authorization": f"Token {key}"}) for _ in range(clients)]
-    for conn in conns:
-        await conn.open()
     names = itertools.count()
 
-    def make(i):
+    def make(conn, i):
         step_id = str(board_for(scope, i)[1].pk)
 
         async def op():
-            status, body = await conns[i].request(
+            status, body = await conn.request(
                 "POST", "/api/v1/tasks/", {"step_id": step_id, "title": f"http {next(names)}"}
             )
             if status == 201:
@@ -241,8 +226,5 @@ async def _http(port, key, clients, duration, scope, board_for):
 
         return op
 
-    try:
-        return await timed_clients(clients, duration, make)
-    finally:
-        for conn in conns:
-            await conn.close()
+    headers = {"Authorization": f"Token {key}"}
+    return await timed_http_clients(port, headers, clients, duration, make)

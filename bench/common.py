@@ -246,6 +246,19 @@ async def timed_clients(n: int, duration: float, make_client) -> tuple[list[floa
     return latencies, time.perf_counter() - started, outcomes
 
 
+async def timed_http_clients(port: int, headers: dict, n: int, duration: float, make_client):
+    """`timed_clients` over `n` keep-alive connections; `make_client(conn, i)` returns the
+    client's one-request callable."""
+    conns = [HttpConnection(port, headers) for _ in range(n)]
+    for conn in conns:
+        await conn.open()
+    try:
+        return await timed_clients(n, duration, lambda i: make_client(conns[i], i))
+    finally:
+        for conn in conns:
+            await conn.close()
+
+
 # --- the server under test ---------------------------------------------------------------
 
 
