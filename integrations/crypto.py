@@ -1,7 +1,9 @@
 """Secrets kandev must use again later (webhook secrets, GitHub tokens): stored encrypted.
 
 The key is derived from SECRET_KEY (HKDF-SHA256), so a database dump alone does not reveal
-them. SECRET_KEY_FALLBACKS keep older secrets readable after a key rotation.
+them; with DEBUG off kandev refuses to start on the public development key (settings), so
+this key never derives from it in production. SECRET_KEY_FALLBACKS keep older secrets
+readable after a key rotation.
 """
 
 import base64

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -30,8 +31,17 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-# The fallback key is for development only; `manage.py check --deploy` flags it.
-SECRET_KEY = os.environ.get("SECRET_KEY", "django-insecure-kandev-development-key")
+# Public (it is in this file): signs sessions, derives the key that encrypts stored secrets
+# (integrations/crypto.py) and the demo password, so production mode refuses it.
+DEVELOPMENT_SECRET_KEY = "django-insecure-kandev-development-key"
+SECRET_KEY = os.environ.get("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
+if not DEBUG and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is kandev's public development key, which production mode (DEBUG off) refuses: "
+        "set SECRET_KEY to a long random string, e.g. "
+        "SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+        "and keep it (it encrypts stored secrets); or set DEBUG=1 for development."
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 

@@ -37,7 +37,8 @@ TASKS = [
 
 
 def demo_password() -> str:
-    # Derived from SECRET_KEY, so every run can print it without storing it anywhere.
+    # Derived from SECRET_KEY, so every run can print it without storing it anywhere; with
+    # DEBUG off kandev refuses the public development key (settings), so it is never public.
     return salted_hmac("kandev.seed_demo", USERNAME).hexdigest()[:20]
 
 
