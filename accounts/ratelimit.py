@@ -1,12 +1,22 @@
-"""Sign-in throttling for every Django login view (the login page and the admin's).
+"""Throttles for Django's sign-in forms (the login page and the admin's) and its password
+reset form, counted in the default cache: Redis when REDIS_URL is set, so every server
+process counts together (settings.CACHES).
 
-Failed attempts are counted per client address and per username (the
-`user_login_failed` signal, whatever view authenticated); once either reaches
-KANDEV_LOGIN_MAX_FAILURES within KANDEV_LOGIN_WINDOW_SECONDS, sign-in POSTs from that
-address or for that username get 429 until the window passes. The address is REMOTE_ADDR:
-forwarded headers are not trusted, so behind a proxy the per-username limit is the one
-that bites. Counts live in the default cache (per process unless a shared cache is set).
+Sign-in failures (the `user_login_failed` signal, whatever view authenticated) are counted
+per client address and per username within KANDEV_LOGIN_WINDOW_SECONDS:
+- an address with KANDEV_LOGIN_MAX_FAILURES failures gets 429 on every sign-in until the
+  window passes (it backs off);
+- an account with that many failures is never refused as such, or anyone could lock its
+  owner out: it only slows down the addresses guessing at it, each of which must then wait
+  KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS after a failure before trying it again. An address
+  that has not failed on it (its owner's) signs in as usual.
+Password reset requests: at most KANDEV_PASSWORD_RESET_MAX per address and per e-mail
+address within KANDEV_PASSWORD_RESET_WINDOW_SECONDS (no mail-bombing, no address probing).
+
+The address is REMOTE_ADDR: forwarded headers are not trusted.
 """
+
+import hashlib
 
 from django.conf import settings
 from django.contrib.auth.signals import user_login_failed
@@ -16,11 +26,35 @@ from django.http import HttpResponse
 from django.urls import NoReverseMatch, reverse
 
 
-def _keys(request, username: str) -> list[str]:
-    keys = [f"login-failures:addr:{request.META.get('REMOTE_ADDR', '')}"]
-    if username:
-        keys.append(f"login-failures:user:{username.strip().lower()[:150]}")
-    return keys
+def _address(request) -> str:
+    return request.META.get("REMOTE_ADDR", "")
+
+
+def _digest(name: str) -> str:
+    """Cache keys of a fixed alphabet and length, whatever a form sent."""
+    return hashlib.sha256(name.strip().lower().encode()).hexdigest()
+
+
+def _address_key(request) -> str:
+    return f"login-failures:addr:{_address(request)}"
+
+
+def _account_key(username: str) -> str:
+    return f"login-failures:user:{_digest(username)}"
+
+
+def _backoff_key(request, username: str) -> str:
+    return f"login-backoff:{_address(request)}:{_digest(username)}"
+
+
+def _count(key: str, window: int) -> int:
+    """Add one to a counter that expires `window` seconds after its first count."""
+    cache.add(key, 0, window)
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, window)
+        return 1
 
 
 def login_paths() -> set[str]:
@@ -37,12 +71,16 @@ def count_failed_login(sender, credentials, request=None, **kwargs):
     if request is None:
         return
     window = settings.KANDEV_LOGIN_WINDOW_SECONDS
-    for key in _keys(request, credentials.get("username") or ""):
-        cache.add(key, 0, window)
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, window)
+    _count(_address_key(request), window)
+    username = credentials.get("username") or ""
+    if username and _count(_account_key(username), window) >= settings.KANDEV_LOGIN_MAX_FAILURES:
+        cache.set(_backoff_key(request, username), 1, settings.KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS)
+
+
+def too_many(message: str, retry_after: int) -> HttpResponse:
+    return HttpResponse(
+        message, status=429, content_type="text/plain; charset=utf-8", headers={"Retry-After": str(retry_after)}
+    )
 
 
 class LoginRateLimitMiddleware:
@@ -51,14 +89,33 @@ class LoginRateLimitMiddleware:
 
     def __call__(self, request):
         if request.method == "POST" and request.path in login_paths():
-            keys = _keys(request, request.POST.get("username", ""))
-            if any((cache.get(key) or 0) >= settings.KANDEV_LOGIN_MAX_FAILURES for key in keys):
-                window = settings.KANDEV_LOGIN_WINDOW_SECONDS
-                minutes = max(window // 60, 1)
-                return HttpResponse(
-                    f"Too many failed sign-in attempts. Try again in {minutes} minute(s).",
-                    status=429,
-                    content_type="text/plain; charset=utf-8",
-                    headers={"Retry-After": str(window)},
-                )
-        return self.get_response(request)
+            refused = self.refuse_sign_in(request)
+        elif request.method == "POST" and request.path == reverse("password_reset"):
+            refused = self.refuse_password_reset(request)
+        else:
+            refused = None
+        return refused or self.get_response(request)
+
+    def refuse_sign_in(self, request) -> HttpResponse | None:
+        if (cache.get(_address_key(request)) or 0) >= settings.KANDEV_LOGIN_MAX_FAILURES:
+            window = settings.KANDEV_LOGIN_WINDOW_SECONDS
+            return too_many(
+                f"Too many failed sign-in attempts. Try again in {max(window // 60, 1)} minute(s).", window
+            )
+        username = request.POST.get("username", "")
+        if username and cache.get(_backoff_key(request, username)):
+            backoff = settings.KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS
+            return too_many(f"Too many failed sign-in attempts. Try again in {backoff} second(s).", backoff)
+        return None
+
+    def refuse_password_reset(self, request) -> HttpResponse | None:
+        window = settings.KANDEV_PASSWORD_RESET_WINDOW_SECONDS
+        keys = [f"password-reset:addr:{_address(request)}"]
+        if email := request.POST.get("email", ""):
+            keys.append(f"password-reset:email:{_digest(email)}")
+        counts = [_count(key, window) for key in keys]
+        if max(counts) > settings.KANDEV_PASSWORD_RESET_MAX:
+            return too_many(
+                f"Too many password reset requests. Try again in {max(window // 60, 1)} minute(s).", window
+            )
+        return None

@@ -3,12 +3,16 @@ CSRF on session writes, and no secret in responses or logs."""
 
 import logging
 
+import httpx
 import pytest
+from django.core import mail
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken, hash_token
 from tests.factories import UserFactory
+from tests.faults.test_redis_outage import PrivateRedis
+from tests.integrations.servers import uvicorn_server
 
 PASSWORD = "pw-for-tests-only"
 
@@ -81,22 +85,85 @@ def sign_in(client, username, password):
     return client.post("/admin/login/", {"username": username, "password": password})
 
 
-def test_sign_in_is_throttled_per_username_and_address(db, settings, pages):
+def test_an_address_that_keeps_failing_is_refused_for_every_account(db, settings, pages):
     settings.KANDEV_LOGIN_MAX_FAILURES = 3
     UserFactory(username="staffer", is_staff=True)
-    client = APIClient()
-    failures = [sign_in(client, "staffer", "wrong").status_code for _ in range(3)]
+    UserFactory(username="boss", is_staff=True)
+    attacker = APIClient(REMOTE_ADDR="10.9.9.9")
+    failures = [sign_in(attacker, "staffer", "wrong").status_code for _ in range(3)]
     assert failures == [200, 200, 200]  # the form again, with its error
-    blocked = sign_in(client, "staffer", PASSWORD)  # even the right password, for now
+    blocked = sign_in(attacker, "boss", PASSWORD)
     assert blocked.status_code == 429
     assert int(blocked.headers["Retry-After"]) == settings.KANDEV_LOGIN_WINDOW_SECONDS
-    # Another address may still sign in as someone else, but not as the attacked user.
-    elsewhere = APIClient(REMOTE_ADDR="10.1.2.3")
-    UserFactory(username="boss", is_staff=True)
-    assert sign_in(elsewhere, "boss", PASSWORD).status_code == 302
-    assert sign_in(elsewhere, "staffer", PASSWORD).status_code == 429
     cache.clear()  # the window passed
-    assert sign_in(client, "staffer", PASSWORD).status_code == 302
+    assert sign_in(attacker, "boss", PASSWORD).status_code == 302
+
+
+@pytest.mark.parametrize("path", ["/admin/login/", "/accounts/login/"])
+def test_nobody_can_lock_a_person_out_of_their_account(db, settings, pages, path):
+    settings.KANDEV_LOGIN_MAX_FAILURES = 3
+    UserFactory(username="staffer", is_staff=True)
+    for n in range(20):  # many addresses, each below its own limit, all on one account
+        attacker = APIClient(REMOTE_ADDR=f"10.0.0.{n}")
+        for _ in range(2):
+            attacker.post(path, {"username": "staffer", "password": "wrong"})
+    owner = APIClient(REMOTE_ADDR="192.0.2.7")
+    assert owner.post(path, {"username": "staffer", "password": PASSWORD}).status_code == 302
+
+
+def test_on_an_attacked_account_an_address_that_failed_must_wait_between_tries(db, settings, pages):
+    settings.KANDEV_LOGIN_MAX_FAILURES = 3
+    UserFactory(username="staffer", is_staff=True)
+    for n in range(3):
+        assert sign_in(APIClient(REMOTE_ADDR=f"10.0.0.{n}"), "staffer", "wrong").status_code == 200
+    again = sign_in(APIClient(REMOTE_ADDR="10.0.0.2"), "staffer", PASSWORD)  # failed at the limit
+    assert again.status_code == 429
+    assert int(again.headers["Retry-After"]) == settings.KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS
+    earlier = APIClient(REMOTE_ADDR="10.0.0.1")
+    assert [sign_in(earlier, "staffer", "wrong").status_code for _ in range(2)] == [200, 429]
+    assert sign_in(APIClient(REMOTE_ADDR="10.0.0.9"), "staffer", PASSWORD).status_code == 302
+
+
+def request_reset(client, email):
+    return client.post("/accounts/password_reset/", {"email": email})
+
+
+def test_password_reset_requests_are_throttled_per_address_and_per_email(db, settings, pages):
+    settings.KANDEV_PASSWORD_RESET_MAX = 2
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    UserFactory(username="staffer", email="staffer@example.com")
+    asker = APIClient(REMOTE_ADDR="10.9.9.9")
+    assert [request_reset(asker, "staffer@example.com").status_code for _ in range(2)] == [302, 302]
+    refused = request_reset(asker, "other@example.com")
+    assert refused.status_code == 429
+    assert int(refused.headers["Retry-After"]) == settings.KANDEV_PASSWORD_RESET_WINDOW_SECONDS
+    elsewhere = APIClient(REMOTE_ADDR="10.1.1.1")
+    assert request_reset(elsewhere, "staffer@example.com").status_code == 429  # no mail-bombing
+    assert request_reset(elsewhere, "other@example.com").status_code == 302
+    assert len(mail.outbox) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sign_in_failures_count_across_server_processes(pages):
+    """Two servers, one process each, sharing Redis: together they allow only the limit."""
+    UserFactory(username="staffer")
+    redis = PrivateRedis()
+    redis.start()
+    try:
+        env = {"REDIS_URL": redis.url, "KANDEV_LOGIN_MAX_FAILURES": "4"}
+        with uvicorn_server(workers=1, **env) as first, uvicorn_server(workers=1, **env) as second:
+            statuses = [login_over_http(base, "wrong") for base in (first, second) * 3]
+    finally:
+        redis.stop()
+    assert statuses == [200, 200, 200, 200, 429, 429]
+
+
+def login_over_http(base: str, password: str) -> int:
+    with httpx.Client(base_url=base, timeout=30) as client:
+        client.get("/accounts/login/")
+        form = {"username": "staffer", "password": password,
+                "csrfmiddlewaretoken": client.cookies["csrftoken"]}
+        return client.post("/accounts/login/", data=form).status_code
 
 
 def test_session_writes_need_the_csrf_token(board, pages):
