@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -66,6 +67,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -210,6 +212,24 @@ KANDEV_RECONCILE_INTERVAL_SECONDS = int(os.environ.get("KANDEV_RECONCILE_INTERVA
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
 KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")
+# Content Security Policy (django-csp): scripts and styles only from kandev's own static
+# files, never inline. Style attributes stay allowed (style-src-attr): the board colours
+# each step with `style="--step-color: ..."`; a <style> element is still refused.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
 # Throttle counters (accounts/ratelimit.py, DRF's throttles) must be shared by every server
 # process: Redis when configured, else this one process's memory (the embedded default).
 if REDIS_URL:

@@ -19,6 +19,33 @@ def board_server(django_db_setup):
     server.stop()
 
 
+class WatchedBrowser:
+    """Chromium, whose every page reports what the Content Security Policy refused: each
+    test using it fails on such a violation in the console (`no_csp_violation`)."""
+
+    def __init__(self, browser):
+        self.browser = browser
+        self.csp_violations = []
+
+    def new_context(self, **options):
+        context = self.browser.new_context(**options)
+        context.on("console", self.note)
+        return context
+
+    def note(self, message):
+        if "Content Security Policy" in message.text:
+            self.csp_violations.append(message.text)
+
+
+@pytest.fixture(autouse=True)
+def no_csp_violation(request):
+    yield
+    if "chromium" in request.fixturenames:
+        violations = request.getfixturevalue("chromium").csp_violations
+        found, violations[:] = list(violations), []
+        assert not found, f"Content Security Policy violations: {found}"
+
+
 @pytest.fixture(scope="module")
 def chromium():
     """Per module: while it runs, the test thread holds Playwright's event loop."""
@@ -31,7 +58,7 @@ def chromium():
         browser = playwright.chromium.launch(
             executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
         )
-        yield browser
+        yield WatchedBrowser(browser)
         browser.close()
 
 
