@@ -128,7 +128,8 @@ class WorkflowViewSet(viewsets.ModelViewSet):
         )
 
     def perform_destroy(self, workflow):
-        require_role(self.request.user, workflow.workspace_id, write=True)
+        # A whole board holds everyone's tasks: members may delete tasks, only owners boards.
+        require_role(self.request.user, workflow.workspace_id, owner=True)
         services.workflow_delete(workflow=workflow)
 
     def finalize_response(self, request, response, *args, **kwargs):

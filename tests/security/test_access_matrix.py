@@ -70,8 +70,9 @@ ENDPOINTS = [
              "401 401 404 200 200 200 404"),
     Endpoint("workflow edit", "PATCH", "/api/v1/workflows/{workflow}/",
              "401 401 404 403 200 200 404", {"name": "Renamed"}),
+    # A whole board holds everyone's tasks: only an owner may delete it.
     Endpoint("workflow delete", "DELETE", "/api/v1/workflows/{workflow}/",
-             "401 401 404 403 204 204 404"),
+             "401 401 404 403 403 204 404"),
     Endpoint("board", "GET", "/api/v1/workflows/{workflow}/board/",
              "401 401 404 200 200 200 404"),
     Endpoint("workflow history", "GET", "/api/v1/workflows/{workflow}/events/",
