@@ -1,6 +1,6 @@
-from django.contrib import admin
 from csp.constants import UNSAFE_INLINE
 from csp.decorators import csp_update
+from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
