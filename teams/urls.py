@@ -13,4 +13,5 @@ api_urlpatterns = [
 
 page_urlpatterns = [
     path("invites/<str:token>/", views.invite, name="invite"),
+    path("workspaces/<uuid:workspace_id>/members/", views.members, name="members-page"),
 ]
