@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "boards",
     "integrations",
     "agents",
+    "teams",
 ]
 
 MIDDLEWARE = [

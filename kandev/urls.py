@@ -12,6 +12,7 @@ from integrations.api import IntakeViewSet, ReviewWatchViewSet
 from integrations.webhooks import hook
 from kandev import views
 from kandev.metrics import metrics_view
+from teams.urls import api_urlpatterns as teams_api, page_urlpatterns as teams_pages
 from workflows.api import StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 
 router = DefaultRouter(trailing_slash=True)
@@ -27,6 +28,7 @@ router.register("tokens", ApiTokenViewSet, basename="token")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
+    path("api/v1/", include(teams_api)),
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -46,6 +48,7 @@ urlpatterns = [
 
 urlpatterns += [
     path("accounts/", include("django.contrib.auth.urls")),
+    path("", include(teams_pages)),
     path("", include("boards.urls")),
 ]
 

@@ -1,0 +1,109 @@
+"""Members and invite links of a workspace: /api/v1/workspaces/{id}/members/ and /invites/.
+
+Every member may list the members (assignee pickers need them); only owners change them
+or handle invites. A member may remove themselves (leave). The last owner stays (409).
+"""
+
+from django.http import Http404
+from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kandev.api import ErrorSerializer
+from teams import services
+from teams.models import Invite
+from teams.serializers import (
+    InviteCreatedSerializer,
+    InviteCreateSerializer,
+    InviteSerializer,
+    MemberAddSerializer,
+    MemberSerializer,
+    MemberUpdateSerializer,
+)
+from workflows.access import require_role
+from workflows.models import Membership, Workspace
+
+ERRORS = {400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}
+
+
+def _validated(request, serializer_class) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _workspace(request, workspace_id, *, owner: bool = False) -> Workspace:
+    require_role(request.user, workspace_id, owner=owner)
+    return Workspace.objects.get(pk=workspace_id)
+
+
+def _members(workspace):
+    return Membership.objects.filter(workspace=workspace).select_related("user").order_by("user__username", "pk")
+
+
+class MemberListView(APIView):
+    @extend_schema(responses={200: MemberSerializer(many=True), 404: ErrorSerializer})
+    def get(self, request, workspace_id):
+        workspace = _workspace(request, workspace_id)
+        return Response(MemberSerializer(_members(workspace), many=True).data)
+
+    @extend_schema(request=MemberAddSerializer, responses={201: MemberSerializer, **ERRORS})
+    def post(self, request, workspace_id):
+        workspace = _workspace(request, workspace_id, owner=True)
+        data = _validated(request, MemberAddSerializer)
+        user = services.find_user(username=data.get("username", ""), email=data.get("email", ""))
+        membership = services.member_add(workspace=workspace, user=user, role=data["role"])
+        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MemberDetailView(APIView):
+    @extend_schema(request=MemberUpdateSerializer, responses={200: MemberSerializer, **ERRORS})
+    def patch(self, request, workspace_id, user_id):
+        workspace = _workspace(request, workspace_id, owner=True)
+        data = _validated(request, MemberUpdateSerializer)
+        try:
+            membership = services.member_update(workspace=workspace, user_id=user_id, **data)
+        except Membership.DoesNotExist:
+            raise Http404 from None
+        return Response(MemberSerializer(membership).data)
+
+    @extend_schema(responses={204: None, **ERRORS})
+    def delete(self, request, workspace_id, user_id):
+        leaving = user_id == request.user.pk
+        workspace = _workspace(request, workspace_id, owner=not leaving)
+        try:
+            services.member_remove(workspace=workspace, user_id=user_id)
+        except Membership.DoesNotExist:
+            raise Http404 from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InviteListView(APIView):
+    @extend_schema(responses={200: InviteSerializer(many=True), 403: ErrorSerializer, 404: ErrorSerializer})
+    def get(self, request, workspace_id):
+        workspace = _workspace(request, workspace_id, owner=True)
+        invites = Invite.objects.filter(workspace=workspace).select_related("created_by", "used_by")
+        return Response(InviteSerializer(invites, many=True, context={"now": timezone.now()}).data)
+
+    @extend_schema(request=InviteCreateSerializer, responses={201: InviteCreatedSerializer, **ERRORS})
+    def post(self, request, workspace_id):
+        workspace = _workspace(request, workspace_id, owner=True)
+        data = _validated(request, InviteCreateSerializer)
+        invite, token = services.invite_create(workspace=workspace, actor=request.user, **data)
+        url = request.build_absolute_uri(reverse("invite", kwargs={"token": token}))
+        body = {"id": invite.pk, "url": url, "role": invite.role, "expires_at": invite.expires_at}
+        return Response(InviteCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class InviteDetailView(APIView):
+    @extend_schema(responses={204: None, 403: ErrorSerializer, 404: ErrorSerializer})
+    def delete(self, request, workspace_id, invite_id):
+        workspace = _workspace(request, workspace_id, owner=True)
+        invite = Invite.objects.filter(workspace=workspace, pk=invite_id).first()
+        if invite is None:
+            raise Http404
+        services.invite_revoke(invite=invite)
+        return Response(status=status.HTTP_204_NO_CONTENT)

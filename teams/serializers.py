@@ -1,0 +1,52 @@
+from rest_framework import serializers
+
+from teams.services import INVITE_DAYS_DEFAULT, INVITE_DAYS_MAX
+from workflows.models import Role
+
+
+class MemberSerializer(serializers.Serializer):
+    user_id = serializers.IntegerField(read_only=True)
+    username = serializers.CharField(source="user.username", read_only=True)
+    role = serializers.ChoiceField(choices=Role.choices, read_only=True)
+
+
+class MemberAddSerializer(serializers.Serializer):
+    username = serializers.CharField(required=False, max_length=150)
+    email = serializers.EmailField(required=False, max_length=254)
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.MEMBER)
+
+    def validate(self, data):
+        if bool(data.get("username")) == bool(data.get("email")):
+            raise serializers.ValidationError({"username": ["Give a username or an e-mail address, not both."]})
+        return data
+
+
+class MemberUpdateSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices, required=False)
+
+
+class InviteCreateSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.MEMBER)
+    expires_in_days = serializers.IntegerField(min_value=1, max_value=INVITE_DAYS_MAX, default=INVITE_DAYS_DEFAULT)
+
+
+class InviteSerializer(serializers.Serializer):
+    """An invite as listed: its link is not recoverable (only its hash is kept)."""
+
+    id = serializers.UUIDField(read_only=True)
+    role = serializers.CharField(read_only=True)
+    expires_at = serializers.DateTimeField(read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
+    used_by = serializers.CharField(source="used_by.username", default=None, read_only=True)
+    state = serializers.SerializerMethodField()
+
+    def get_state(self, invite) -> str:
+        return invite.state(self.context["now"])
+
+
+class InviteCreatedSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    url = serializers.URLField()
+    role = serializers.CharField()
+    expires_at = serializers.DateTimeField()

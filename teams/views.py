@@ -1,0 +1,158 @@
+"""The teams pages: a workspace's members and invites, and the invite link's page (a
+signed-in person joins with one click; a new person signs up and joins in the same step)."""
+
+import uuid
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods
+
+from kandev.errors import Conflict, Invalid
+from teams import services
+from teams.models import Invite, InviteState
+from workflows.access import role_in
+from workflows.models import Membership, Role, Workspace
+
+
+def _landing(workspace):
+    """Where a new member lands: the workspace's first board, else the home page."""
+    board = workspace.workflows.order_by("created_at", "id").first()
+    return reverse("board", args=[board.pk]) if board else reverse("home")
+
+
+@require_http_methods(["GET", "POST"])
+def invite(request, token):
+    found = services.invite_for_token(token)
+    if found is None:
+        raise Http404
+    state = found.state(timezone.now())
+    form = UserCreationForm(request.POST or None) if not request.user.is_authenticated else None
+    error = None
+    if state is InviteState.OPEN and request.method == "POST":
+        try:
+            if form is None:
+                services.invite_accept(token=token, user=request.user)
+                return redirect(_landing(found.workspace))
+            if form.is_valid():
+                with transaction.atomic():  # no account is left behind by a link used meanwhile
+                    user = form.save()
+                    services.invite_accept(token=token, user=user)
+                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                return redirect(_landing(found.workspace))
+        except services.InviteUnusable as refused:
+            state, error = refused.state, refused.detail
+        except Invite.DoesNotExist:
+            raise Http404 from None
+    status = 200 if state is InviteState.OPEN else 410
+    context = {"invite": found, "state": state, "form": form, "error": error, "token": token}
+    return render(request, "teams/invite.html", context, status=status)
+
+
+class AddMemberForm(forms.Form):
+    who = forms.CharField(label="Username or e-mail", max_length=254)
+    role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.MEMBER)
+
+
+class InviteForm(forms.Form):
+    role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.MEMBER)
+    expires_in_days = forms.IntegerField(
+        label="Expires in (days)", min_value=1, max_value=services.INVITE_DAYS_MAX, initial=services.INVITE_DAYS_DEFAULT
+    )
+
+
+def _apply(request, workspace, role: str):
+    """One POSTed action of the members page; returns a link made now, if any."""
+    action, owner = request.POST.get("action"), role == Role.OWNER
+    user_id = request.POST.get("user_id", "")
+    leaving = action == "remove" and user_id == str(request.user.pk)
+    if not owner and not leaving:
+        raise PermissionDenied("Only a workspace owner may change its members.")
+    if action == "add":
+        form = AddMemberForm(request.POST)
+        if not form.is_valid():
+            raise Invalid(form.errors)
+        who = form.cleaned_data["who"]
+        user = services.find_user(**({"email": who} if "@" in who else {"username": who}))
+        services.member_add(workspace=workspace, user=user, role=form.cleaned_data["role"])
+        messages.success(request, f"{user.get_username()} was added as {form.cleaned_data['role']}.")
+    elif action in ("role", "remove") and user_id.isascii() and user_id.isdigit():
+        try:
+            if action == "role":
+                if request.POST.get("role") not in Role.values:
+                    raise Invalid({"role": ["Choose owner, member or viewer."]})
+                services.member_update(workspace=workspace, user_id=int(user_id), role=request.POST.get("role"))
+                messages.success(request, "The role was changed.")
+            else:
+                services.member_remove(workspace=workspace, user_id=int(user_id))
+                messages.success(request, "You left the workspace." if leaving else "The member was removed.")
+        except Membership.DoesNotExist:
+            raise Http404 from None
+    elif action == "invite":
+        form = InviteForm(request.POST)
+        if not form.is_valid():
+            raise Invalid(form.errors)
+        _, token = services.invite_create(workspace=workspace, actor=request.user, **form.cleaned_data)
+        return request.build_absolute_uri(reverse("invite", kwargs={"token": token}))
+    elif action == "revoke":
+        invite = Invite.objects.filter(workspace=workspace, pk=_uuid_or_none(request.POST.get("invite_id"))).first()
+        if invite is None:
+            raise Http404
+        services.invite_revoke(invite=invite)
+        messages.success(request, "The invite link was revoked.")
+    else:
+        raise Invalid({"action": ["Unknown action."]})
+    return None
+
+
+def _uuid_or_none(value):
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def members(request, workspace_id):
+    """The members page: everyone sees who is in; owners add, change, remove and invite."""
+    role = role_in(request.user, workspace_id)
+    if role is None:
+        raise Http404
+    workspace = Workspace.objects.get(pk=workspace_id)
+    new_link = None
+    if request.method == "POST":
+        try:
+            new_link = _apply(request, workspace, role)
+        except (Invalid, Conflict) as refused:
+            errors = refused.extra.get("errors") if isinstance(refused, Invalid) else None
+            for message in [m for ms in errors.values() for m in ms] if errors else [refused.detail]:
+                messages.error(request, message)
+        if not Membership.objects.filter(workspace=workspace, user=request.user).exists():
+            return redirect("home")  # they left
+        if new_link is None:
+            return redirect(request.path)
+    now = timezone.now()
+    invites = Invite.objects.filter(workspace=workspace).select_related("created_by", "used_by")
+    return render(
+        request,
+        "teams/members.html",
+        {
+            "workspace": workspace,
+            "is_owner": role == Role.OWNER,
+            "members": Membership.objects.filter(workspace=workspace).select_related("user").order_by("user__username"),
+            "roles": Role.choices,
+            "invites": [(invite, invite.state(now)) for invite in invites] if role == Role.OWNER else [],
+            "add_form": AddMemberForm(),
+            "invite_form": InviteForm(),
+            "new_link": new_link,
+        },
+    )
