@@ -176,6 +176,7 @@ ENDPOINTS = [
     Endpoint("board page", "GET", "/workflows/{workflow}/", "302 302 404 200 200 200 404"),
     Endpoint("step settings page", "GET", "/workflows/{workflow}/settings/",
              "302 302 404 403 200 200 404"),
+    Endpoint("members page", "GET", "/workspaces/{workspace}/members/", "302 302 404 200 200 200 404"),
     Endpoint("invite page", "GET", "/invites/{invite_token}/", "200 200 200 200 200 200 200"),
     Endpoint("sign-in page", "GET", "/accounts/login/", "200 200 200 200 200 200 200"),
     Endpoint("sign out", "POST", "/accounts/logout/", "302 302 302 302 302 302 302", {}),
