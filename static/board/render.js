@@ -136,13 +136,9 @@ export class BoardView {
   }
 
   #fillList(list, tasks) {
-    for (const task of tasks) {
-      // A card may sit in another list (dragged there, or moved by someone else).
-      list.appendChild(fillCard(this.card(task.id) ?? clone("card-template"), task));
-    }
-    // What is left here now belongs elsewhere (and was rendered there) or is gone.
-    const shown = new Set(tasks.map((t) => t.id));
-    for (const card of [...list.children]) if (!shown.has(card.dataset.taskId)) card.remove();
+    // A card may sit in another list (dragged there, or moved by someone else); one that was
+    // here and is not in `tasks` belongs elsewhere now (and is rendered there) or is gone.
+    list.replaceChildren(...tasks.map((task) => fillCard(this.card(task.id) ?? clone("card-template"), task)));
   }
 
   #renderHeader(section, step, occupied, queued) {
