@@ -289,6 +289,9 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
     backlog, doing, done = board
     page = open_board(owner, workflow)
     page.click("text=Step settings")
+    # Each page is used once its load event has run its (deferred) module script; a form sent
+    # before that would be submitted natively.
+    page.wait_for_url(f"**/workflows/{workflow.pk}/settings/")
     doing_form = page.locator(f'form[data-step-id="{doing.pk}"]')
 
     doing_form.locator("input[name=wip_limit]").fill("-1")
@@ -318,6 +321,7 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
     doing_form.locator("select[name=on_full]").select_option("queue")
     doing_form.locator("button[type=submit]").click()
     expect(page.locator(f'form[data-step-id="{doing.pk}"] h2')).to_have_text("2. Doing")
+    page.wait_for_load_state()
     saved = WorkflowStep.objects.get(pk=doing.pk)
     assert (saved.name, saved.wip_limit, saved.on_full) == ("Doing", 3, "queue")
     assert saved.pull_from_step_id is None
@@ -329,11 +333,13 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
     expect(page.locator('form[data-role="step-form"] h2')).to_have_text(
         ["1. Backlog", "2. Doing", "3. Done", "4. Review"]
     )
+    page.wait_for_load_state()
     review_form = page.locator('form[data-role="step-form"]').nth(3)
     review_form.locator('button[data-action="up"]').click()
     expect(page.locator('form[data-role="step-form"] h2')).to_have_text(
         ["1. Backlog", "2. Doing", "3. Review", "4. Done"]
     )
+    page.wait_for_load_state()
     page.on("dialog", lambda dialog: dialog.accept())
     forms = page.locator('form[data-role="step-form"]')
     forms.nth(2).locator('button[data-action="delete"]').click()
