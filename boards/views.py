@@ -12,11 +12,15 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from boards.models import Priority, Task
 from boards.selectors import board_snapshot
 from workflows.access import WRITE_ROLES, role_in
 from workflows.models import Membership, OnFull, Workflow
 
-PRIORITIES = ["critical", "high", "medium", "low", "none"]
+# Name -> pull rank, for the add-task select and the script's card order.
+PRIORITY_RANKS = {p.label: p.value for p in Priority}
+# The select preselects what the server picks when none is sent.
+DEFAULT_PRIORITY = Priority(Task._meta.get_field("priority").default).label
 
 
 @login_required
@@ -51,7 +55,8 @@ def board(request, workflow_id):
         "workflow": workflow,
         "board": snapshot,
         "can_write": role in WRITE_ROLES,
-        "priorities": PRIORITIES,
+        "priorities": PRIORITY_RANKS,
+        "default_priority": DEFAULT_PRIORITY,
     })
 
 

@@ -161,7 +161,7 @@ STORAGES = {
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
-        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        else "kandev.staticfiles.StaticFilesStorage"
     },
 }
 # Serve straight from the app folders in development, without collectstatic.

@@ -1,4 +1,4 @@
-"""Board card and header helpers; static/board/board.js renders the same text client-side."""
+"""Board card and column helpers; static/board/render.js fills the same markup client-side."""
 
 from datetime import datetime
 
@@ -32,3 +32,13 @@ def wip_count(step: dict) -> dict:
     if step["over_limit"]:
         label = f"{occupied} of {limit}: over the WIP limit"
     return {"text": text, "label": label, "over": step["over_limit"]}
+
+
+@register.simple_tag
+def column_placeholder() -> dict:
+    """The step the column <template> is rendered for: the script replaces "{id}", "{name}",
+    "{color}" and "{on_full}" in its clone, and renders the counts as for any column."""
+    return {
+        "id": "{id}", "name": "{name}", "color": "{color}", "on_full": "{on_full}",
+        "wip_limit": 0, "occupied": 0, "queued": 0, "over_limit": False, "tasks": [],
+    }

@@ -1,25 +1,33 @@
-/* The REST API as the board pages call it: JSON, session auth with Django's CSRF header.
-   send() resolves to {ok, status, data} for every HTTP answer; a network failure rejects. */
-window.kandevApi = (function () {
-  "use strict";
+// The REST API as the board pages call it: JSON, session auth with Django's CSRF header.
 
-  function csrfToken() {
-    var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+/** A write: resolves to {ok, status, data} for every HTTP answer; a network failure rejects. */
+export async function send(method, url, body) {
+  const response = await fetch(url, {
+    method,
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => ({}));
+  return { ok: response.ok, status: response.status, data };
+}
+
+/** A read: the JSON body; any failure, HTTP or network, rejects. */
+export async function get(url) {
+  const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return response.json();
+}
+
+/** The server's reason for refusing a write, as one line for the user. */
+export function refusalText({ status, data = {} }) {
+  if (data.errors) {
+    return Object.entries(data.errors).map(([field, errors]) => `${field}: ${[].concat(errors).join(" ")}`).join(" ");
   }
-
-  function send(method, url, body) {
-    return fetch(url, {
-      method: method,
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        return { ok: response.ok, status: response.status, data: data };
-      });
-    });
-  }
-
-  return { send: send };
-})();
+  return data.detail || `The server refused the change (HTTP ${status}).`;
+}

@@ -237,6 +237,7 @@ def test_over_limit_warning_is_not_colour_alone_and_clears_live(
     expect(header).to_have_attribute("data-over-limit", "false")
     expect(header.locator('[data-role="wip-count"]')).to_have_text("1/1")
     expect(header.locator('[data-role="wip-warning"]')).to_be_hidden()
+    expect(version(page)).to_have_attribute("data-version", "4")  # no write left in flight
 
 
 def test_keyboard_move_between_and_within_columns(
@@ -288,6 +289,9 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
     backlog, doing, done = board
     page = open_board(owner, workflow)
     page.click("text=Step settings")
+    # Each page is used once its load event has run its (deferred) module script; a form sent
+    # before that would be submitted natively.
+    page.wait_for_url(f"**/workflows/{workflow.pk}/settings/")
     doing_form = page.locator(f'form[data-step-id="{doing.pk}"]')
 
     doing_form.locator("input[name=wip_limit]").fill("-1")
@@ -317,6 +321,7 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
     doing_form.locator("select[name=on_full]").select_option("queue")
     doing_form.locator("button[type=submit]").click()
     expect(page.locator(f'form[data-step-id="{doing.pk}"] h2')).to_have_text("2. Doing")
+    page.wait_for_load_state()
     saved = WorkflowStep.objects.get(pk=doing.pk)
     assert (saved.name, saved.wip_limit, saved.on_full) == ("Doing", 3, "queue")
     assert saved.pull_from_step_id is None
@@ -328,11 +333,13 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
     expect(page.locator('form[data-role="step-form"] h2')).to_have_text(
         ["1. Backlog", "2. Doing", "3. Done", "4. Review"]
     )
+    page.wait_for_load_state()
     review_form = page.locator('form[data-role="step-form"]').nth(3)
     review_form.locator('button[data-action="up"]').click()
     expect(page.locator('form[data-role="step-form"] h2')).to_have_text(
         ["1. Backlog", "2. Doing", "3. Review", "4. Done"]
     )
+    page.wait_for_load_state()
     page.on("dialog", lambda dialog: dialog.accept())
     forms = page.locator('form[data-role="step-form"]')
     forms.nth(2).locator('button[data-action="delete"]').click()
@@ -401,6 +408,35 @@ def test_a_version_gap_makes_the_board_refetch(
     expect(titles(page, done)).to_have_text(["First", "Second"])
     expect(titles(page, backlog)).to_have_count(0)
     assert board_fetches == [f"{board_server.url}/api/v1/workflows/{workflow.pk}/board/"]
+
+
+def test_a_step_added_live_gets_the_column_and_cards_the_server_renders(
+    board_server, open_board, owner, workflow, board
+):
+    backlog, doing, done = board
+    page = open_board(owner, workflow)
+    page.evaluate("window.notReloaded = true")
+    review = {"workflow_id": str(workflow.pk), "name": "Review <b>", "color": "#9c36b5",
+              "wip_limit": 1, "on_full": "queue"}
+    with server_api(board_server, owner) as api:
+        step_id = api.post("/api/v1/steps/", json=review).json()["id"]
+    new_column = column(page, WorkflowStep(pk=step_id))
+    expect(page.locator(".column h2")).to_have_text(["Backlog", "In Progress", "Done", "Review <b>"])
+    expect(new_column).to_have_css("border-top-color", "rgb(156, 54, 181)")
+    form = new_column.locator('[data-role="add-task"]')
+    form.locator("input[name=title]").fill("Check it")
+    form.locator("select[name=priority]").select_option("high")
+    form.locator("button").click()
+    expect(new_column.locator(".card-title")).to_have_text(["Check it"])
+    assert page.evaluate("window.notReloaded") is True
+
+    fresh = open_board(owner, workflow)  # the same board as the server renders it
+    html = "column => column.outerHTML"
+    assert new_column.evaluate(html) == column(fresh, WorkflowStep(pk=step_id)).evaluate(html)
+    drag(page, Task.objects.get(title="Check it"), done)  # the new lists take part in dragging
+    expect(titles(page, done)).to_have_text(["Check it"])
+    assert page.errors == fresh.errors == []
+    assert page.errors == []
 
 
 def test_after_a_reconnect_the_board_shows_what_was_missed(

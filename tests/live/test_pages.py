@@ -1,8 +1,13 @@
 """The server-rendered pages: who sees what, and the hooks the board script relies on."""
 
+import json
+import re
+from html.parser import HTMLParser
+
 import pytest
 from django.test import Client
 
+from boards.models import Priority
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 from workflows.services import step_update
@@ -55,6 +60,63 @@ def test_board_page_renders_columns_counts_and_over_limit_state(owner, workflow,
     assert 'data-role="wip-count" aria-label="0 tasks" title="0 tasks">0</span>' in body
     assert 'id="board-alert" class="alert" role="alert"' in body
     assert body.count('class="card priority-medium"') == 2
+
+
+class Tags(HTMLParser):
+    """Every start tag of a page (<template> contents included), and the text of its data blocks."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.tags, self.data, self._open = [], {}, None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._open = dict(attrs).get("id") if tag == "script" else None
+
+    def handle_endtag(self, tag):
+        self._open = None
+
+    def handle_data(self, data):
+        if self._open:
+            self.data[self._open] = json.loads(data)
+
+
+def test_pages_have_no_inline_script_handler_or_style(owner, workflow, board, make_task):
+    """What a strict Content Security Policy refuses; JSON data blocks are not scripts."""
+    make_task(board[1], "Busy")
+    pages = [Client().get("/accounts/login/")] + [
+        signed_in(owner).get(path)
+        for path in ("/", f"/workflows/{workflow.pk}/", f"/workflows/{workflow.pk}/settings/")
+    ]
+    for response in pages:
+        assert response.status_code == 200
+        tags = Tags(response.content.decode()).tags
+        for tag, attrs in tags:
+            assert not [name for name in attrs if name.startswith("on") or name == "style"], tag
+            assert not any((v or "").strip().lower().startswith("javascript:") for v in attrs.values())
+            if tag == "script":
+                assert attrs.get("src") or attrs.get("type") == "application/json", attrs
+    board_tags = Tags(pages[2].content.decode()).tags
+    modules = [a["src"] for t, a in board_tags if t == "script" and a.get("type") == "module"]
+    assert [re.sub(r"\.[0-9a-f]{12}\.", ".", src) for src in modules] == ["/static/board/board.js"]
+
+
+def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
+    backlog, doing, done = board
+    page = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode())
+    assert page.data["priority-ranks"] == {p.label: p.value for p in Priority}
+    options = [attrs for tag, attrs in page.tags if tag == "option"]
+    # Three columns and the column template, each with every priority in rank order.
+    assert [o["value"] for o in options] == [p.label for p in Priority] * 4
+    assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label] * 4
+
+
+def test_every_list_of_cards_names_its_step(owner, workflow, board):
+    body = signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode()
+    for step in board:
+        assert f'data-role="cards" data-step-id="{step.pk}"' in body
+        assert f'data-role="queued-cards" data-step-id="{step.pk}"' in body
 
 
 def test_logout_is_a_post_that_ends_the_session(owner):

@@ -1,0 +1,85 @@
+// The live protocol: the board's WebSocket, applied in version order. A gap means a message
+// was missed, so the whole board is fetched while later messages wait; a closed socket
+// reconnects with backoff, and the snapshot the server sends on connect replaces whatever
+// was missed meanwhile.
+
+import { get } from "./api.js";
+
+const REFETCH_RETRY_MS = 2000;
+const MAX_BACKOFF_MS = 10000;
+
+export class Live {
+  #buffered = [];
+  #refetching = false;
+
+  constructor({ workflowId, model, view }) {
+    Object.assign(this, { workflowId, model, view });
+  }
+
+  connect(attempt = 0) {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const socket = new WebSocket(`${scheme}//${location.host}/ws/workflows/${this.workflowId}/`);
+    this.view.showLive("connecting");
+    socket.addEventListener("open", () => {
+      attempt = 0;
+      this.view.showLive("live");
+    });
+    socket.addEventListener("message", (event) => this.receive(JSON.parse(event.data)));
+    socket.addEventListener("close", () => {
+      this.view.showLive("offline");
+      setTimeout(() => this.connect(attempt + 1), Math.min(MAX_BACKOFF_MS, 500 * 2 ** attempt));
+    });
+  }
+
+  receive(message) {
+    if (message.type === "board.snapshot") {
+      this.#show(message.board);
+      this.#drain();
+      return;
+    }
+    if (this.#refetching) {
+      this.#buffered.push(message);
+      return;
+    }
+    if (message.version <= this.model.version) return; // already part of what we show
+    if (message.version !== this.model.version + 1) {
+      this.#buffered.push(message);
+      this.refetch();
+      return;
+    }
+    const touched = this.model.apply(message);
+    if (touched === null) this.refetch();
+    this.view.render(touched ?? []);
+  }
+
+  /** Fetch the whole board; retried until it succeeds. */
+  async refetch() {
+    if (this.#refetching) return;
+    this.#refetching = true;
+    let board;
+    try {
+      board = await get(`/api/v1/workflows/${this.workflowId}/board/`);
+    } catch {
+      this.#refetching = false;
+      this.view.showAlert("Could not refresh the board. Retrying…", "refresh");
+      setTimeout(() => this.refetch(), REFETCH_RETRY_MS);
+      return;
+    }
+    this.#refetching = false;
+    // A snapshot that arrived over the socket meanwhile may already be newer.
+    if (board.workflow.version >= this.model.version) this.#show(board);
+    this.view.hideAlert("refresh");
+    this.#drain();
+  }
+
+  #show(board) {
+    if (this.model.load(board)) this.view.rebuild();
+    else this.view.renderAll();
+  }
+
+  #drain() {
+    const waiting = this.#buffered.sort((a, b) => a.version - b.version);
+    this.#buffered = [];
+    waiting.forEach((message) => this.receive(message));
+  }
+}

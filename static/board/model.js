@@ -1,0 +1,117 @@
+// The board as this page knows it: its steps and tasks at one version. Loading a snapshot and
+// applying a live message are idempotent, so the page's own optimistic move, confirmed later
+// by its broadcast, is never applied twice.
+
+const compare = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+const columnsOf = (steps) =>
+  JSON.stringify(steps.map((s) => [s.id, s.name, s.color, s.wip_limit, s.on_full, s.position]));
+
+export class BoardModel {
+  version = 0;
+  steps = []; // in position order, without their tasks
+  tasks = new Map(); // id -> task, with its step_id
+  pending = new Map(); // task id -> {stepId, index}: optimistic moves awaiting the server
+
+  /** priorityRanks: {name: pull rank}, as the server's Priority enum has them. */
+  constructor(priorityRanks) {
+    this.priorityRanks = priorityRanks;
+  }
+
+  /** Take a whole board (the page's, a refetch or a snapshot); true when its columns changed. */
+  load(board) {
+    const columnsChanged = columnsOf(board.steps) !== columnsOf(this.steps);
+    this.version = board.workflow.version;
+    this.steps = board.steps.map(({ tasks, ...step }) => step);
+    this.tasks = new Map(
+      board.steps.flatMap((step) => step.tasks.map((task) => [task.id, { ...task, step_id: step.id }])),
+    );
+    for (const [taskId, { stepId, index }] of this.pending) this.place(taskId, stepId, index);
+    return columnsChanged;
+  }
+
+  /** Apply the next version's message: the ids of the steps it touched, or null when the
+      columns themselves changed (the message does not carry them: take the whole board). */
+  apply(message) {
+    this.version = message.version;
+    if (/^(step|workflow)\./.test(message.type)) return null;
+    const touched = new Set();
+    for (const task of message.tasks ?? []) {
+      const old = this.tasks.get(task.id);
+      if (old) touched.add(old.step_id);
+      if (task.archived_at) {
+        this.tasks.delete(task.id);
+      } else {
+        this.tasks.set(task.id, { ...old, ...task });
+        touched.add(task.step_id);
+      }
+      this.pending.delete(task.id); // the server has decided this task's place
+    }
+    for (const id of message.deleted_task_ids ?? []) {
+      const old = this.tasks.get(id);
+      if (old) touched.add(old.step_id);
+      this.tasks.delete(id);
+      this.pending.delete(id);
+    }
+    for (const [stepId, order] of Object.entries(message.orders ?? {})) {
+      order.forEach((id, position) => {
+        const task = this.tasks.get(id);
+        if (task?.step_id === stepId) task.position = position;
+      });
+      touched.add(stepId);
+    }
+    for (const { id, wip_limit } of message.steps ?? []) {
+      const step = this.step(id);
+      if (step) step.wip_limit = wip_limit;
+      touched.add(id);
+    }
+    return [...touched];
+  }
+
+  step(id) {
+    return this.steps.find((s) => s.id === id) ?? null;
+  }
+
+  /** A step's tasks in board order: position, then priority, then age. */
+  tasksOf(stepId) {
+    const rank = this.priorityRanks;
+    return [...this.tasks.values()]
+      .filter((t) => t.step_id === stepId)
+      .sort((a, b) =>
+        a.position - b.position ||
+        rank[a.priority] - rank[b.priority] ||
+        compare(a.created_at, b.created_at) ||
+        compare(a.id, b.id));
+  }
+
+  /** A step's admitted tasks in board order and its queue in arrival order. */
+  columnOf(stepId) {
+    const tasks = this.tasksOf(stepId);
+    const queued = tasks
+      .filter((t) => !t.admitted)
+      .sort((a, b) => compare(a.queued_at ?? "", b.queued_at ?? "") || compare(a.id, b.id));
+    return { admitted: tasks.filter((t) => t.admitted), queued };
+  }
+
+  /** Copies of the tasks in these steps, to put back with restore() if a write is refused. */
+  save(stepIds) {
+    return [...this.tasks.values()].filter((t) => stepIds.includes(t.step_id)).map((t) => ({ ...t }));
+  }
+
+  restore(saved) {
+    for (const task of saved) this.tasks.set(task.id, task);
+  }
+
+  /** The server's move with a position, done here first: the task goes to `index` of the
+      target step's order and that step is numbered 0..n-1. */
+  place(taskId, stepId, index) {
+    const task = this.tasks.get(taskId);
+    if (!task) return;
+    const order = this.tasksOf(stepId).filter((t) => t.id !== taskId);
+    order.splice(Math.max(0, Math.min(index, order.length)), 0, task);
+    if (task.step_id !== stepId) {
+      Object.assign(task, { step_id: stepId, admitted: true, queued_at: null, entered_step_at: new Date().toISOString() });
+    }
+    order.forEach((t, position) => { t.position = position; });
+  }
+}

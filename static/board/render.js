@@ -1,0 +1,158 @@
+// The board's DOM from the model. Columns, cards and the alert are clones of the <template>
+// elements board.html renders from the same partials as the page itself, so their markup
+// exists once; this module only fills in a step's or a task's values.
+
+import { paintStepColors } from "./colors.js";
+
+const LIVE_TEXT = { live: "Live", connecting: "Connecting…", offline: "Offline, reconnecting…" };
+
+const cloneContent = (templateId) => document.getElementById(templateId).content.cloneNode(true);
+const clone = (templateId) => cloneContent(templateId).firstElementChild;
+
+/** Compact time in step, as the server's `age` filter writes it. */
+export function ageText(iso) {
+  if (!iso) return "";
+  const seconds = Math.max(0, Math.floor((Date.now() - Date.parse(iso)) / 1000));
+  if (seconds >= 86400) return `${Math.floor(seconds / 86400)}d`;
+  if (seconds >= 3600) return `${Math.floor(seconds / 3600)}h`;
+  if (seconds >= 60) return `${Math.floor(seconds / 60)}m`;
+  return "just now";
+}
+
+/** Replace the "{key}" placeholders of the column template's clone in attributes and text. */
+function fillPlaceholders(node, values) {
+  const fill = (text) => text.replace(/\{(\w+)\}/g, (placeholder, key) => values[key] ?? placeholder);
+  for (const element of [node, ...node.querySelectorAll("*")]) {
+    for (const attribute of element.attributes) attribute.value = fill(attribute.value);
+  }
+  const texts = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+  while (texts.nextNode()) texts.currentNode.data = fill(texts.currentNode.data);
+}
+
+function newColumn(step) {
+  const section = clone("column-template");
+  const { id, name, on_full } = step;
+  fillPlaceholders(section, { id, name, on_full, color: step.color ?? "" });
+  if (step.color) paintStepColors([section]);
+  else delete section.dataset.stepColor; // as the server renders a step without a colour
+  return section;
+}
+
+function fillCard(card, task) {
+  for (const name of [...card.classList]) if (name.startsWith("priority-")) card.classList.remove(name);
+  card.classList.add(`priority-${task.priority}`);
+  card.classList.toggle("is-ephemeral", Boolean(task.is_ephemeral));
+  card.dataset.taskId = task.id;
+  card.querySelector(".card-title").textContent = task.title;
+  card.querySelector('[data-role="priority"]').textContent = task.priority;
+  const age = card.querySelector('[data-role="age"]');
+  age.dateTime = task.entered_step_at ?? "";
+  age.textContent = ageText(task.entered_step_at);
+  return card;
+}
+
+function wipLabel(occupied, limit, over) {
+  if (over) return `${occupied} of ${limit}: over the WIP limit`;
+  return limit ? `${occupied} of ${limit} (WIP limit)` : `${occupied} tasks`;
+}
+
+export class BoardView {
+  onRebuilt = () => {};
+
+  constructor(root, model) {
+    this.root = root;
+    this.model = model;
+    this.alertBox = document.getElementById("board-alert");
+    this.liveBadge = document.querySelector('[data-role="live"]');
+    paintStepColors(root.querySelectorAll("[data-step-color]"));
+    this.alertBox.addEventListener("click", (event) => {
+      if (event.target.closest(".alert-close")) this.hideAlert();
+    });
+  }
+
+  card(taskId) {
+    return this.root.querySelector(`.card[data-task-id="${taskId}"]`);
+  }
+
+  /** Re-render these steps' columns; a focused card keeps the focus wherever it went. */
+  render(stepIds) {
+    const active = document.activeElement;
+    const focusedId = active?.classList.contains("card") ? active.dataset.taskId : null;
+    for (const id of stepIds) this.#renderColumn(id);
+    if (focusedId) {
+      const again = this.card(focusedId);
+      if (again && document.activeElement !== again) again.focus();
+    }
+    this.root.dataset.version = String(this.model.version);
+  }
+
+  renderAll() {
+    this.render(this.model.steps.map((s) => s.id));
+  }
+
+  /** The columns themselves changed: new ones from the template. */
+  rebuild() {
+    this.root.replaceChildren(...this.model.steps.map(newColumn));
+    this.renderAll();
+    this.onRebuilt();
+  }
+
+  showLive(state) {
+    this.liveBadge.dataset.state = state;
+    this.liveBadge.textContent = LIVE_TEXT[state];
+  }
+
+  showAlert(text, kind) {
+    const box = this.alertBox;
+    box.replaceChildren(cloneContent("alert-template"));
+    box.querySelector('[data-role="alert-text"]').textContent = text;
+    box.dataset.kind = kind;
+    box.hidden = false;
+  }
+
+  /** Hide the alert; with a kind, only an alert of that kind. */
+  hideAlert(kind) {
+    if (kind && this.alertBox.dataset.kind !== kind) return;
+    this.alertBox.hidden = true;
+    this.alertBox.replaceChildren();
+  }
+
+  tickAges() {
+    for (const age of this.root.querySelectorAll('[data-role="age"]')) {
+      age.textContent = ageText(age.getAttribute("datetime"));
+    }
+  }
+
+  #renderColumn(stepId) {
+    const section = this.root.querySelector(`.column[data-step-id="${stepId}"]`);
+    const step = this.model.step(stepId);
+    if (!section || !step) return;
+    const { admitted, queued } = this.model.columnOf(stepId);
+    this.#fillList(section.querySelector('[data-role="cards"]'), admitted);
+    this.#fillList(section.querySelector('[data-role="queued-cards"]'), queued);
+    const occupied = admitted.filter((t) => !t.is_ephemeral).length;
+    const queuedCount = queued.filter((t) => !t.is_ephemeral).length;
+    this.#renderHeader(section, step, occupied, queuedCount);
+  }
+
+  #fillList(list, tasks) {
+    // A card may sit in another list (dragged there, or moved by someone else); one that was
+    // here and is not in `tasks` belongs elsewhere now (and is rendered there) or is gone.
+    list.replaceChildren(...tasks.map((task) => fillCard(this.card(task.id) ?? clone("card-template"), task)));
+  }
+
+  #renderHeader(section, step, occupied, queued) {
+    const limit = step.wip_limit;
+    const over = limit > 0 && occupied > limit;
+    const count = section.querySelector('[data-role="wip-count"]');
+    const label = wipLabel(occupied, limit, over);
+    count.textContent = limit ? `${occupied}/${limit}` : String(occupied);
+    count.setAttribute("aria-label", label);
+    count.title = label;
+    count.parentElement.classList.toggle("is-over", over);
+    section.querySelector('[data-role="wip-warning"]').hidden = !over;
+    section.dataset.overLimit = String(over);
+    section.querySelector('[data-role="queue"]').hidden = step.on_full !== "queue" && queued === 0;
+    section.querySelector('[data-role="queue-count"]').textContent = String(queued);
+  }
+}

@@ -1,0 +1,68 @@
+// The board's writes: a move is shown at once and rolled back if the server refuses it or
+// the network fails; a created task is shown when the server answers.
+
+import { refusalText, send } from "./api.js";
+
+export class BoardWrites {
+  constructor({ model, view, live }) {
+    Object.assign(this, { model, view, live });
+  }
+
+  async move(taskId, stepId, index) {
+    const { model, view } = this;
+    const task = model.tasks.get(taskId);
+    if (!task) return;
+    const columns = [task.step_id, stepId];
+    const saved = model.save(columns);
+    const versionAtMove = model.version;
+    view.hideAlert();
+    model.place(taskId, stepId, index);
+    model.pending.set(taskId, { stepId, index });
+    view.render(columns);
+
+    let failure;
+    try {
+      const result = await send("POST", `/api/v1/tasks/${taskId}/move/`, { step_id: stepId, position: index });
+      if (result.ok) {
+        model.pending.delete(taskId);
+        return;
+      }
+      failure = [refusalText(result), "refused"];
+    } catch {
+      failure = ["Network error: the move was not saved. Check your connection and try again.", "network"];
+    }
+    model.pending.delete(taskId);
+    model.restore(saved);
+    view.render(columns);
+    view.showAlert(...failure);
+    if (model.version !== versionAtMove) this.live.refetch(); // others changed these columns meanwhile
+  }
+
+  async create(form) {
+    const { model, view } = this;
+    const title = form.elements.title.value.trim();
+    if (!title) return;
+    view.hideAlert();
+    const button = form.querySelector("button");
+    button.disabled = true;
+    try {
+      const result = await send("POST", "/api/v1/tasks/", {
+        title, priority: form.elements.priority.value, step_id: form.dataset.stepId,
+      });
+      if (!result.ok) {
+        view.showAlert(refusalText(result), "refused");
+        return;
+      }
+      form.elements.title.value = "";
+      const task = result.data;
+      if (!model.tasks.has(task.id)) { // its broadcast may have come first
+        model.tasks.set(task.id, task);
+        view.render([task.step_id]);
+      }
+    } catch {
+      view.showAlert("Network error: the task was not created. Check your connection and try again.", "network");
+    } finally {
+      button.disabled = false;
+    }
+  }
+}
