@@ -30,7 +30,7 @@ from integrations.mcp_http import PATH as MCP_PATH
 from integrations.watch import watch_create
 from kandev.asgi import application
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
-from tests.integrations.servers import uvicorn_server
+from tests.servers import Server, serving_test_database
 from workflows.models import Role
 from workflows.portable import export_document
 
@@ -367,8 +367,8 @@ def test_websocket_access(channel, role, world):
 @pytest.fixture(scope="module")
 def mcp_base(django_db_setup, django_db_blocker):
     """One real uvicorn for every MCP row; it serves each test's committed world."""
-    with django_db_blocker.unblock(), uvicorn_server(workers=1) as base:
-        yield base
+    with django_db_blocker.unblock(), Server(serving_test_database()) as server:
+        yield server.url
 
 
 def mcp_outcome(base: str, key: str | None, channel: Channel, ids: dict) -> str:
