@@ -121,22 +121,33 @@ def production_env(url: str, **extra) -> dict:
     }
 
 
+def eventually(condition, timeout: float = 30) -> None:
+    """Wait for `condition()` to hold (what a server process brings about), failing after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the servers did not get there in time"
+        time.sleep(0.1)
+
+
 # --- servers -----------------------------------------------------------------------------
 
 
 class Server:
     """`uvicorn kandev.asgi:application` (with `workers` processes) in a process group of its
     own, ready once GET /healthz answers 200. On a free loopback port, or on an inherited
-    listening socket `sock` that sibling servers share. Its output goes to a log file."""
+    listening socket `sock` that sibling servers share. Its output goes to a log file.
+    `command` replaces the uvicorn command line (one serving `port`, e.g. compose.yaml's)."""
 
     def __init__(self, env: dict, *, workers: int = 1, sock: socket.socket | None = None,
-                 log_level: str = "warning"):
+                 log_level: str = "warning", command: list[str] | None = None,
+                 port: int | None = None):
         self.env = env
         self.sock = sock
-        self.port = sock.getsockname()[1] if sock is not None else free_port()
+        self.port = sock.getsockname()[1] if sock is not None else port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         where = ["--fd", str(sock.fileno())] if sock is not None else ["--port", str(self.port)]
-        self.command = [
+        self.command = command or [
             sys.executable, "-m", "uvicorn", "kandev.asgi:application", "--host", "127.0.0.1",
             *where, "--workers", str(workers), "--no-access-log", "--log-level", log_level,
         ]
@@ -198,6 +209,9 @@ class Server:
         return self if self.process is not None else self.start()
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
         self.stop()
         self.logfile.close()
 
@@ -234,5 +248,5 @@ class ServerPool:
 
     def __exit__(self, *exc) -> None:
         for server in self.servers:
-            server.__exit__()
+            server.close()
         self.sock.close()

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import timedelta
 
 import pytest
@@ -19,7 +18,7 @@ from boards.models import Task
 from integrations.watch import watch_create
 from tests.factories import StepFactory
 from tests.integrations.fake_github import FakeGitHub
-from tests.servers import ROOT, Server, serving_test_database
+from tests.servers import ROOT, Server, eventually, serving_test_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -37,14 +36,6 @@ def embedded_server(django_db_setup):
     """Two worker processes, each running the background work: passes must not collide."""
     with Server(serving_test_database(**EMBEDDED), workers=2) as server:
         yield server
-
-
-def eventually(condition, timeout: float = 30):
-    """Wait for `condition()` to hold (the server's next passes), failing after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the server's background work did not get there"
-        time.sleep(0.1)
 
 
 def session_of(task) -> AgentSession:
