@@ -81,7 +81,9 @@ def fresh_database(suffix: str, *, migrate: bool = True):
         if migrate:
             subprocess.run(
                 [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-                cwd=ROOT, env=production_env(url), check=True,
+                cwd=ROOT,
+                env=production_env(url),
+                check=True,
             )
         yield url
     finally:
@@ -139,25 +141,47 @@ class Server:
     listening socket `sock` that sibling servers share. Its output goes to a log file.
     `command` replaces the uvicorn command line (one serving `port`, e.g. compose.yaml's)."""
 
-    def __init__(self, env: dict, *, workers: int = 1, sock: socket.socket | None = None,
-                 log_level: str = "warning", command: list[str] | None = None,
-                 port: int | None = None):
+    def __init__(
+        self,
+        env: dict,
+        *,
+        workers: int = 1,
+        sock: socket.socket | None = None,
+        log_level: str = "warning",
+        command: list[str] | None = None,
+        port: int | None = None,
+    ):
         self.env = env
         self.sock = sock
         self.port = sock.getsockname()[1] if sock is not None else port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         where = ["--fd", str(sock.fileno())] if sock is not None else ["--port", str(self.port)]
         self.command = command or [
-            sys.executable, "-m", "uvicorn", "kandev.asgi:application", "--host", "127.0.0.1",
-            *where, "--workers", str(workers), "--no-access-log", "--log-level", log_level,
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "kandev.asgi:application",
+            "--host",
+            "127.0.0.1",
+            *where,
+            "--workers",
+            str(workers),
+            "--no-access-log",
+            "--log-level",
+            log_level,
         ]
         self.logfile = tempfile.NamedTemporaryFile(prefix="kandev-server-", suffix=".log")  # noqa: SIM115
         self.process: subprocess.Popen | None = None
 
     def launch(self) -> None:
         self.process = subprocess.Popen(
-            self.command, cwd=ROOT, env=self.env, stdout=self.logfile, stderr=subprocess.STDOUT,
-            pass_fds=[self.sock.fileno()] if self.sock is not None else [], start_new_session=True,
+            self.command,
+            cwd=ROOT,
+            env=self.env,
+            stdout=self.logfile,
+            stderr=subprocess.STDOUT,
+            pass_fds=[self.sock.fileno()] if self.sock is not None else [],
+            start_new_session=True,
         )
 
     def start(self, timeout: float = 60) -> "Server":

@@ -62,9 +62,7 @@ def local_env(service: dict, database: str, **extra: str) -> dict:
     env = {k: str(v) for k, v in service["environment"].items()}
     assert env["DATABASE_URL"].split("@")[1].startswith("db:")  # the compose services
     assert env["REDIS_URL"].startswith("redis://redis:")
-    env_without_test_settings = {
-        k: v for k, v in os.environ.items() if k not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "DEBUG"}
-    }
+    env_without_test_settings = {k: v for k, v in os.environ.items() if k not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "DEBUG"}}
     return {
         **env_without_test_settings,
         **env,
@@ -84,17 +82,13 @@ def test_the_deployment_is_official_images_and_kandev_services(compose):
     kandev = {name for name, service in services.items() if "build" in service}
     assert kandev == {"migrate", "web", "worker"}
     for name in ("web", "worker"):
-        assert services[name]["depends_on"]["migrate"] == {
-            "condition": "service_completed_successfully"
-        }
+        assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
         assert services[name]["environment"]["KANDEV_BACKGROUND"] == "worker"
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
     assert "--workers 2" in " ".join(services["web"]["command"])  # the default N
 
 
-def test_its_services_serve_a_create_a_pull_and_a_live_message_across_two_web_processes(
-    compose, tmp_path
-):
+def test_its_services_serve_a_create_a_pull_and_a_live_message_across_two_web_processes(compose, tmp_path):
     services = compose["services"]
     with fresh_database("compose", migrate=False) as database:
         migrate = services["migrate"]
@@ -149,7 +143,8 @@ def drive_a_pull_across(webs, people):
         ws_url = second.url.replace("http://", "ws://")
         with connect(
             f"{ws_url}/ws/workflows/{workflow}/?token={key}",
-            additional_headers={"Origin": second.url}, open_timeout=10,
+            additional_headers={"Origin": second.url},
+            open_timeout=10,
         ) as viewer:
             snapshot = json.loads(viewer.recv(timeout=10))
             assert snapshot["type"] == "board.snapshot"

@@ -42,9 +42,7 @@ def session_of(task) -> AgentSession:
     return AgentSession.objects.filter(task=task).latest("created_at")
 
 
-def test_a_session_whose_lease_expires_is_failed_and_its_slot_freed(
-    embedded_server, workflow, make_task, owner
-):
+def test_a_session_whose_lease_expires_is_failed_and_its_slot_freed(embedded_server, workflow, make_task, owner):
     workflow.max_parallel_sessions = 1
     workflow.save()
     step = StepFactory(workflow=workflow, name="Agents", is_start_step=True, events=AUTO_START)
@@ -52,9 +50,7 @@ def test_a_session_whose_lease_expires_is_failed_and_its_slot_freed(
     claimed = services.session_claim(user=owner, runner="r1")
     services.session_event(session=claimed, type="boot_ready")
     assert session_of(waiting).status == S.QUEUED
-    AgentSession.objects.filter(pk=claimed.pk).update(
-        lease_expires_at=timezone.now() - timedelta(seconds=1)
-    )
+    AgentSession.objects.filter(pk=claimed.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
 
     eventually(lambda: session_of(crashed).status == S.FAILED)
     assert session_of(crashed).detail == "The runner's lease expired (no heartbeat)."
@@ -66,8 +62,13 @@ def test_a_review_watch_that_is_due_is_polled(embedded_server, board):
     with FakeGitHub() as github:
         github.open_pull("acme/api", 1)
         watch_create(
-            workflow=doing.workflow, step=doing, actor=None, repositories=["acme/api"],
-            reviewer_login="rita", token=github.token, api_base_url=github.base_url,
+            workflow=doing.workflow,
+            step=doing,
+            actor=None,
+            repositories=["acme/api"],
+            reviewer_login="rita",
+            token=github.token,
+            api_base_url=github.base_url,
         )
         ref = "github:acme/api#1"
         eventually(lambda: Task.objects.filter(step=doing, external_ref=ref).exists())
@@ -94,14 +95,16 @@ def test_the_server_stops_cleanly_with_its_background_work(django_db_setup, sign
         ({"DATABASE_URL": "", "REDIS_URL": "redis://127.0.0.1:6379/0"}, "worker"),
         ({"DATABASE_URL": "postgresql://kandev@127.0.0.1/kandev", "REDIS_URL": ""}, "worker"),
         ({"DATABASE_URL": "", "REDIS_URL": "", "KANDEV_BACKGROUND": "worker"}, "worker"),
-        ({"DATABASE_URL": "postgresql://kandev@127.0.0.1/kandev", "KANDEV_BACKGROUND": "embedded"},
-         "embedded"),
+        ({"DATABASE_URL": "postgresql://kandev@127.0.0.1/kandev", "KANDEV_BACKGROUND": "embedded"}, "embedded"),
     ],
 )
 def test_the_background_defaults_to_embedded_only_on_sqlite_without_redis(env, background):
     shown = subprocess.run(
         [sys.executable, "-c", "from django.conf import settings; print(settings.KANDEV_BACKGROUND)"],
-        cwd=ROOT, env={**os.environ, "DJANGO_SETTINGS_MODULE": "kandev.settings", **env},
-        capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "kandev.settings", **env},
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert shown.stdout.strip() == background

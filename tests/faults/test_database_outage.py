@@ -12,6 +12,7 @@ from tests.faults.proxy import TcpProxy
 from tests.servers import ServerPool, database_url, fresh_database, production_env, via_port
 from tests.stress.seed import seed
 
+pytestmark = pytest.mark.slow
 UNAVAILABLE = {"code": "unavailable", "detail": "The database is unavailable; retry shortly."}
 # Far above the 2 s connect timeout the workers get: a hang would show as a client timeout.
 CLIENT_TIMEOUT = 30

@@ -15,6 +15,8 @@ from websockets.sync.client import connect
 from tests.servers import ServerPool, fresh_database, production_env
 from tests.stress.seed import seed
 
+pytestmark = pytest.mark.slow
+
 
 def test_moves_succeed_and_persist_while_the_channel_layer_is_unreachable():
     closed = socket.socket()  # bound, never listening: connections to it are refused

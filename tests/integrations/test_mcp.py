@@ -17,7 +17,7 @@ from tests.factories import MembershipFactory, StepFactory, UserFactory
 from tests.servers import ROOT, Server, serving_test_database
 from workflows.models import OnFull, Role, Workflow
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # server processes
 
 TOOLS = {"list_workflows", "list_steps", "get_board", "create_task", "move_task", "update_step"}
 

@@ -16,6 +16,7 @@ DELIVERIES = 200
 LIMIT = 5
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_flood_into_a_limit_5_step_admits_exactly_5_and_refuses_the_rest_with_429(board, owner):
     _, doing, _ = board

@@ -17,7 +17,7 @@ from tests.factories import MembershipFactory, UserFactory
 from workflows.models import Role, WorkflowStep
 from workflows.services import step_update
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 FULL = 'Step "In Progress" is at its WIP limit (2 of 2).'
 

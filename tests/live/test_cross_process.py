@@ -11,7 +11,7 @@ from websockets.sync.client import connect
 from accounts.models import ApiToken
 from tests.servers import Server, serving_test_database
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from tests.servers import ROOT, Server, serving_test_database
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module")

@@ -404,6 +404,7 @@ def mcp_outcome(base: str, key: str | None, channel: Channel, ids: dict) -> str:
     return "created"
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("channel", MCP_CALLS, ids=[c.name for c in MCP_CALLS])
