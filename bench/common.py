@@ -1,15 +1,12 @@
-"""Shared pieces of the benchmark suite: statistics, a lean HTTP client, the server, fixtures."""
+"""Shared pieces of the benchmark suite: statistics, CPU accounting, a lean HTTP client.
+The server under test is tests.servers.Server, the one the tests start."""
 
 import asyncio
 import os
-import signal
 import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -257,79 +254,3 @@ async def timed_http_clients(port: int, headers: dict, n: int, duration: float, 
     finally:
         for conn in conns:
             await conn.close()
-
-
-# --- the server under test ---------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Server:
-    """`uvicorn kandev.asgi:application --workers 2` on a free loopback port."""
-
-    def __init__(self, env: dict, workers: int = 2):
-        self.port = free_port()
-        self.env = env
-        self.workers = workers
-        self.process = None
-
-    def start(self):
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "kandev.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--workers",
-                str(self.workers),
-                "--no-access-log",
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            start_new_session=True,
-        )
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"uvicorn exited with {self.process.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                    sock.sendall(
-                        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-                    )
-                    if sock.recv(64).startswith(b"HTTP/1.1 200"):
-                        return self
-            except OSError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("uvicorn did not become ready in 60 s")
-
-    def stop(self):
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)  # the group this suite started
-            self.process.wait()
-
-
-@contextmanager
-def running_server(env: dict):
-    server = Server(env).start()
-    try:
-        yield server
-    finally:
-        server.stop()

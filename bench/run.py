@@ -148,8 +148,8 @@ def main(argv=None) -> int:
     from django.core.management import call_command
 
     from bench import admission_floor, board_read, fanout, mixed_load, pull_cascade, report
-    from bench.common import running_server
     from bench.fixtures import kanban, owner_with_token
+    from tests.servers import Server
 
     results = {
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -163,7 +163,7 @@ def main(argv=None) -> int:
     # Production static files (DEBUG off serves them from the manifest), as a deployment would.
     call_command("collectstatic", interactive=False, verbosity=0)
     env = dict(os.environ)
-    with running_server(env) as server:
+    with Server(env, workers=2) as server:
         asyncio.run(warm_up(server.port, key, warm_board.pk))
         for section in sections:
             print(f"[bench] {section} ...", flush=True)

@@ -17,6 +17,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from accounts.websocket import TokenQueryAuthMiddleware  # noqa: E402
 from boards.routing import websocket_urlpatterns  # noqa: E402
+from kandev.lifespan import with_lifespan  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": django_asgi,
@@ -24,3 +25,5 @@ application = ProtocolTypeRouter({
         AuthMiddlewareStack(TokenQueryAuthMiddleware(URLRouter(websocket_urlpatterns)))
     ),
 })
+# Startup and shutdown (the embedded default's background work, kandev.lifespan).
+application = with_lifespan(application)

@@ -7,7 +7,8 @@ DATABASE_POOL_MAX_SIZE  PostgreSQL connection pool per process (0 = off); set it
 REDIS_URL     when set: Redis channel layer (several ASGI workers); else in-memory
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS, STATIC_ROOT (collectstatic target)
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
-KANDEV_METRICS_TOKEN; PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
+KANDEV_METRICS_TOKEN; KANDEV_BACKGROUND (embedded|worker: who runs the background work);
+PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 """
 
 import os
@@ -210,6 +211,16 @@ SPECTACULAR_SETTINGS = {
 
 # kandev's own knobs
 KANDEV_RECONCILE_INTERVAL_SECONDS = int(os.environ.get("KANDEV_RECONCILE_INTERVAL_SECONDS", "30"))
+# Who runs the background work (kandev_worker's pass): "embedded" = every server process, in
+# a thread started by the ASGI lifespan (the one-process default: SQLite, no Redis); "worker"
+# = separate `manage.py kandev_worker` processes (the scale-out: PostgreSQL or Redis).
+KANDEV_BACKGROUND = os.environ.get("KANDEV_BACKGROUND") or (
+    "embedded"
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" and not REDIS_URL
+    else "worker"
+)
+if KANDEV_BACKGROUND not in {"embedded", "worker"}:
+    raise ImproperlyConfigured(f"KANDEV_BACKGROUND must be embedded or worker, not {KANDEV_BACKGROUND!r}")
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
 KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")

@@ -8,8 +8,11 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.stress.servers import ServerPool, TcpProxy, database_url, fresh_database, seed, via_port
+from tests.faults.proxy import TcpProxy
+from tests.servers import ServerPool, database_url, fresh_database, production_env, via_port
+from tests.stress.seed import seed
 
+pytestmark = pytest.mark.slow
 UNAVAILABLE = {"code": "unavailable", "detail": "The database is unavailable; retry shortly."}
 # Far above the 2 s connect timeout the workers get: a hang would show as a client timeout.
 CLIENT_TIMEOUT = 30
@@ -23,7 +26,7 @@ def stack(request):
         with TcpProxy((pg.hostname, pg.port or 5432)) as proxy:
             # The pool's wait bounds how fast a request fails while the database is away.
             pool_size = {"DATABASE_POOL_MAX_SIZE": request.param, "DATABASE_POOL_TIMEOUT": "5"}
-            with ServerPool(via_port(url, proxy.port), workers=1, **pool_size) as pool:
+            with ServerPool(production_env(via_port(url, proxy.port), **pool_size), workers=1) as pool:
                 yield pool, proxy, people
 
 

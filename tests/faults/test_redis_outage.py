@@ -12,7 +12,10 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from tests.stress.servers import ServerPool, fresh_database, seed
+from tests.servers import ServerPool, fresh_database, production_env
+from tests.stress.seed import seed
+
+pytestmark = pytest.mark.slow
 
 
 def test_moves_succeed_and_persist_while_the_channel_layer_is_unreachable():
@@ -22,7 +25,7 @@ def test_moves_succeed_and_persist_while_the_channel_layer_is_unreachable():
     try:
         with fresh_database("redis_down") as url:
             people = seed(url)
-            with ServerPool(url, workers=1, REDIS_URL=redis_url) as pool:
+            with ServerPool(production_env(url, REDIS_URL=redis_url), workers=1) as pool:
                 headers = {"Authorization": f"Token {people['tokens']['owner']}"}
                 with httpx.Client(base_url=pool.base_url, headers=headers, timeout=30) as api:
                     body = {"workspace_id": people["workspace_id"], "name": "No Redis"}
@@ -126,7 +129,7 @@ def test_moves_succeed_through_a_redis_restart_and_viewers_resynchronise_after_i
             people = seed(url)
             key = people["tokens"]["owner"]
             with (
-                ServerPool(url, workers=1, REDIS_URL=redis.url) as pool,
+                ServerPool(production_env(url, REDIS_URL=redis.url), workers=1) as pool,
                 httpx.Client(
                     base_url=pool.base_url, headers={"Authorization": f"Token {key}"}, timeout=30
                 ) as api,

@@ -14,10 +14,10 @@ from mcp.client.streamable_http import streamable_http_client
 from accounts.models import ApiToken
 from boards.models import Task, TaskEvent
 from tests.factories import MembershipFactory, StepFactory, UserFactory
-from tests.integrations.servers import ROOT, child_env, uvicorn_server
+from tests.servers import ROOT, Server, serving_test_database
 from workflows.models import OnFull, Role, Workflow
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # server processes
 
 TOOLS = {"list_workflows", "list_steps", "get_board", "create_task", "move_task", "update_step"}
 
@@ -26,7 +26,7 @@ def stdio(username: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["manage.py", "mcp_server", "--user", username],
-        env=child_env(),
+        env=serving_test_database(),
         cwd=ROOT,
     )
 
@@ -205,7 +205,8 @@ def test_over_http_with_a_token(board, owner, make_task):
         steps = await client.call_tool("list_steps", {"workflow_id": str(doing.workflow_id)})
         return first, refused, moved, steps
 
-    with uvicorn_server(workers=2) as base:
+    with Server(serving_test_database(), workers=2) as server:
+        base = server.url
         first, refused, moved, steps = anyio.run(session, over_http(base, key), calls)
         anonymous = httpx.post(f"{base}/mcp/", json={}, headers={"Accept": "application/json"})
         forged = httpx.post(f"{base}/mcp/", json={}, headers={"Authorization": "Token not-a-key"})

@@ -9,13 +9,14 @@ import pytest
 from boards.models import Task, TaskEvent
 from integrations.intake import intake_create, signature_for
 from tests.concurrency import race_ok
-from tests.integrations.servers import uvicorn_server
+from tests.servers import Server, serving_test_database
 from workflows.models import Workflow
 
 DELIVERIES = 200
 LIMIT = 5
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_flood_into_a_limit_5_step_admits_exactly_5_and_refuses_the_rest_with_429(board, owner):
     _, doing, _ = board
@@ -29,9 +30,9 @@ def test_a_flood_into_a_limit_5_step_admits_exactly_5_and_refuses_the_rest_with_
     with (
         # Each concurrent ASGI request has its own thread and connection: without a bounded
         # pool per worker (the setting for several workers) a burst of 200 exhausts PostgreSQL.
-        uvicorn_server(workers=2, DATABASE_POOL_MAX_SIZE="8") as base,
+        Server(serving_test_database(DATABASE_POOL_MAX_SIZE="8"), workers=2) as server,
         httpx.Client(
-            base_url=base, timeout=120, limits=httpx.Limits(max_connections=DELIVERIES)
+            base_url=server.url, timeout=120, limits=httpx.Limits(max_connections=DELIVERIES)
         ) as client,
     ):
 

@@ -3,7 +3,7 @@ import os
 import pytest
 from django.test import Client
 
-from tests.live.servers import Server
+from tests.servers import Server, serving_test_database
 
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -14,9 +14,8 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="session")
 def board_server(django_db_setup):
     """One uvicorn process serving the test database (DEBUG on: static files from the app)."""
-    server = Server().start()
-    yield server
-    server.stop()
+    with Server(serving_test_database(DEBUG="1")) as server:
+        yield server
 
 
 class WatchedBrowser:

@@ -2,23 +2,41 @@
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.db import connection
 from playwright.sync_api import expect
 
 from accounts.models import ApiToken
 from boards.admission import task_create
 from boards.models import Task
 from tests.factories import MembershipFactory, UserFactory
-from tests.live.servers import off_loop
 from workflows.models import Role, WorkflowStep
 from workflows.services import step_update
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 FULL = 'Step "In Progress" is at its WIP limit (2 of 2).'
+
+
+def off_loop(fn, *args, **kwargs):
+    """Run a board write in a worker thread (its own connection; the test must be transactional).
+
+    Playwright's sync API keeps an event loop in the test thread, and the broadcast after
+    commit (async_to_sync) refuses to run in a thread with a running loop.
+    """
+
+    def call():
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result()
 
 
 @pytest.fixture

@@ -9,18 +9,17 @@ import pytest
 from websockets.sync.client import connect
 
 from accounts.models import ApiToken
-from tests.live.servers import Server
+from tests.servers import Server, serving_test_database
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 
 
 @pytest.fixture(scope="module")
 def two_servers(django_db_setup):
-    servers = [Server(REDIS_URL=REDIS_URL).start(), Server(REDIS_URL=REDIS_URL).start()]
-    yield servers
-    for server in servers:
-        server.stop()
+    env = serving_test_database(DEBUG="1", REDIS_URL=REDIS_URL)
+    with Server(env) as first, Server(env) as second:
+        yield first, second
 
 
 def watch(server, workflow, key):

@@ -5,7 +5,7 @@ from channels_redis.core import RedisChannelLayer
 
 from boards import events
 from boards.models import Task
-from tests.live.servers import free_port
+from tests.servers import free_port
 from workflows.models import Workflow
 
 

@@ -9,22 +9,21 @@ import pytest
 from django.test import Client
 from playwright.sync_api import expect
 
-from tests.live.servers import ROOT, Server
+from tests.servers import ROOT, Server, serving_test_database
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module")
 def production_server(django_db_setup, tmp_path_factory):
     static_root = tmp_path_factory.mktemp("staticfiles")
-    env = {"DEBUG": "0", "STATIC_ROOT": str(static_root)}
-    server = Server(**env)
+    env = serving_test_database(DEBUG="0", STATIC_ROOT=str(static_root))
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT, env=server.env, check=True,
+        cwd=ROOT, env=env, check=True,
     )
-    yield server.start()
-    server.stop()
+    with Server(env) as server:
+        yield server
 
 
 def test_board_assets_are_served_hashed_with_debug_off(

@@ -32,7 +32,7 @@ from integrations.watch import watch_create
 from kandev.asgi import application
 from teams.services import invite_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
-from tests.integrations.servers import uvicorn_server
+from tests.servers import Server, serving_test_database
 from workflows.models import Role
 from workflows.portable import export_document
 
@@ -389,8 +389,8 @@ def test_websocket_access(channel, role, world):
 @pytest.fixture(scope="module")
 def mcp_base(django_db_setup, django_db_blocker):
     """One real uvicorn for every MCP row; it serves each test's committed world."""
-    with django_db_blocker.unblock(), uvicorn_server(workers=1) as base:
-        yield base
+    with django_db_blocker.unblock(), Server(serving_test_database()) as server:
+        yield server.url
 
 
 def mcp_outcome(base: str, key: str | None, channel: Channel, ids: dict) -> str:
@@ -426,6 +426,7 @@ def mcp_outcome(base: str, key: str | None, channel: Channel, ids: dict) -> str:
     return "created"
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("channel", MCP_CALLS, ids=[c.name for c in MCP_CALLS])

@@ -5,7 +5,7 @@ import secrets
 import subprocess
 import sys
 
-from tests.stress.servers import ROOT
+from tests.servers import ROOT
 
 PRODUCTION = {
     "DEBUG": "0",

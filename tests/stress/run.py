@@ -23,8 +23,9 @@ import httpx
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from tests.servers import ServerPool, fresh_database, production_env
 from tests.stress.invariants import BoardView, Ledger, check
-from tests.stress.servers import ServerPool, fresh_database, seed
+from tests.stress.seed import seed
 
 TITLES = ["Fix login", "Tâche ✓", "任务 🚀", "Ünïcødé — “quotes”", "RTL \u202eevil", "emoji 👩‍💻"]
 PRIORITIES = ["critical", "high", "medium", "low", "none"]
@@ -311,7 +312,7 @@ def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_worker
         raise RuntimeError("The stress run needs REDIS_URL (its viewer uses the channel layer).")
     with fresh_database("stress") as url:
         people = seed(url)
-        with ServerPool(url, workers=workers, REDIS_URL=redis_url) as pool:
+        with ServerPool(production_env(url, REDIS_URL=redis_url), workers=workers) as pool:
             tokens = people["tokens"]
             owner_api = httpx.Client(base_url=pool.base_url, timeout=60,
                                      headers={"Authorization": f"Token {tokens['owner']}"})
@@ -359,7 +360,7 @@ def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_worker
             figures["websocket_resyncs"] = socket.resyncs
             if socket.resyncs and not figures["live_messages_lost"]:
                 ledger.violations.append("the WebSocket viewer missed a message nobody lost")
-            dead = [i for i, p in enumerate(pool.procs) if p.poll() is not None]
+            dead = pool.dead()
             if dead:
                 ledger.violations.append(f"workers {dead} died during the run")
             logs = pool.logs_text()

@@ -1,12 +1,25 @@
 """Seed a fresh database for a run: one workspace, a user per role, an API token each.
 
-`python -m tests.stress.seed` (with DATABASE_URL) prints {"workspace_id", "tokens": {role: key}}.
+`python -m tests.stress.seed` (with DATABASE_URL) prints {"workspace_id", "tokens": {role: key}};
+`seed(url)` runs it against `url` and returns that.
 """
 
 import json
 import os
+import subprocess
+import sys
 
 import django
+
+from tests.servers import ROOT, production_env
+
+
+def seed(url: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.stress.seed"],
+        cwd=ROOT, env=production_env(url), check=True, capture_output=True, text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:

@@ -4,7 +4,11 @@ And the same with each worker SIGKILLed once mid-run and restarted."""
 import json
 import random
 
+import pytest
+
 from tests.stress.run import run
+
+pytestmark = pytest.mark.slow
 
 
 def stress(**kwargs) -> dict:

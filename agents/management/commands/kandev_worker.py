@@ -1,6 +1,7 @@
 import logging
 import signal
 import threading
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -11,6 +12,34 @@ from boards.pull import reconcile_all
 from integrations.watch import poll_due_watches
 
 logger = logging.getLogger(__name__)
+
+
+def tick() -> str | None:
+    """One pass of the background work; its summary, or None when it failed (logged).
+    Passes in several processes at once are safe: every change takes the board's locks, and
+    sessions and watches are claimed with SKIP LOCKED, so none is done twice."""
+    try:
+        boards = reconcile_all()
+        failed, promoted = reconcile_sessions()
+        watches = poll_due_watches()
+    except Exception:  # a broken pass must not end the loop; the next one retries
+        logger.exception("background pass failed")
+        return None
+    return (
+        f"boards filled: {boards}, sessions failed (lease expired): {failed}, "
+        f"sessions promoted: {promoted}, review watches polled: {len(watches)}"
+    )
+
+
+def run_until(stop: threading.Event, interval: float, report: Callable[[str], object]) -> None:
+    """A pass every `interval` seconds until `stop` is set (the worker; the embedded server)."""
+    while True:
+        summary = tick()
+        if summary is not None:
+            report(summary)
+        if stop.wait(interval):
+            return
+        close_old_connections()  # a long-lived loop: drop connections the server closed
 
 
 class Command(BaseCommand):
@@ -31,24 +60,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, once, interval, **options):
         stop = threading.Event()
-        if not once:
+        if once:
+            stop.set()
+        else:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(signum, lambda *_: stop.set())
-        while True:
-            self.run_pass()
-            if once or stop.wait(interval):
-                return
-            close_old_connections()  # a long-lived process: drop connections the server closed
-
-    def run_pass(self) -> None:
-        try:
-            boards = reconcile_all()
-            failed, promoted = reconcile_sessions()
-            watches = poll_due_watches()
-        except Exception:  # a broken pass must not end the worker; the next one retries
-            logger.exception("worker pass failed")
-            return
-        self.stdout.write(
-            f"boards filled: {boards}, sessions failed (lease expired): {failed}, "
-            f"sessions promoted: {promoted}, review watches polled: {len(watches)}"
-        )
+        run_until(stop, interval, self.stdout.write)
