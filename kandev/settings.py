@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "boards",
     "integrations",
     "agents",
+    "flow",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FlowConfig(AppConfig):
+    name = "flow"
+    verbose_name = "Flow analytics"

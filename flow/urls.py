@@ -1,0 +1,15 @@
+from django.urls import path
+
+from flow import api, views
+
+api_urlpatterns = [
+    path("workflows/<uuid:workflow_id>/flow/cfd/", api.CfdView.as_view(), name="flow-cfd"),
+    path("workflows/<uuid:workflow_id>/flow/cycle-times/", api.CycleTimesView.as_view(), name="flow-cycle-times"),
+    path("workflows/<uuid:workflow_id>/flow/throughput/", api.ThroughputView.as_view(), name="flow-throughput"),
+    path("workflows/<uuid:workflow_id>/flow/aging/", api.AgingView.as_view(), name="flow-aging"),
+    path("workflows/<uuid:workflow_id>/flow/limits/", api.LimitsView.as_view(), name="flow-limits"),
+]
+
+page_urlpatterns = [
+    path("workflows/<uuid:workflow_id>/flow/", views.flow_page, name="flow"),
+]
