@@ -207,10 +207,8 @@ def limits(workflow, window: Window) -> dict:
         )
     }
     breaches = queries.step_breaches(workflow.pk, to=window.end, from_us=start_us, to_us=end_us)
-    forced = []
-    if breaches:
-        since = instant(min(b[1] for b in breaches))
-        forced = queries.forced_admissions(workflow.pk, since=since, to=window.end)
+    since = instant(min([start_us, *(b[1] for b in breaches)]))  # a breach may start before the window
+    forced = queries.forced_admissions(workflow.pk, since=since, to=window.end)
     by_step = {}
     for step_id, started, ended, over in breaches:
         step_id = _uuid(step_id)

@@ -244,7 +244,10 @@ def step_breaches(workflow_id, *, to, from_us: int, to_us: int) -> list[tuple]:
         cursor.execute(statement, _occupancy_params(workflow_id, to, from_us, to_us))
         rows = cursor.fetchall()
     # An island whose last period has no end (COUNT(next_u) < COUNT(*)) is still going on.
-    return [(step, start, end if ended == total else None, over) for step, start, end, over, ended, total in rows]
+    return [  # (PostgreSQL sums bigints as numeric)
+        (step, int(start), int(end) if ended == total else None, int(over))
+        for step, start, end, over, ended, total in rows
+    ]
 
 
 def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
