@@ -17,6 +17,7 @@ from flow.serializers import (
     CfdSerializer,
     CycleTimesSerializer,
     LimitsSerializer,
+    QueuesSerializer,
     ThroughputParams,
     ThroughputSerializer,
     WindowParams,
@@ -161,3 +162,18 @@ class LimitsView(FlowView):
                     f"{c['kind']} by {c['actor'] or '-'}: {c['reason']}" for c in breach["causes"]
                 )
                 yield [*fields, breach["started_at"], breach["ended_at"], breach["max_over"], causes]
+
+
+class QueuesView(FlowView):
+    @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
+    def get(self, request, workflow_id):
+        return super().get(request, workflow_id)
+
+    def figure(self, workflow, params):
+        return figures.queues(workflow, params["window"])
+
+    def csv_rows(self, data):
+        yield ["id", "name", "waits", "wait_p50_seconds", "wait_p85_seconds", "wait_p95_seconds", "queued", "promoted", "pulled"]
+        for step in data["steps"]:
+            p = step["wait_percentiles"]
+            yield [step["id"], step["name"], step["waits"], p["50"], p["85"], p["95"], step["queued"], step["promoted"], step["pulled"]]

@@ -9,10 +9,10 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Min, OuterRef, Subquery
+from django.db.models import Count, Min, OuterRef, Subquery
 from django.utils import timezone
 
-from boards.models import Task, TaskEvent
+from boards.models import EventKind, Task, TaskEvent
 from flow import queries
 from flow.kinds import BACKLOG, DONE, BoardSteps
 
@@ -249,3 +249,47 @@ def limits(workflow, window: Window) -> dict:
             "breaches": by_step.get(step.pk, []),
         })
     return {"limits": result}
+
+
+def queues(workflow, window: Window) -> dict:
+    """Per step: how long tasks waited in its queue (waits that ended in the window, in
+    seconds, percentiles), and how many tasks were queued, promoted and pulled into it."""
+    board = BoardSteps.of(workflow)
+    ranks = {}
+    for step_id, n, rank, wait in queries.queue_wait_ranks(
+        workflow.pk, to=window.end, from_us=us(window.start), percentiles=PERCENTILES
+    ):
+        ranks.setdefault(_uuid(step_id), {"n": int(n)})[int(rank)] = int(wait) / 1e6
+    counted = (
+        TaskEvent.objects.filter(
+            workflow=workflow,
+            at__gte=window.start,
+            at__lte=window.end,
+            kind__in=[EventKind.QUEUED, EventKind.PROMOTED, EventKind.PULLED],
+        )
+        .values_list("to_step_id", "kind")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    counts = {(step_id, kind): n for step_id, kind, n in counted}
+    result = []
+    for step in board.steps:
+        waits = ranks.get(step.pk, {"n": 0})
+        result.append({
+            "id": step.pk,
+            "name": step.name,
+            "waits": waits["n"],
+            "wait_percentiles": {str(p): _ranked(waits, p) for p in PERCENTILES},
+            **{kind: counts.get((step.pk, kind), 0) for kind in ("queued", "promoted", "pulled")},
+        })
+    return {"steps": result}
+
+
+def _ranked(waits: dict, p: int) -> float | None:
+    """`percentile()` from the two ranks around (n - 1) * p / 100."""
+    if not waits["n"]:
+        return None
+    rank = (waits["n"] - 1) * p / 100
+    low = math.floor(rank)
+    high = waits.get(low + 1, waits[low])
+    return waits[low] + (high - waits[low]) * (rank - low)

@@ -103,7 +103,8 @@ def _transitions(n: dict) -> str:
     d AS (
         SELECT u, step_id, state,
                LAG(step_id) OVER (PARTITION BY task_id ORDER BY u, id) AS prev_step,
-               LAG(state) OVER (PARTITION BY task_id ORDER BY u, id) AS prev_state
+               LAG(state) OVER (PARTITION BY task_id ORDER BY u, id) AS prev_state,
+               LAG(u) OVER (PARTITION BY task_id ORDER BY u, id) AS prev_u
         FROM s
     )"""
 
@@ -261,4 +262,27 @@ def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
     """
     with connection.cursor() as cursor:
         cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(since), _instant(to)])
+        return cursor.fetchall()
+
+
+def queue_wait_ranks(workflow_id, *, to, from_us: int, percentiles) -> list[tuple]:
+    """(step id, waits, rank, wait us): of the waits in each step's queue that ended in the
+    window, sorted, only the ranks that the percentiles interpolate between (0-based)."""
+    n = _names(connection.vendor)
+    wanted = " OR ".join(f"rn = (n - 1) * {int(p)} / 100 OR rn = (n - 1) * {int(p)} / 100 + 1" for p in percentiles)
+    statement = f"""
+    WITH {_transitions(n)},
+    w AS (
+        SELECT prev_step AS step_id, u - prev_u AS wait FROM d
+        WHERE prev_state = {QUEUED} AND (state <> {QUEUED} OR step_id <> prev_step) AND u >= %s
+    ),
+    r AS (
+        SELECT step_id, wait, ROW_NUMBER() OVER (PARTITION BY step_id ORDER BY wait) - 1 AS rn,
+               COUNT(*) OVER (PARTITION BY step_id) AS n
+        FROM w
+    )
+    SELECT step_id, n, rn, wait FROM r WHERE {wanted}
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(to), from_us])
         return cursor.fetchall()

@@ -126,3 +126,17 @@ class LimitRow(serializers.Serializer):
 
 class LimitsSerializer(serializers.Serializer):
     limits = LimitRow(many=True)
+
+
+class QueueStep(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    waits = serializers.IntegerField(help_text="Waits in the step's queue that ended in the window")
+    wait_percentiles = Percentiles(help_text="Seconds")
+    queued = serializers.IntegerField()
+    promoted = serializers.IntegerField()
+    pulled = serializers.IntegerField()
+
+
+class QueuesSerializer(serializers.Serializer):
+    steps = QueueStep(many=True)

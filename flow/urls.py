@@ -8,6 +8,7 @@ api_urlpatterns = [
     path("workflows/<uuid:workflow_id>/flow/throughput/", api.ThroughputView.as_view(), name="flow-throughput"),
     path("workflows/<uuid:workflow_id>/flow/aging/", api.AgingView.as_view(), name="flow-aging"),
     path("workflows/<uuid:workflow_id>/flow/limits/", api.LimitsView.as_view(), name="flow-limits"),
+    path("workflows/<uuid:workflow_id>/flow/queues/", api.QueuesView.as_view(), name="flow-queues"),
 ]
 
 page_urlpatterns = [

@@ -13,7 +13,7 @@ from boards.selectors import board_snapshot
 from tests.factories import StepFactory
 from tests.flow.factories import TaskEventFactory
 
-ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits"]
+ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 
 
@@ -105,7 +105,7 @@ def _history(workflow, steps, tasks: int):
                              at=T0 + timedelta(minutes=n, hours=i + 1))
 
 
-QUERIES = {"cfd": 4, "cycle-times": 4, "throughput": 4, "aging": 5, "limits": 6}
+QUERIES = {"cfd": 4, "cycle-times": 4, "throughput": 4, "aging": 5, "limits": 6, "queues": 5}
 
 
 @pytest.mark.parametrize("name", ENDPOINTS)

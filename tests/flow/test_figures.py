@@ -110,6 +110,21 @@ def test_cfd_counts_queued_tasks_apart(workflow, history):
     points = figures.cfd(workflow, WINDOW, "hour")["points"]
     assert [p["queued"][str(rv.pk)] for p in points][3:7] == [0, 1, 1, 0]
     assert [p["counts"][str(rv.pk)] for p in points][3:7] == [0, 1, 0, 2]
+    review = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Review")
+    assert review == {"id": rv.pk, "name": "Review", "waits": 1, "queued": 1, "promoted": 1, "pulled": 0,
+                      "wait_percentiles": {"50": 7200, "85": 7200, "95": 7200}}
+
+
+def test_queue_wait_percentiles_interpolate(workflow, history):
+    bl, do, rv, dn = history["steps"]
+    for wait in (1, 2, 3, 10):  # hours in Doing's queue, each ending at 11
+        task = uuid.uuid4()
+        TaskEventFactory(workflow=workflow, task_id=task, kind="queued", to_step_id=do.pk, at=hours(11 - wait))
+        TaskEventFactory(workflow=workflow, task_id=task, kind="promoted", to_step_id=do.pk, at=hours(11))
+    doing = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Doing")
+    assert doing["waits"] == 4
+    assert doing["wait_percentiles"] == {"50": 2.5 * 3600, "85": pytest.approx((3 + 7 * 0.55) * 3600),
+                                         "95": pytest.approx((3 + 7 * 0.85) * 3600)}
 
 
 def test_cycle_and_lead_times_from_first_active_to_first_done(workflow, history):
