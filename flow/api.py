@@ -57,8 +57,8 @@ class FlowView(APIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
     params = WindowParams
 
-    def get(self, request, workflow_id):
-        workflow = get_object_or_404(Workflow, pk=workflow_id)
+    def get(self, request, pk):
+        workflow = get_object_or_404(Workflow, pk=pk)
         require_role(request.user, workflow.workspace_id)
         query = {k: v for k, v in request.query_params.items() if k != "format"}
         params = self.params(data=query)
@@ -79,8 +79,8 @@ class CfdView(FlowView):
         parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
         responses={200: CfdSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
     )
-    def get(self, request, workflow_id):
-        return super().get(request, workflow_id)
+    def get(self, request, pk):
+        return super().get(request, pk)
 
     def figure(self, workflow, params):
         return figures.cfd(workflow, params["window"], params["interval"])
@@ -95,8 +95,8 @@ class CfdView(FlowView):
 
 class CycleTimesView(FlowView):
     @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
-    def get(self, request, workflow_id):
-        return super().get(request, workflow_id)
+    def get(self, request, pk):
+        return super().get(request, pk)
 
     def figure(self, workflow, params):
         return figures.cycle_times(workflow, params["window"])
@@ -115,8 +115,8 @@ class ThroughputView(FlowView):
         parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["day", "week"])],
         responses={200: ThroughputSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
     )
-    def get(self, request, workflow_id):
-        return super().get(request, workflow_id)
+    def get(self, request, pk):
+        return super().get(request, pk)
 
     def figure(self, workflow, params):
         return figures.throughput(workflow, params["window"], params["interval"])
@@ -129,8 +129,8 @@ class ThroughputView(FlowView):
 
 class AgingView(FlowView):
     @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
-    def get(self, request, workflow_id):
-        return super().get(request, workflow_id)
+    def get(self, request, pk):
+        return super().get(request, pk)
 
     def figure(self, workflow, params):
         return figures.aging(workflow, params["window"])
@@ -144,8 +144,8 @@ class AgingView(FlowView):
 
 class LimitsView(FlowView):
     @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: LimitsSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
-    def get(self, request, workflow_id):
-        return super().get(request, workflow_id)
+    def get(self, request, pk):
+        return super().get(request, pk)
 
     def figure(self, workflow, params):
         return figures.limits(workflow, params["window"])
@@ -166,8 +166,8 @@ class LimitsView(FlowView):
 
 class QueuesView(FlowView):
     @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
-    def get(self, request, workflow_id):
-        return super().get(request, workflow_id)
+    def get(self, request, pk):
+        return super().get(request, pk)
 
     def figure(self, workflow, params):
         return figures.queues(workflow, params["window"])
