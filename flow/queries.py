@@ -31,8 +31,9 @@ ENTRY_KINDS = [
 STATE_KINDS = [*ENTRY_KINDS, EventKind.QUEUED, EventKind.ARCHIVED, EventKind.DELETED]
 
 _EPOCH_US = {
-    # EXTRACT(EPOCH ...) is numeric on PostgreSQL >= 14: exact to the microsecond.
-    "postgresql": "CAST(EXTRACT(EPOCH FROM {}) * 1000000 AS BIGINT)",
+    # date_part() is float8 (EXTRACT's numeric is slower); microseconds since the epoch
+    # stay below 2**53, so rounding gives them back exactly.
+    "postgresql": "CAST(ROUND(date_part('epoch', {}) * 1000000) AS BIGINT)",
     # Django stores 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC): whole seconds, then the fraction.
     "sqlite": "(CAST(strftime('%%s', {0}) AS INTEGER) * 1000000"
               " + CAST(substr({0} || '.000000', 21, 6) AS INTEGER))",
@@ -91,7 +92,7 @@ def _transitions(n: dict) -> str:
     state): one row per state event of the board, for aggregating in the database."""
     return f"""
     s AS (
-        SELECT {n['id']} AS id, {n['task']} AS task_id, {n['us_at']} AS u,
+        SELECT {n['id']} AS id, {n['task']} AS task_id, {n['at']} AS at, {n['us_at']} AS u,
                COALESCE({n['to']}, {n['from']}) AS step_id,
                CASE WHEN {n['kind']} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
                     WHEN {n['kind']} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state
@@ -102,9 +103,9 @@ def _transitions(n: dict) -> str:
     ),
     d AS (
         SELECT u, step_id, state,
-               LAG(step_id) OVER (PARTITION BY task_id ORDER BY u, id) AS prev_step,
-               LAG(state) OVER (PARTITION BY task_id ORDER BY u, id) AS prev_state,
-               LAG(u) OVER (PARTITION BY task_id ORDER BY u, id) AS prev_u
+               LAG(step_id) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_step,
+               LAG(state) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_state,
+               LAG(u) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_u
         FROM s
     )"""
 
