@@ -41,7 +41,8 @@ def write_history(workflow, steps, events: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            INSERT INTO boards_taskevent (workflow_id, task_id, kind, from_step_id, to_step_id, actor_id, reason, at, detail)
+            INSERT INTO boards_taskevent
+                (workflow_id, task_id, kind, from_step_id, to_step_id, actor_id, reason, at, detail)
             SELECT %s::uuid, md5(t::text)::uuid,
                    CASE WHEN k = 0 THEN 'created'
                         WHEN k = 9 THEN 'archived'
@@ -121,7 +122,10 @@ def main() -> None:
     to = timezone.now()
     window = {"from": (to - timezone.timedelta(days=args.days)).isoformat(), "to": to.isoformat()}
     plans = {}
-    print(f"\n{'endpoint':<14}{'median ms':>10}{'min ms':>9}{'max ms':>9}{'queries':>9}  ({args.days}-day window, {args.reps} runs)")
+    print(
+        f"\n{'endpoint':<14}{'median ms':>10}{'min ms':>9}{'max ms':>9}{'queries':>9}"
+        f"  ({args.days}-day window, {args.reps} runs)"
+    )
     for name in ENDPOINTS:
         url = f"/api/v1/workflows/{workflow.pk}/flow/{name}/"
         times = []

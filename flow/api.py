@@ -94,7 +94,9 @@ class CfdView(FlowView):
 
 
 class CycleTimesView(FlowView):
-    @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS, responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+    )
     def get(self, request, pk):
         return super().get(request, pk)
 
@@ -128,7 +130,9 @@ class ThroughputView(FlowView):
 
 
 class AgingView(FlowView):
-    @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS, responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+    )
     def get(self, request, pk):
         return super().get(request, pk)
 
@@ -143,7 +147,9 @@ class AgingView(FlowView):
 
 
 class LimitsView(FlowView):
-    @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: LimitsSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS, responses={200: LimitsSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+    )
     def get(self, request, pk):
         return super().get(request, pk)
 
@@ -158,14 +164,14 @@ class LimitsView(FlowView):
             if not limit["breaches"]:
                 yield [*fields, None, None, None, None]
             for breach in limit["breaches"]:
-                causes = "; ".join(
-                    f"{c['kind']} by {c['actor'] or '-'}: {c['reason']}" for c in breach["causes"]
-                )
+                causes = "; ".join(f"{c['kind']} by {c['actor'] or '-'}: {c['reason']}" for c in breach["causes"])
                 yield [*fields, breach["started_at"], breach["ended_at"], breach["max_over"], causes]
 
 
 class QueuesView(FlowView):
-    @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS, responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+    )
     def get(self, request, pk):
         return super().get(request, pk)
 
@@ -173,7 +179,27 @@ class QueuesView(FlowView):
         return figures.queues(workflow, params["window"])
 
     def csv_rows(self, data):
-        yield ["id", "name", "waits", "wait_p50_seconds", "wait_p85_seconds", "wait_p95_seconds", "queued", "promoted", "pulled"]
+        yield [
+            "id",
+            "name",
+            "waits",
+            "wait_p50_seconds",
+            "wait_p85_seconds",
+            "wait_p95_seconds",
+            "queued",
+            "promoted",
+            "pulled",
+        ]
         for step in data["steps"]:
             p = step["wait_percentiles"]
-            yield [step["id"], step["name"], step["waits"], p["50"], p["85"], p["95"], step["queued"], step["promoted"], step["pulled"]]
+            yield [
+                step["id"],
+                step["name"],
+                step["waits"],
+                p["50"],
+                p["85"],
+                p["95"],
+                step["queued"],
+                step["promoted"],
+                step["pulled"],
+            ]

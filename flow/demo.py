@@ -20,7 +20,7 @@ def seed_month(board, actor) -> int:
     rng = random.Random(16)  # the same month on every fresh database
     start = timezone.now() - timedelta(days=DAYS)
     tasks, events, times = [], [], []
-    for lane in range(2):
+    for _person in range(2):
         at = start + timedelta(hours=rng.uniform(0, 12))
         while True:
             created = at - timedelta(hours=rng.uniform(2, 72))
@@ -30,8 +30,13 @@ def seed_month(board, actor) -> int:
             if finished > timezone.now() - timedelta(hours=1):
                 break
             archived = finished + timedelta(days=1)
-            task = Task(workflow=board, step=done, title=f"Past task {len(tasks) + 1}", entered_step_at=finished,
-                        archived_at=min(archived, timezone.now()))
+            task = Task(
+                workflow=board,
+                step=done,
+                title=f"Past task {len(tasks) + 1}",
+                entered_step_at=finished,
+                archived_at=min(archived, timezone.now()),
+            )
             tasks.append(task)
             for kind, src, dst, when in (
                 (EventKind.CREATED, None, backlog, created),
@@ -40,8 +45,16 @@ def seed_month(board, actor) -> int:
                 (EventKind.MOVED, review, done, finished),
                 (EventKind.ARCHIVED, done, None, task.archived_at),
             ):
-                events.append(TaskEvent(workflow=board, task=task, kind=kind, from_step=src, to_step=dst,
-                                        actor=actor if kind in (EventKind.MOVED, EventKind.ARCHIVED) else None))
+                events.append(
+                    TaskEvent(
+                        workflow=board,
+                        task=task,
+                        kind=kind,
+                        from_step=src,
+                        to_step=dst,
+                        actor=actor if kind in (EventKind.MOVED, EventKind.ARCHIVED) else None,
+                    )
+                )
                 times.append(when)
             at = finished + timedelta(hours=rng.uniform(0.5, 10))
     Task.objects.bulk_create(tasks)

@@ -109,15 +109,17 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
     for task_id, title, created, started, finished in rows:
         if started is not None and started > finished:
             started = None  # it reached done before it was ever active
-        items.append({
-            "task_id": _uuid(task_id),
-            "title": title or "",
-            "started_at": instant(started),
-            "finished_at": instant(finished),
-            "cycle_seconds": None if started is None else (finished - started) / 1e6,
-            "lead_seconds": (finished - created) / 1e6,
-            "blocked_seconds": 0.0,  # no blocked/unblocked events are recorded yet
-        })
+        items.append(
+            {
+                "task_id": _uuid(task_id),
+                "title": title or "",
+                "started_at": instant(started),
+                "finished_at": instant(finished),
+                "cycle_seconds": None if started is None else (finished - started) / 1e6,
+                "lead_seconds": (finished - created) / 1e6,
+                "blocked_seconds": 0.0,  # no blocked/unblocked events are recorded yet
+            }
+        )
     return items
 
 
@@ -167,9 +169,9 @@ def aging(workflow, window: Window, now: datetime | None = None) -> dict:
     now = now or timezone.now()
     board = BoardSteps.of(workflow)
     active = [s.pk for s in board.active]
-    cuts = _percentiles([
-        i["cycle_seconds"] for i in cycle_items(workflow, window, board) if i["cycle_seconds"] is not None
-    ])
+    cuts = _percentiles(
+        [i["cycle_seconds"] for i in cycle_items(workflow, window, board) if i["cycle_seconds"] is not None]
+    )
     started = (
         TaskEvent.objects.filter(task=OuterRef("pk"), kind__in=queries.ENTRY_KINDS)
         .exclude(to_step_id__in=board.ids(BACKLOG) + board.ids(DONE))
@@ -221,33 +223,40 @@ def limits(workflow, window: Window) -> dict:
         if not any(at == started for at, _ in forced_here):
             # Nothing forced started it: tasks admitted within the limit of the time are
             # over the limit now, so the limit was lowered below them.
-            causes.insert(0, {
-                "event_id": None,
-                "kind": LOWERED_LIMIT,
-                "actor": None,
-                "reason": "Admitted within the limit of the time; the limit is lower now.",
-            })
-        by_step.setdefault(step_id, []).append({
-            "started_at": instant(started),
-            "ended_at": instant(ended),
-            "max_over": over,
-            "causes": causes,
-        })
+            causes.insert(
+                0,
+                {
+                    "event_id": None,
+                    "kind": LOWERED_LIMIT,
+                    "actor": None,
+                    "reason": "Admitted within the limit of the time; the limit is lower now.",
+                },
+            )
+        by_step.setdefault(step_id, []).append(
+            {
+                "started_at": instant(started),
+                "ended_at": instant(ended),
+                "max_over": over,
+                "causes": causes,
+            }
+        )
     result = []
     for step in board.steps:
         if not step.is_limited:
             continue
         at, over, highest = shares.get(step.pk, (0, 0, 0))
-        result.append({
-            "scope": "step",
-            "id": step.pk,
-            "name": step.name,
-            "limit": step.wip_limit,
-            "at_limit_ratio": (at / 1e6) / window.seconds if window.seconds else 0.0,
-            "over_limit_ratio": (over / 1e6) / window.seconds if window.seconds else 0.0,
-            "never_reached": (highest or 0) < step.wip_limit,
-            "breaches": by_step.get(step.pk, []),
-        })
+        result.append(
+            {
+                "scope": "step",
+                "id": step.pk,
+                "name": step.name,
+                "limit": step.wip_limit,
+                "at_limit_ratio": (at / 1e6) / window.seconds if window.seconds else 0.0,
+                "over_limit_ratio": (over / 1e6) / window.seconds if window.seconds else 0.0,
+                "never_reached": (highest or 0) < step.wip_limit,
+                "breaches": by_step.get(step.pk, []),
+            }
+        )
     return {"limits": result}
 
 
@@ -275,13 +284,15 @@ def queues(workflow, window: Window) -> dict:
     result = []
     for step in board.steps:
         waits = ranks.get(step.pk, {"n": 0})
-        result.append({
-            "id": step.pk,
-            "name": step.name,
-            "waits": waits["n"],
-            "wait_percentiles": {str(p): _ranked(waits, p) for p in PERCENTILES},
-            **{kind: counts.get((step.pk, kind), 0) for kind in ("queued", "promoted", "pulled")},
-        })
+        result.append(
+            {
+                "id": step.pk,
+                "name": step.name,
+                "waits": waits["n"],
+                "wait_percentiles": {str(p): _ranked(waits, p) for p in PERCENTILES},
+                **{kind: counts.get((step.pk, kind), 0) for kind in ("queued", "promoted", "pulled")},
+            }
+        )
     return {"steps": result}
 
 

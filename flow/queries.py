@@ -25,8 +25,12 @@ GONE, QUEUED, ADMITTED = 0, 1, 2
 
 # Kinds that put a live task into a step (admitted): entries for cycle and throughput.
 ENTRY_KINDS = [
-    EventKind.CREATED, EventKind.MOVED, EventKind.PULLED, EventKind.PROMOTED,
-    EventKind.RESTORED, EventKind.FORCED,
+    EventKind.CREATED,
+    EventKind.MOVED,
+    EventKind.PULLED,
+    EventKind.PROMOTED,
+    EventKind.RESTORED,
+    EventKind.FORCED,
 ]
 STATE_KINDS = [*ENTRY_KINDS, EventKind.QUEUED, EventKind.ARCHIVED, EventKind.DELETED]
 
@@ -35,8 +39,7 @@ _EPOCH_US = {
     # stay below 2**53, so rounding gives them back exactly.
     "postgresql": "CAST(ROUND(date_part('epoch', {}) * 1000000) AS BIGINT)",
     # Django stores 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC): whole seconds, then the fraction.
-    "sqlite": "(CAST(strftime('%%s', {0}) AS INTEGER) * 1000000"
-              " + CAST(substr({0} || '.000000', 21, 6) AS INTEGER))",
+    "sqlite": "(CAST(strftime('%%s', {0}) AS INTEGER) * 1000000 + CAST(substr({0} || '.000000', 21, 6) AS INTEGER))",
 }
 _LEAST = {"postgresql": "LEAST", "sqlite": "MIN"}
 _GREATEST = {"postgresql": "GREATEST", "sqlite": "MAX"}
@@ -92,14 +95,14 @@ def _transitions(n: dict) -> str:
     state): one row per state event of the board, for aggregating in the database."""
     return f"""
     s AS (
-        SELECT {n['id']} AS id, {n['task']} AS task_id, {n['at']} AS at, {n['us_at']} AS u,
-               COALESCE({n['to']}, {n['from']}) AS step_id,
-               CASE WHEN {n['kind']} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
-                    WHEN {n['kind']} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state
-        FROM {n['event']}
-        WHERE {n['workflow']} = %s AND {n['at']} <= %s
-          AND {n['kind']} IN ({_kinds_list(STATE_KINDS)})
-          AND NOT ({n['kind']} = '{EventKind.MOVED}' AND {n['from']} = {n['to']})
+        SELECT {n["id"]} AS id, {n["task"]} AS task_id, {n["at"]} AS at, {n["us_at"]} AS u,
+               COALESCE({n["to"]}, {n["from"]}) AS step_id,
+               CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
+                    WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state
+        FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["at"]} <= %s
+          AND {n["kind"]} IN ({_kinds_list(STATE_KINDS)})
+          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})
     ),
     d AS (
         SELECT u, step_id, state,
@@ -114,9 +117,7 @@ def cfd_deltas(workflow_id, *, to, from_us: int, step_us: int, last: int) -> lis
     """(point index, step id, state, net change) for the points from + k*step (k < last)
     and `to` (k = last): a change at instant u counts from the first point >= u."""
     n = _names(connection.vendor)
-    point = (
-        f"CASE WHEN u <= %s THEN 0 ELSE {n['least']}((u - %s + %s - 1) / %s, %s) END"
-    )
+    point = f"CASE WHEN u <= %s THEN 0 ELSE {n['least']}((u - %s + %s - 1) / %s, %s) END"
     statement = f"""
     WITH {_transitions(n)},
     b AS (SELECT {point} AS point, step_id, state, prev_step, prev_state FROM d)
@@ -137,20 +138,23 @@ def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to, from_u
     """(task id, title, created us, started us, finished us) of every task whose first entry
     into a done step lies in the window; started is its first entry into an active step."""
     n = _names(connection.vendor)
-    entry = f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)}) AND NOT ({n['kind']} = '{EventKind.MOVED}' AND {n['from']} = {n['to']})"
+    entry = (
+        f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)})"
+        f" AND NOT ({n['kind']} = '{EventKind.MOVED}' AND {n['from']} = {n['to']})"
+    )
     statement = f"""
-    SELECT f.task_id, t.{n['task_title']}, f.created, f.started, f.finished FROM (
-        SELECT {n['task']} AS task_id, MIN({n['us_at']}) AS created,
-               MIN(CASE WHEN {entry} AND {n['to']} NOT IN ({_in(not_active)}) THEN {n['us_at']} END) AS started,
-               MIN(CASE WHEN {entry} AND {n['to']} IN ({_in(done)}) THEN {n['us_at']} END) AS finished
-        FROM {n['event']}
-        WHERE {n['workflow']} = %s AND {n['task']} IN (
-            SELECT {n['task']} FROM {n['event']}
-            WHERE {n['workflow']} = %s AND {n['to']} IN ({_in(done)}) AND {n['at']} >= %s AND {n['at']} <= %s
+    SELECT f.task_id, t.{n["task_title"]}, f.created, f.started, f.finished FROM (
+        SELECT {n["task"]} AS task_id, MIN({n["us_at"]}) AS created,
+               MIN(CASE WHEN {entry} AND {n["to"]} NOT IN ({_in(not_active)}) THEN {n["us_at"]} END) AS started,
+               MIN(CASE WHEN {entry} AND {n["to"]} IN ({_in(done)}) THEN {n["us_at"]} END) AS finished
+        FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["task"]} IN (
+            SELECT {n["task"]} FROM {n["event"]}
+            WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
         )
-        GROUP BY {n['task']}
+        GROUP BY {n["task"]}
     ) f
-    LEFT JOIN {n['task_table']} t ON t.{n['task_id']} = f.task_id
+    LEFT JOIN {n["task_table"]} t ON t.{n["task_id"]} = f.task_id
     WHERE f.finished >= %s AND f.finished <= %s
     ORDER BY f.finished, f.task_id
     """
@@ -166,16 +170,26 @@ def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us
     n = _names(connection.vendor)
     statement = f"""
     SELECT (finished - %s) / %s AS bucket, COUNT(*) FROM (
-        SELECT MIN({n['us_at']}) AS finished FROM {n['event']}
-        WHERE {n['workflow']} = %s AND {n['to']} IN ({_in(done)}) AND {n['at']} <= %s
-          AND {n['kind']} IN ({_kinds_list(ENTRY_KINDS)})
-          AND NOT ({n['kind']} = '{EventKind.MOVED}' AND {n['from']} = {n['to']})
-        GROUP BY {n['task']}
+        SELECT MIN({n["us_at"]}) AS finished FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} <= %s
+          AND {n["kind"]} IN ({_kinds_list(ENTRY_KINDS)})
+          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})
+        GROUP BY {n["task"]}
     ) f
     WHERE finished >= %s AND finished <= %s
     GROUP BY (finished - %s) / %s
     """
-    params = [from_us, step_us, sql.uuid_param(workflow_id), *_ids(done), _instant(to), from_us, to_us, from_us, step_us]
+    params = [
+        from_us,
+        step_us,
+        sql.uuid_param(workflow_id),
+        *_ids(done),
+        _instant(to),
+        from_us,
+        to_us,
+        from_us,
+        step_us,
+    ]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.fetchall()
@@ -199,10 +213,10 @@ def _occupancy(n: dict) -> str:
         FROM c
     ),
     seg AS (
-        SELECT o.step_id, o.occ, st.{n['step_limit']} AS lim, o.u, o.next_u,
-               {n['greatest']}(o.u, %s) AS s0, {n['least']}(COALESCE(o.next_u, %s), %s) AS s1
-        FROM o JOIN {n['step_table']} st ON st.{n['step_id']} = o.step_id
-        WHERE st.{n['step_limit']} > 0 AND o.u <= %s AND COALESCE(o.next_u, %s) >= %s
+        SELECT o.step_id, o.occ, st.{n["step_limit"]} AS lim, o.u, o.next_u,
+               {n["greatest"]}(o.u, %s) AS s0, {n["least"]}(COALESCE(o.next_u, %s), %s) AS s1
+        FROM o JOIN {n["step_table"]} st ON st.{n["step_id"]} = o.step_id
+        WHERE st.{n["step_limit"]} > 0 AND o.u <= %s AND COALESCE(o.next_u, %s) >= %s
     )"""
 
 
@@ -214,13 +228,16 @@ def step_limit_shares(workflow_id, *, to, from_us: int, to_us: int) -> list[tupl
     """(step id, microseconds at the limit, microseconds over it, highest occupancy) per
     limited step that held tasks in the window."""
     n = _names(connection.vendor)
-    statement = _occupancy(n) + """
+    statement = (
+        _occupancy(n)
+        + """
     SELECT step_id,
            SUM(CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END),
            SUM(CASE WHEN occ > lim THEN s1 - s0 ELSE 0 END),
            MAX(occ)
     FROM seg GROUP BY step_id
     """
+    )
     with connection.cursor() as cursor:
         cursor.execute(statement, _occupancy_params(workflow_id, to, from_us, to_us))
         return cursor.fetchall()
@@ -230,7 +247,9 @@ def step_breaches(workflow_id, *, to, from_us: int, to_us: int) -> list[tuple]:
     """(step id, started us, ended us or None while it lasts, most over the limit): each
     period a step spent over its current limit, overlapping the window."""
     n = _names(connection.vendor)
-    statement = _occupancy(n) + """,
+    statement = (
+        _occupancy(n)
+        + """,
     isl AS (
         SELECT step_id, occ, lim, u, next_u,
                SUM(CASE WHEN occ > lim THEN 0 ELSE 1 END)
@@ -242,6 +261,7 @@ def step_breaches(workflow_id, *, to, from_us: int, to_us: int) -> list[tuple]:
     GROUP BY step_id, grp
     ORDER BY 2
     """
+    )
     with connection.cursor() as cursor:
         cursor.execute(statement, _occupancy_params(workflow_id, to, from_us, to_us))
         rows = cursor.fetchall()
@@ -256,10 +276,11 @@ def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
     """(event id, step id, at us, actor username, reason) of forced admissions in [since, to]."""
     n = _names(connection.vendor)
     statement = f"""
-    SELECT e.{n['id']}, e.{n['to']}, {_EPOCH_US[connection.vendor].format('e.' + n['at'])}, a.{n['username']}, e.{n['reason']}
-    FROM {n['event']} e LEFT JOIN {n['user_table']} a ON a.{n['user_id']} = e.{n['actor']}
-    WHERE e.{n['workflow']} = %s AND e.{n['kind']} = '{EventKind.FORCED}' AND e.{n['at']} >= %s AND e.{n['at']} <= %s
-    ORDER BY e.{n['at']}, e.{n['id']}
+    SELECT e.{n["id"]}, e.{n["to"]}, {_EPOCH_US[connection.vendor].format("e." + n["at"])},
+           a.{n["username"]}, e.{n["reason"]}
+    FROM {n["event"]} e LEFT JOIN {n["user_table"]} a ON a.{n["user_id"]} = e.{n["actor"]}
+    WHERE e.{n["workflow"]} = %s AND e.{n["kind"]} = '{EventKind.FORCED}' AND e.{n["at"]} >= %s AND e.{n["at"]} <= %s
+    ORDER BY e.{n["at"]}, e.{n["id"]}
     """
     with connection.cursor() as cursor:
         cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(since), _instant(to)])

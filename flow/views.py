@@ -10,17 +10,37 @@ from workflows.models import Workflow
 
 # The page's sections in order; static/flow/flow.js fills each from its endpoint.
 CHARTS = [
-    {"id": "cfd", "title": "Cumulative flow", "plot": True,
-     "help": "Tasks in each step over time, stacked in step order; dashed lines are the WIP limits."},
-    {"id": "cycle-times", "title": "Cycle time", "plot": True,
-     "help": "Each finished task at its completion date and cycle time, with the 50th, 85th and 95th percentiles."},
+    {
+        "id": "cfd",
+        "title": "Cumulative flow",
+        "plot": True,
+        "help": "Tasks in each step over time, stacked in step order; dashed lines are the WIP limits.",
+    },
+    {
+        "id": "cycle-times",
+        "title": "Cycle time",
+        "plot": True,
+        "help": "Each finished task at its completion date and cycle time, with the 50th, 85th and 95th percentiles.",
+    },
     {"id": "throughput", "title": "Throughput", "plot": True, "help": "Tasks that first reached the done step."},
-    {"id": "aging", "title": "Aging work in progress", "plot": True,
-     "help": "Every card in an active step at its age, against the percentiles of past cycle times."},
-    {"id": "limits", "title": "WIP limit ledger", "plot": False,
-     "help": "Share of the window each step spent at and over its limit, and every breach with its cause."},
-    {"id": "queues", "title": "Queue waits", "plot": False,
-     "help": "How long tasks waited in each step's queue, and how many were pulled."},
+    {
+        "id": "aging",
+        "title": "Aging work in progress",
+        "plot": True,
+        "help": "Every card in an active step at its age, against the percentiles of past cycle times.",
+    },
+    {
+        "id": "limits",
+        "title": "WIP limit ledger",
+        "plot": False,
+        "help": "Share of the window each step spent at and over its limit, and every breach with its cause.",
+    },
+    {
+        "id": "queues",
+        "title": "Queue waits",
+        "plot": False,
+        "help": "How long tasks waited in each step's queue, and how many were pulled.",
+    },
 ]
 
 

@@ -6,7 +6,8 @@ from rest_framework.routers import DefaultRouter
 from accounts.api import ApiTokenViewSet
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
-from flow.urls import api_urlpatterns as flow_api, page_urlpatterns as flow_pages
+from flow.urls import api_urlpatterns as flow_api
+from flow.urls import page_urlpatterns as flow_pages
 from integrations.api import IntakeViewSet, ReviewWatchViewSet
 from integrations.webhooks import hook
 from kandev import views

@@ -8,9 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from boards.admission import task_archive, task_create, task_move
+from boards.admission import task_archive, task_move
 from boards.selectors import board_snapshot
-from tests.factories import StepFactory
 from tests.flow.factories import TaskEventFactory
 
 ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
@@ -63,7 +62,15 @@ def test_csv_has_one_row_per_point(api, workflow, board, make_task):
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0] == ["at", "Backlog", "In Progress", "Done", "Backlog (queued)", "In Progress (queued)", "Done (queued)"]
+    assert rows[0] == [
+        "at",
+        "Backlog",
+        "In Progress",
+        "Done",
+        "Backlog (queued)",
+        "In Progress (queued)",
+        "Done (queued)",
+    ]
     assert len(rows) == 1 + 31
     assert rows[-1][1:4] == ["0", "1", "0"]
 
@@ -99,10 +106,18 @@ def _history(workflow, steps, tasks: int):
     """`tasks` tasks, each created in the first step, moved through the others one hour apart."""
     for n in range(tasks):
         task = uuid.uuid4()
-        TaskEventFactory(workflow=workflow, task_id=task, kind="created", to_step_id=steps[0].pk, at=T0 + timedelta(minutes=n))
+        TaskEventFactory(
+            workflow=workflow, task_id=task, kind="created", to_step_id=steps[0].pk, at=T0 + timedelta(minutes=n)
+        )
         for i, (src, dst) in enumerate(zip(steps, steps[1:], strict=False)):
-            TaskEventFactory(workflow=workflow, task_id=task, kind="moved", from_step_id=src.pk, to_step_id=dst.pk,
-                             at=T0 + timedelta(minutes=n, hours=i + 1))
+            TaskEventFactory(
+                workflow=workflow,
+                task_id=task,
+                kind="moved",
+                from_step_id=src.pk,
+                to_step_id=dst.pk,
+                at=T0 + timedelta(minutes=n, hours=i + 1),
+            )
 
 
 QUERIES = {"cfd": 4, "cycle-times": 4, "throughput": 4, "aging": 5, "limits": 6, "queues": 5}

@@ -49,8 +49,13 @@ def history(workflow, owner):
 
     def event(task, kind, at, src=None, dst=None, **kwargs):
         ev[(task, at)] = TaskEventFactory(
-            workflow=workflow, task_id=ids[task], kind=kind, at=hours(at),
-            from_step_id=getattr(src, "pk", src), to_step_id=getattr(dst, "pk", dst), **kwargs,
+            workflow=workflow,
+            task_id=ids[task],
+            kind=kind,
+            at=hours(at),
+            from_step_id=getattr(src, "pk", src),
+            to_step_id=getattr(dst, "pk", dst),
+            **kwargs,
         )
 
     event("A", "created", 0, dst=bl)
@@ -111,8 +116,15 @@ def test_cfd_counts_queued_tasks_apart(workflow, history):
     assert [p["queued"][str(rv.pk)] for p in points][3:7] == [0, 1, 1, 0]
     assert [p["counts"][str(rv.pk)] for p in points][3:7] == [0, 1, 0, 2]
     review = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Review")
-    assert review == {"id": rv.pk, "name": "Review", "waits": 1, "queued": 1, "promoted": 1, "pulled": 0,
-                      "wait_percentiles": {"50": 7200, "85": 7200, "95": 7200}}
+    assert review == {
+        "id": rv.pk,
+        "name": "Review",
+        "waits": 1,
+        "queued": 1,
+        "promoted": 1,
+        "pulled": 0,
+        "wait_percentiles": {"50": 7200, "85": 7200, "95": 7200},
+    }
 
 
 def test_queue_wait_percentiles_interpolate(workflow, history):
@@ -123,15 +135,20 @@ def test_queue_wait_percentiles_interpolate(workflow, history):
         TaskEventFactory(workflow=workflow, task_id=task, kind="promoted", to_step_id=do.pk, at=hours(11))
     doing = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Doing")
     assert doing["waits"] == 4
-    assert doing["wait_percentiles"] == {"50": 2.5 * 3600, "85": pytest.approx((3 + 7 * 0.55) * 3600),
-                                         "95": pytest.approx((3 + 7 * 0.85) * 3600)}
+    assert doing["wait_percentiles"] == {
+        "50": 2.5 * 3600,
+        "85": pytest.approx((3 + 7 * 0.55) * 3600),
+        "95": pytest.approx((3 + 7 * 0.85) * 3600),
+    }
 
 
 def test_cycle_and_lead_times_from_first_active_to_first_done(workflow, history):
     t = history["tasks"]
     data = figures.cycle_times(workflow, WINDOW)
-    got = [(i["task_id"], i["title"], i["started_at"], i["finished_at"], i["cycle_seconds"], i["lead_seconds"])
-           for i in data["items"]]
+    got = [
+        (i["task_id"], i["title"], i["started_at"], i["finished_at"], i["cycle_seconds"], i["lead_seconds"])
+        for i in data["items"]
+    ]
     assert got == [
         (t["C"], "C", hours(2), hours(4), 2 * 3600, 4 * 3600),  # via the deleted step: active
         (t["A"], "A", hours(1), hours(6), 5 * 3600, 6 * 3600),  # its re-entry at 8 does not count
@@ -164,7 +181,9 @@ def test_aging_wip_bands_against_past_cycle_times(workflow, history):
     ]
 
 
-@pytest.mark.parametrize(("age_hours", "expected"), [(4.9, "<50"), (5, "50-85"), (7.8, "85-95"), (8.6, "85-95"), (9, ">95")])
+@pytest.mark.parametrize(
+    ("age_hours", "expected"), [(4.9, "<50"), (5, "50-85"), (7.8, "85-95"), (8.6, "85-95"), (9, ">95")]
+)
 def test_percentile_bands(age_hours, expected):
     cuts = {"50": 5 * 3600, "85": 7.8 * 3600, "95": 8.6 * 3600}
     assert figures.band(age_hours * 3600, cuts) == expected
@@ -179,11 +198,19 @@ def test_limit_ledger_shares_breaches_and_causes(workflow, history, owner):
     assert review["at_limit_ratio"] == pytest.approx(4.5 / 13)
     assert review["over_limit_ratio"] == pytest.approx(1.5 / 13)
     assert review["never_reached"] is False
-    lowered = {"event_id": None, "kind": "limit_lowered", "actor": None,
-               "reason": "Admitted within the limit of the time; the limit is lower now."}
+    lowered = {
+        "event_id": None,
+        "kind": "limit_lowered",
+        "actor": None,
+        "reason": "Admitted within the limit of the time; the limit is lower now.",
+    }
     assert review["breaches"] == [
-        {"started_at": hours(5.5), "ended_at": hours(6), "max_over": 1,
-         "causes": [{"event_id": forced.pk, "kind": "forced", "actor": "olivia", "reason": "hotfix"}]},
+        {
+            "started_at": hours(5.5),
+            "ended_at": hours(6),
+            "max_over": 1,
+            "causes": [{"event_id": forced.pk, "kind": "forced", "actor": "olivia", "reason": "hotfix"}],
+        },
         {"started_at": hours(7), "ended_at": hours(8), "max_over": 1, "causes": [lowered]},
     ]
     doing = ledger["Doing"]
@@ -197,8 +224,15 @@ def test_limit_ledger_shares_breaches_and_causes(workflow, history, owner):
 def test_a_breach_still_going_on_has_no_end(workflow, history, owner):
     bl, do, rv, dn = history["steps"]
     for at, reason in ((10.5, "urgent"), (11.5, "again")):
-        TaskEventFactory(workflow=workflow, kind="forced", from_step_id=bl.pk, to_step_id=rv.pk,
-                         actor=owner, reason=reason, at=hours(at))
+        TaskEventFactory(
+            workflow=workflow,
+            kind="forced",
+            from_step_id=bl.pk,
+            to_step_id=rv.pk,
+            actor=owner,
+            reason=reason,
+            at=hours(at),
+        )
     review = next(r for r in figures.limits(workflow, WINDOW)["limits"] if r["name"] == "Review")
     got = [(b["started_at"], b["ended_at"], [c["reason"] for c in b["causes"]]) for b in review["breaches"][-2:]]
     assert got == [(hours(10.5), hours(11), ["urgent"]), (hours(11.5), None, ["again"])]

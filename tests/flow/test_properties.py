@@ -20,7 +20,8 @@ ENTRY = {"created", "moved", "pulled", "promoted", "restored", "forced"}
 # target step (4 = a step that was deleted since), and minutes since the previous event.
 operations = st.lists(
     st.tuples(st.integers(0, 4), st.integers(0, 9), st.integers(0, 4), st.integers(0, 600)),
-    min_size=1, max_size=40,
+    min_size=1,
+    max_size=40,
 )
 
 
@@ -61,7 +62,9 @@ def build(workflow, steps, gone, ops):
             TaskEventFactory(workflow=workflow, task_id=tid, kind=kind, to_step_id=src, at=at)
         else:
             state[task] = (target, "queued" if kind == "queued" else "admitted")
-            TaskEventFactory(workflow=workflow, task_id=tid, kind=kind, from_step_id=src, to_step_id=targets[target].pk, at=at)
+            TaskEventFactory(
+                workflow=workflow, task_id=tid, kind=kind, from_step_id=src, to_step_id=targets[target].pk, at=at
+            )
 
 
 def all_events(api, workflow):
@@ -126,7 +129,8 @@ def reference_cycles(events, backlog, done):
 @given(ops=operations)
 def test_figures_equal_a_replay_of_the_history(api, workflow, ops):
     steps = list(workflow.steps.order_by("position")) or [
-        StepFactory(workflow=workflow, name=name, position=i) for i, name in enumerate(["Backlog", "Doing", "Review", "Done"])
+        StepFactory(workflow=workflow, name=name, position=i)
+        for i, name in enumerate(["Backlog", "Doing", "Review", "Done"])
     ]
     TaskEvent.objects.filter(workflow=workflow).delete()
     build(workflow, steps, StepFactory.build(workflow=workflow), ops)
@@ -153,7 +157,9 @@ def test_figures_equal_a_replay_of_the_history(api, workflow, ops):
         low, high = values[math.floor(rank)], values[math.ceil(rank)]
         assert math.isclose(cycles["percentiles"][p], low + (high - low) * (rank - math.floor(rank)))
 
-    buckets = api.get(f"/api/v1/workflows/{workflow.pk}/flow/throughput/", {**window, "interval": "day"}).json()["buckets"]
+    buckets = api.get(f"/api/v1/workflows/{workflow.pk}/flow/throughput/", {**window, "interval": "day"}).json()[
+        "buckets"
+    ]
     by_day = [0] * 4
     for _, _, at in expected.values():
         by_day[min(int((at - FROM) / timedelta(days=1)), 3)] += 1
