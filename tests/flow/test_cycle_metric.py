@@ -35,3 +35,14 @@ def test_a_task_that_skipped_active_steps_has_no_cycle(workflow, board, make_tas
     task = make_task(backlog)
     task_move(task=task, to_step=done, actor=owner)
     assert observe_first_finishes(workflow, [task.pk]) == 0
+
+
+def test_moving_into_done_observes_after_the_commit(
+    workflow, board, make_task, owner, django_capture_on_commit_callbacks
+):
+    backlog, doing, done = board
+    task = make_task(doing)
+    before = samples(workflow)[0]
+    with django_capture_on_commit_callbacks(execute=True):
+        task_move(task=task, to_step=done, actor=owner)
+    assert samples(workflow)[0] == before + 1
