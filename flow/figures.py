@@ -202,25 +202,26 @@ def limits(workflow, window: Window) -> dict:
     current `wip_limit` over the whole window (see `LOWERED_LIMIT`)."""
     board = BoardSteps.of(workflow)
     start_us, end_us = us(window.start), us(window.end)
-    shares = {
-        _uuid(step_id): (int(at), int(over), int(highest))  # PostgreSQL sums bigints as numeric
-        for step_id, at, over, highest in queries.step_limit_shares(
-            workflow.pk, to=window.end, from_us=start_us, to_us=end_us
-        )
-    }
-    breaches = queries.step_breaches(workflow.pk, to=window.end, from_us=start_us, to_us=end_us)
-    since = instant(min([start_us, *(b[1] for b in breaches)]))  # a breach may start before the window
-    forced = queries.forced_admissions(workflow.pk, since=since, to=window.end)
+    shares, breaches = {}, []
+    for step_id, over, started, ended, at, above, highest, most in queries.step_limit_periods(
+        workflow.pk, to=window.end, from_us=start_us, to_us=end_us
+    ):
+        step_id = _uuid(step_id)
+        total = shares.get(step_id, (0, 0, 0))
+        shares[step_id] = (total[0] + at, total[1] + above, max(total[2], highest))
+        if over:
+            breaches.append((step_id, started, ended, most))
+    forced = queries.forced_admissions(workflow.pk, since=window.start, to=window.end)
     by_step = {}
     for step_id, started, ended, over in breaches:
-        step_id = _uuid(step_id)
         forced_here = [
             (at, {"event_id": event_id, "kind": "forced", "actor": actor, "reason": reason})
             for event_id, to_step, at, actor, reason in forced
             if _uuid(to_step) == step_id and started <= at <= (ended if ended is not None else end_us)
         ]
         causes = [cause for _, cause in forced_here]
-        if not any(at == started for at, _ in forced_here):
+        # A breach going on at `from` is shown from there: its cause lies before the window.
+        if started > start_us and not any(at == started for at, _ in forced_here):
             # Nothing forced started it: tasks admitted within the limit of the time are
             # over the limit now, so the limit was lowered below them.
             causes.insert(

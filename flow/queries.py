@@ -205,7 +205,10 @@ def _occupancy(n: dict) -> str:
         UNION ALL
         SELECT u, prev_step, -1 FROM d WHERE prev_state = {ADMITTED}
     ),
-    c AS (SELECT step_id, u, SUM(delta) AS delta FROM deltas GROUP BY step_id, u),
+    -- Everything before the window collapses into one change at `from` (the occupancy
+    -- then), so the running sums below sort only the window's changes.
+    k AS (SELECT step_id, CASE WHEN u < %s THEN %s ELSE u END AS u, delta FROM deltas),
+    c AS (SELECT step_id, u, SUM(delta) AS delta FROM k GROUP BY step_id, u),
     o AS (
         SELECT step_id, u,
                SUM(delta) OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS occ,
@@ -221,54 +224,40 @@ def _occupancy(n: dict) -> str:
 
 
 def _occupancy_params(workflow_id, to, from_us, to_us) -> list:
-    return [sql.uuid_param(workflow_id), _instant(to), from_us, to_us, to_us, to_us, to_us, from_us]
+    return [sql.uuid_param(workflow_id), _instant(to), from_us, from_us, from_us, to_us, to_us, to_us, to_us, from_us]
 
 
-def step_limit_shares(workflow_id, *, to, from_us: int, to_us: int) -> list[tuple]:
-    """(step id, microseconds at the limit, microseconds over it, highest occupancy) per
-    limited step that held tasks in the window."""
-    n = _names(connection.vendor)
-    statement = (
-        _occupancy(n)
-        + """
-    SELECT step_id,
-           SUM(CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END),
-           SUM(CASE WHEN occ > lim THEN s1 - s0 ELSE 0 END),
-           MAX(occ)
-    FROM seg GROUP BY step_id
-    """
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(statement, _occupancy_params(workflow_id, to, from_us, to_us))
-        return cursor.fetchall()
-
-
-def step_breaches(workflow_id, *, to, from_us: int, to_us: int) -> list[tuple]:
-    """(step id, started us, ended us or None while it lasts, most over the limit): each
-    period a step spent over its current limit, overlapping the window."""
+def step_limit_periods(workflow_id, *, to, from_us: int, to_us: int) -> list[tuple]:
+    """Each limited step's time in the window as alternating periods over / not over its
+    current limit (gaps and islands): (step id, over, started us, ended us or None while it
+    lasts, us at the limit, us over it, highest occupancy, most over the limit)."""
     n = _names(connection.vendor)
     statement = (
         _occupancy(n)
         + """,
     isl AS (
-        SELECT step_id, occ, lim, u, next_u,
-               SUM(CASE WHEN occ > lim THEN 0 ELSE 1 END)
-                   OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS grp
+        SELECT step_id, occ, lim, u, next_u, s0, s1, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
+               ROW_NUMBER() OVER (PARTITION BY step_id ORDER BY u)
+               - ROW_NUMBER() OVER (PARTITION BY step_id, CASE WHEN occ > lim THEN 1 ELSE 0 END ORDER BY u) AS grp
         FROM seg
     )
-    SELECT step_id, MIN(u), MAX(COALESCE(next_u, -1)), MAX(occ - lim), COUNT(next_u), COUNT(*)
-    FROM isl WHERE occ > lim
-    GROUP BY step_id, grp
-    ORDER BY 2
+    SELECT step_id, over, MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
+           SUM(CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END),
+           SUM(CASE WHEN occ > lim THEN s1 - s0 ELSE 0 END),
+           MAX(occ), MAX(occ - lim)
+    FROM isl
+    GROUP BY step_id, over, grp
+    ORDER BY 3
     """
     )
     with connection.cursor() as cursor:
         cursor.execute(statement, _occupancy_params(workflow_id, to, from_us, to_us))
         rows = cursor.fetchall()
-    # An island whose last period has no end (COUNT(next_u) < COUNT(*)) is still going on.
-    return [  # (PostgreSQL sums bigints as numeric)
-        (step, int(start), int(end) if ended == total else None, int(over))
-        for step, start, end, over, ended, total in rows
+    # A period whose last part has no end (COUNT(next_u) < COUNT(*)) is still going on; the
+    # int()s: PostgreSQL sums bigints as numeric.
+    return [
+        (step, bool(over), int(start), int(end) if ended == total else None, int(at), int(above), int(high), int(most))
+        for step, over, start, end, ended, total, at, above, high, most in rows
     ]
 
 

@@ -120,7 +120,7 @@ def _history(workflow, steps, tasks: int):
             )
 
 
-QUERIES = {"cfd": 4, "cycle-times": 4, "throughput": 4, "aging": 5, "limits": 6, "queues": 5}
+QUERIES = {"cfd": 4, "cycle-times": 4, "throughput": 4, "aging": 5, "limits": 5, "queues": 5}
 
 
 @pytest.mark.parametrize("name", ENDPOINTS)
