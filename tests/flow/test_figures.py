@@ -236,3 +236,10 @@ def test_a_breach_still_going_on_has_no_end(workflow, history, owner):
     review = next(r for r in figures.limits(workflow, WINDOW)["limits"] if r["name"] == "Review")
     got = [(b["started_at"], b["ended_at"], [c["reason"] for c in b["causes"]]) for b in review["breaches"][-2:]]
     assert got == [(hours(10.5), hours(11), ["urgent"]), (hours(11.5), None, ["again"])]
+
+
+def test_a_breach_going_on_at_the_window_start_is_shown_from_there(workflow, history):
+    review = next(r for r in figures.limits(workflow, Window(hours(5.75), hours(12)))["limits"] if r["name"] == "Review")
+    first = review["breaches"][0]
+    assert (first["started_at"], first["ended_at"], first["causes"]) == (hours(5.75), hours(6), [])
+    assert review["over_limit_ratio"] == pytest.approx((0.25 + 1) / 6.25)
