@@ -41,6 +41,14 @@ SESSION_QUEUE_WAIT = Histogram(
     buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600),
 )
 
+TASK_CYCLE = Histogram(
+    "kandev_task_cycle_seconds",
+    "A task's cycle time (first entry into an active step to first entry into a done step),"
+    " observed when it first enters a done step.",
+    ["workflow"],
+    buckets=(60, 600, 3600, 4 * 3600, 86400, 2 * 86400, 4 * 86400, 7 * 86400, 14 * 86400, 30 * 86400, 90 * 86400),
+)
+
 
 class BoardCollector(Collector):
     """Step occupancy and limits, session queue and slot use: counted at scrape time."""

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "integrations",
     "agents",
     "teams",
+    "flow",
 ]
 
 MIDDLEWARE = [

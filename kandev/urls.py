@@ -8,6 +8,8 @@ from rest_framework.routers import DefaultRouter
 from accounts.api import ApiTokenViewSet
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
+from flow.urls import api_urlpatterns as flow_api
+from flow.urls import page_urlpatterns as flow_pages
 from integrations.api import IntakeViewSet, ReviewWatchViewSet
 from integrations.webhooks import hook
 from kandev import views
@@ -29,6 +31,7 @@ router.register("tokens", ApiTokenViewSet, basename="token")
 urlpatterns = [
     path("api/v1/", include(router.urls)),
     path("api/v1/", include(teams_api)),
+    path("api/v1/", include(flow_api)),
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -49,6 +52,7 @@ urlpatterns = [
 urlpatterns += [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include(teams_pages)),
+    path("", include(flow_pages)),
     path("", include("boards.urls")),
 ]
 

@@ -8,6 +8,7 @@ from django.utils.crypto import salted_hmac
 from boards.admission import task_create
 from boards.models import Priority, Task
 from boards.pull import reconcile_board
+from flow.demo import seed_month
 from workflows import services
 from workflows.models import Membership, Role, Workflow, Workspace
 
@@ -79,6 +80,7 @@ class Command(BaseCommand):
             in_progress = board.steps.get(position=1)
             services.step_update(step=in_progress, actor=user, events={"on_enter": []})
         if not Task.objects.filter(workflow=board).exists():
+            seed_month(board, user)  # a month of finished work: the flow page is not empty
             backlog = board.steps.get(position=0)
             for title, priority in sorted(TASKS, key=lambda t: t[1]):
                 task_create(

@@ -1,0 +1,152 @@
+"""Flow figures on a board with a long history: `python bench/flow.py [--events 1000000]`.
+
+Creates a fresh PostgreSQL database beside DATABASE_URL's (suffix `_flowbench`), migrates
+it, writes a board's history with one INSERT ... SELECT generate_series (tasks of ten
+events each, spread over a year: back and forth between the steps, some forced, archived
+at the end), then times every `/flow/` endpoint through the API for a 90-day window
+(median of --reps) and prints the EXPLAIN ANALYZE plan of each statement on TaskEvent.
+Standalone: not part of bench/run.py yet.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
+EVENTS_PER_TASK = 10
+# The step (by position) each of a task's events puts it in; the last one archives it.
+PATH = [0, 1, 2, 1, 2, 3, 2, 3, 4, 4]
+
+
+def fresh_database(url: str) -> None:
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(psycopg.conninfo.make_conninfo(url, dbname="postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def write_history(workflow, steps, events: int) -> None:
+    from django.db import connection
+
+    tasks = events // EVENTS_PER_TASK
+    path_steps = ", ".join(f"'{steps[i].pk}'::uuid" for i in PATH)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO boards_taskevent
+                (workflow_id, task_id, kind, from_step_id, to_step_id, actor_id, reason, at, detail)
+            SELECT %s::uuid, md5(t::text)::uuid,
+                   CASE WHEN k = 0 THEN 'created'
+                        WHEN k = 9 THEN 'archived'
+                        WHEN k = 2 AND t %% 40 = 0 THEN 'forced'
+                        WHEN k IN (1, 5) THEN 'pulled'
+                        ELSE 'moved' END,
+                   CASE WHEN k = 0 THEN NULL ELSE (ARRAY[{path_steps}])[k] END,
+                   CASE WHEN k = 9 THEN NULL ELSE (ARRAY[{path_steps}])[k + 1] END,
+                   NULL,
+                   CASE WHEN k = 2 AND t %% 40 = 0 THEN 'hotfix' ELSE '' END,
+                   now() - interval '365 days' + t * (interval '365 days' / %s)
+                       + k * (interval '5 hours' + (t %% 37) * interval '1 hour'),
+                   jsonb_build_object('version', t * 10 + k)
+            FROM generate_series(0, %s - 1) AS g(n),
+                 LATERAL (SELECT n / {EVENTS_PER_TASK} AS t, n %% {EVENTS_PER_TASK} AS k) AS x
+            WHERE now() - interval '365 days' + t * (interval '365 days' / %s)
+                       + k * (interval '5 hours' + (t %% 37) * interval '1 hour') <= now()
+            """,
+            [str(workflow.pk), tasks, tasks * EVENTS_PER_TASK, tasks],
+        )
+        # The tasks still live at the end of the history sit in In Progress (aging reads them).
+        cursor.execute(
+            """
+            INSERT INTO boards_task (id, workflow_id, step_id, title, description, priority, position,
+                                     is_ephemeral, admitted, created_at, updated_at, entered_step_at)
+            SELECT task_id, %s::uuid, %s::uuid, 'Task ' || task_id, '', 2, 0, false, true, MIN(at), MAX(at), MAX(at)
+            FROM boards_taskevent WHERE workflow_id = %s::uuid
+            GROUP BY task_id HAVING COUNT(*) FILTER (WHERE kind = 'archived') = 0
+            """,
+            [str(workflow.pk), str(steps[1].pk), str(workflow.pk)],
+        )
+        cursor.execute("ANALYZE boards_taskevent")
+        cursor.execute("ANALYZE boards_task")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--no-plans", action="store_true")
+    args = parser.parse_args()
+
+    base = os.environ.get("DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/kandev_bench"
+    url = base.split("?")[0] + "_flowbench"
+    fresh_database(url)
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+    from rest_framework.test import APIClient
+
+    from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+    from workflows.models import Role
+
+    call_command("migrate", verbosity=0)
+    user = UserFactory(username="bench")
+    workflow = WorkflowFactory(name="Flow bench")
+    MembershipFactory(workspace=workflow.workspace, user=user, role=Role.OWNER)
+    names = [("Backlog", 0), ("In Progress", 5), ("Review", 3), ("Test", 2), ("Done", 0)]
+    steps = [StepFactory(workflow=workflow, name=n, position=i, wip_limit=limit) for i, (n, limit) in enumerate(names)]
+
+    started = time.perf_counter()
+    write_history(workflow, steps, args.events)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT COUNT(*) FROM boards_taskevent")
+        (count,) = cursor.fetchone()
+    print(f"history: {count} events written in {time.perf_counter() - started:.1f} s")
+
+    client = APIClient()
+    client.force_authenticate(user)
+    to = timezone.now()
+    window = {"from": (to - timezone.timedelta(days=args.days)).isoformat(), "to": to.isoformat()}
+    plans = {}
+    print(
+        f"\n{'endpoint':<14}{'median ms':>10}{'min ms':>9}{'max ms':>9}{'queries':>9}"
+        f"  ({args.days}-day window, {args.reps} runs)"
+    )
+    for name in ENDPOINTS:
+        url = f"/api/v1/workflows/{workflow.pk}/flow/{name}/"
+        times = []
+        for _ in range(args.reps):
+            with CaptureQueriesContext(connection) as captured:
+                t0 = time.perf_counter()
+                response = client.get(url, window)
+                times.append((time.perf_counter() - t0) * 1000)
+            assert response.status_code == 200, response.content[:300]
+        plans[name] = [q["sql"] for q in captured.captured_queries if "boards_taskevent" in q["sql"]]
+        print(f"{name:<14}{statistics.median(times):>10.0f}{min(times):>9.0f}{max(times):>9.0f}{len(captured):>9}")
+
+    if args.no_plans:
+        return
+    for name, statements in plans.items():
+        for statement in statements:
+            with connection.cursor() as cursor:
+                cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + statement)
+                plan = "\n".join(row[0] for row in cursor.fetchall())
+            print(f"\n--- {name} ---\n{plan}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""`/api/v1/workflows/{id}/flow/...`: the flow figures as JSON, or CSV with `?format=csv`
+(one row per point, item, bucket or breach). Members only: 404 for anyone else."""
+
+import csv
+import io
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.renderers import BaseRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from flow import figures
+from flow.serializers import (
+    AgingSerializer,
+    CfdParams,
+    CfdSerializer,
+    CycleTimesSerializer,
+    LimitsSerializer,
+    QueuesSerializer,
+    ThroughputParams,
+    ThroughputSerializer,
+    WindowParams,
+)
+from kandev.api import ErrorSerializer
+from kandev.renderers import JSONRenderer
+from workflows.access import require_role
+from workflows.models import Workflow
+
+
+class CSVRenderer(BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        view = renderer_context["view"]
+        out = io.StringIO()
+        writer = csv.writer(out)
+        for row in view.csv_rows(data):
+            writer.writerow(["" if v is None else _cell(v) for v in row])
+        return out.getvalue().encode()
+
+
+def _cell(value):
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+WINDOW_PARAMETERS = [
+    OpenApiParameter("from", str, description="ISO 8601 instant (default: 30 days before `to`)"),
+    OpenApiParameter("to", str, description="ISO 8601 instant (default: now); the window is at most 366 days"),
+    OpenApiParameter("format", str, enum=["json", "csv"]),
+]
+
+
+class FlowView(APIView):
+    renderer_classes = [JSONRenderer, CSVRenderer]
+    params = WindowParams
+
+    def get(self, request, pk):
+        workflow = get_object_or_404(Workflow, pk=pk)
+        require_role(request.user, workflow.workspace_id)
+        query = {k: v for k, v in request.query_params.items() if k != "format"}
+        params = self.params(data=query)
+        params.is_valid(raise_exception=True)
+        return Response(self.figure(workflow, params.validated_data))
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        # Error bodies are JSON, also when CSV was asked for.
+        if response.status_code >= 400:
+            request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
+
+class CfdView(FlowView):
+    params = CfdParams
+
+    @extend_schema(
+        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
+        responses={200: CfdSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params):
+        return figures.cfd(workflow, params["window"], params["interval"])
+
+    def csv_rows(self, data):
+        steps = data["steps"]
+        yield ["at", *(s["name"] for s in steps), *(f"{s['name']} (queued)" for s in steps)]
+        for point in data["points"]:
+            ids = [str(s["id"]) for s in steps]
+            yield [point["at"], *(point["counts"][i] for i in ids), *(point["queued"][i] for i in ids)]
+
+
+class CycleTimesView(FlowView):
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS, responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params):
+        return figures.cycle_times(workflow, params["window"])
+
+    def csv_rows(self, data):
+        fields = ["task_id", "title", "started_at", "finished_at", "cycle_seconds", "lead_seconds", "blocked_seconds"]
+        yield fields
+        for item in data["items"]:
+            yield [item[f] for f in fields]
+
+
+class ThroughputView(FlowView):
+    params = ThroughputParams
+
+    @extend_schema(
+        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["day", "week"])],
+        responses={200: ThroughputSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params):
+        return figures.throughput(workflow, params["window"], params["interval"])
+
+    def csv_rows(self, data):
+        yield ["start", "count"]
+        for bucket in data["buckets"]:
+            yield [bucket["start"], bucket["count"]]
+
+
+class AgingView(FlowView):
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS, responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params):
+        return figures.aging(workflow, params["window"])
+
+    def csv_rows(self, data):
+        fields = ["task_id", "step_id", "age_seconds", "percentile_band"]
+        yield fields
+        for item in data["items"]:
+            yield [item[f] for f in fields]
+
+
+class LimitsView(FlowView):
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS, responses={200: LimitsSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params):
+        return figures.limits(workflow, params["window"])
+
+    def csv_rows(self, data):
+        head = ["scope", "id", "name", "limit", "at_limit_ratio", "over_limit_ratio", "never_reached"]
+        yield [*head, "breach_started_at", "breach_ended_at", "max_over", "causes"]
+        for limit in data["limits"]:
+            fields = [limit[f] for f in head]
+            if not limit["breaches"]:
+                yield [*fields, None, None, None, None]
+            for breach in limit["breaches"]:
+                causes = "; ".join(f"{c['kind']} by {c['actor'] or '-'}: {c['reason']}" for c in breach["causes"])
+                yield [*fields, breach["started_at"], breach["ended_at"], breach["max_over"], causes]
+
+
+class QueuesView(FlowView):
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS, responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params):
+        return figures.queues(workflow, params["window"])
+
+    def csv_rows(self, data):
+        yield [
+            "id",
+            "name",
+            "waits",
+            "wait_p50_seconds",
+            "wait_p85_seconds",
+            "wait_p95_seconds",
+            "queued",
+            "promoted",
+            "pulled",
+        ]
+        for step in data["steps"]:
+            p = step["wait_percentiles"]
+            yield [
+                step["id"],
+                step["name"],
+                step["waits"],
+                p["50"],
+                p["85"],
+                p["95"],
+                step["queued"],
+                step["promoted"],
+                step["pulled"],
+            ]

@@ -1,0 +1,307 @@
+"""The flow figures of one board (product.md §9), from its history.
+
+The database aggregates (flow/queries.py); Python only accumulates rows already bounded
+by the answer: points x steps, buckets, finished tasks, breaches.
+"""
+
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.db.models import Count, Min, OuterRef, Subquery
+from django.utils import timezone
+
+from boards.models import EventKind, Task, TaskEvent
+from flow import queries
+from flow.kinds import BACKLOG, DONE, BoardSteps
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+INTERVALS = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
+PERCENTILES = (50, 85, 95)
+
+
+def us(instant: datetime) -> int:
+    return (instant - EPOCH) // timedelta(microseconds=1)
+
+
+def instant(value: int | None) -> datetime | None:
+    return None if value is None else EPOCH + timedelta(microseconds=int(value))
+
+
+def _uuid(value):
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+@dataclass(frozen=True)
+class Window:
+    start: datetime
+    end: datetime
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+
+def percentile(ordered: list[float], p: float) -> float | None:
+    """Linear interpolation between closest ranks (PostgreSQL's percentile_cont)."""
+    if not ordered:
+        return None
+    rank = (len(ordered) - 1) * p / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _percentiles(values: list[float]) -> dict:
+    ordered = sorted(values)
+    return {str(p): percentile(ordered, p) for p in PERCENTILES}
+
+
+def cfd(workflow, window: Window, interval: str) -> dict:
+    board = BoardSteps.of(workflow)
+    step = INTERVALS[interval]
+    regular = math.ceil((window.end - window.start) / step)  # points start + k*step < end
+    points = [window.start + k * step for k in range(regular)] + [window.end]
+    counts = {s.pk: [0] * len(points) for s in board.steps}
+    queued = {s.pk: [0] * len(points) for s in board.steps}
+    rows = queries.cfd_deltas(
+        workflow.pk, to=window.end, from_us=us(window.start), step_us=us(EPOCH + step), last=regular
+    )
+    deltas = {}
+    for point, step_id, state, delta in rows:
+        deltas.setdefault((_uuid(step_id), state), {})[point] = delta
+    for (step_id, state), by_point in deltas.items():
+        series = (counts if state == queries.ADMITTED else queued).get(step_id)
+        if series is None:  # a deleted step: the tasks it held are counted where they went
+            continue
+        total = 0
+        for index in range(len(points)):
+            total += by_point.get(index, 0)
+            series[index] = total
+    return {
+        "steps": [{"id": s.pk, "name": s.name, "wip_limit": s.wip_limit} for s in board.steps],
+        "points": [
+            {
+                "at": at,
+                "counts": {str(s.pk): counts[s.pk][i] for s in board.steps},
+                "queued": {str(s.pk): queued[s.pk][i] for s in board.steps},
+            }
+            for i, at in enumerate(points)
+        ],
+    }
+
+
+def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> list[dict]:
+    board = board or BoardSteps.of(workflow)
+    done = board.ids(DONE)
+    if not done:
+        return []
+    rows = queries.finished_tasks(
+        workflow.pk,
+        done=done,
+        not_active=board.ids(BACKLOG) + done,
+        frm=window.start,
+        to=window.end,
+        from_us=us(window.start),
+        to_us=us(window.end),
+    )
+    items = []
+    for task_id, title, created, started, finished in rows:
+        if started is not None and started > finished:
+            started = None  # it reached done before it was ever active
+        items.append(
+            {
+                "task_id": _uuid(task_id),
+                "title": title or "",
+                "started_at": instant(started),
+                "finished_at": instant(finished),
+                "cycle_seconds": None if started is None else (finished - started) / 1e6,
+                "lead_seconds": (finished - created) / 1e6,
+                "blocked_seconds": 0.0,  # no blocked/unblocked events are recorded yet
+            }
+        )
+    return items
+
+
+def cycle_times(workflow, window: Window) -> dict:
+    items = cycle_items(workflow, window)
+    return {
+        "items": items,
+        "percentiles": _percentiles([i["cycle_seconds"] for i in items if i["cycle_seconds"] is not None]),
+    }
+
+
+def throughput(workflow, window: Window, interval: str) -> dict:
+    board = BoardSteps.of(workflow)
+    step = INTERVALS[interval]
+    buckets = math.ceil((window.end - window.start) / step) or 1
+    counts = [0] * buckets
+    if board.ids(DONE):
+        rows = queries.throughput(
+            workflow.pk,
+            done=board.ids(DONE),
+            to=window.end,
+            from_us=us(window.start),
+            to_us=us(window.end),
+            step_us=us(EPOCH + step),
+        )
+        for bucket, count in rows:
+            counts[min(int(bucket), buckets - 1)] += count  # `to` itself closes the last bucket
+    return {"buckets": [{"start": window.start + k * step, "count": counts[k]} for k in range(buckets)]}
+
+
+def band(age: float | None, cuts: dict) -> str | None:
+    """Where `age` falls among past cycle times' percentiles."""
+    if age is None or cuts["50"] is None:
+        return None
+    if age < cuts["50"]:
+        return "<50"
+    if age < cuts["85"]:
+        return "50-85"
+    if age <= cuts["95"]:
+        return "85-95"
+    return ">95"
+
+
+def aging(workflow, window: Window, now: datetime | None = None) -> dict:
+    """Every live admitted task in an active step, aged since its first active entry; the
+    bands come from the cycle times of tasks finished in the window."""
+    now = now or timezone.now()
+    board = BoardSteps.of(workflow)
+    active = [s.pk for s in board.active]
+    cuts = _percentiles(
+        [i["cycle_seconds"] for i in cycle_items(workflow, window, board) if i["cycle_seconds"] is not None]
+    )
+    started = (
+        TaskEvent.objects.filter(task=OuterRef("pk"), kind__in=queries.ENTRY_KINDS)
+        .exclude(to_step_id__in=board.ids(BACKLOG) + board.ids(DONE))
+        .exclude(to_step__isnull=True)
+        .values("task")
+        .annotate(first=Min("at"))
+        .values("first")
+    )
+    tasks = (
+        Task.objects.occupying()
+        .filter(workflow=workflow, step_id__in=active)
+        .annotate(started=Subquery(started))
+        .order_by("started", "id")
+        .values_list("id", "step_id", "started")
+    )
+    items = []
+    for task_id, step_id, started_at in tasks:
+        age = None if started_at is None else (now - started_at).total_seconds()
+        items.append({"task_id": task_id, "step_id": step_id, "age_seconds": age, "percentile_band": band(age, cuts)})
+    return {"items": items, "percentiles": cuts}
+
+
+LOWERED_LIMIT = "limit_lowered"
+
+
+def limits(workflow, window: Window) -> dict:
+    """The step limit ledger. Limits have no history yet: each step is judged by its
+    current `wip_limit` over the whole window (see `LOWERED_LIMIT`)."""
+    board = BoardSteps.of(workflow)
+    start_us, end_us = us(window.start), us(window.end)
+    shares, breaches = {}, []
+    for step_id, over, started, ended, at, above, highest, most in queries.step_limit_periods(
+        workflow.pk, to=window.end, from_us=start_us, to_us=end_us
+    ):
+        step_id = _uuid(step_id)
+        total = shares.get(step_id, (0, 0, 0))
+        shares[step_id] = (total[0] + at, total[1] + above, max(total[2], highest))
+        if over:
+            breaches.append((step_id, started, ended, most))
+    forced = queries.forced_admissions(workflow.pk, since=window.start, to=window.end)
+    by_step = {}
+    for step_id, started, ended, over in breaches:
+        forced_here = [
+            (at, {"event_id": event_id, "kind": "forced", "actor": actor, "reason": reason})
+            for event_id, to_step, at, actor, reason in forced
+            if _uuid(to_step) == step_id and started <= at <= (ended if ended is not None else end_us)
+        ]
+        causes = [cause for _, cause in forced_here]
+        # A breach going on at `from` is shown from there: its cause lies before the window.
+        if started > start_us and not any(at == started for at, _ in forced_here):
+            # Nothing forced started it: tasks admitted within the limit of the time are
+            # over the limit now, so the limit was lowered below them.
+            causes.insert(
+                0,
+                {
+                    "event_id": None,
+                    "kind": LOWERED_LIMIT,
+                    "actor": None,
+                    "reason": "Admitted within the limit of the time; the limit is lower now.",
+                },
+            )
+        by_step.setdefault(step_id, []).append(
+            {
+                "started_at": instant(started),
+                "ended_at": instant(ended),
+                "max_over": over,
+                "causes": causes,
+            }
+        )
+    result = []
+    for step in board.steps:
+        if not step.is_limited:
+            continue
+        at, over, highest = shares.get(step.pk, (0, 0, 0))
+        result.append(
+            {
+                "scope": "step",
+                "id": step.pk,
+                "name": step.name,
+                "limit": step.wip_limit,
+                "at_limit_ratio": (at / 1e6) / window.seconds if window.seconds else 0.0,
+                "over_limit_ratio": (over / 1e6) / window.seconds if window.seconds else 0.0,
+                "never_reached": (highest or 0) < step.wip_limit,
+                "breaches": by_step.get(step.pk, []),
+            }
+        )
+    return {"limits": result}
+
+
+def queues(workflow, window: Window) -> dict:
+    """Per step: how long tasks waited in its queue (waits that ended in the window, in
+    seconds, percentiles), and how many tasks were queued, promoted and pulled into it."""
+    board = BoardSteps.of(workflow)
+    ranks = {}
+    for step_id, n, rank, wait in queries.queue_wait_ranks(
+        workflow.pk, to=window.end, from_us=us(window.start), percentiles=PERCENTILES
+    ):
+        ranks.setdefault(_uuid(step_id), {"n": int(n)})[int(rank)] = int(wait) / 1e6
+    counted = (
+        TaskEvent.objects.filter(
+            workflow=workflow,
+            at__gte=window.start,
+            at__lte=window.end,
+            kind__in=[EventKind.QUEUED, EventKind.PROMOTED, EventKind.PULLED],
+        )
+        .values_list("to_step_id", "kind")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    counts = {(step_id, kind): n for step_id, kind, n in counted}
+    result = []
+    for step in board.steps:
+        waits = ranks.get(step.pk, {"n": 0})
+        result.append(
+            {
+                "id": step.pk,
+                "name": step.name,
+                "waits": waits["n"],
+                "wait_percentiles": {str(p): _ranked(waits, p) for p in PERCENTILES},
+                **{kind: counts.get((step.pk, kind), 0) for kind in ("queued", "promoted", "pulled")},
+            }
+        )
+    return {"steps": result}
+
+
+def _ranked(waits: dict, p: int) -> float | None:
+    """`percentile()` from the two ranks around (n - 1) * p / 100."""
+    if not waits["n"]:
+        return None
+    rank = (waits["n"] - 1) * p / 100
+    low = math.floor(rank)
+    high = waits.get(low + 1, waits[low])
+    return waits[low] + (high - waits[low]) * (rank - low)

@@ -1,0 +1,299 @@
+"""The flow figures' hand-written SQL: what the ORM cannot say (aggregates over window
+functions, gaps and islands), written once for PostgreSQL and SQLite (>= 3.25).
+
+Every statement reads TaskEvent in the database and returns rows bounded by the answer
+(points x steps, finished tasks, breaches), never one row per event. Instants cross the
+boundary as integer microseconds since the epoch (`epoch_us`): exact on both databases,
+and bucketing is then integer arithmetic, the same on both.
+
+A task's *state* after one of its events is (step, state): `step` is the event's
+`to_step` (or `from_step` when it left the board), `state` is GONE (archived, deleted),
+QUEUED or ADMITTED. Reorders inside a step (`moved` with from = to) change no state, and
+kinds that leave the task where it was (deferred, session, ...) are not state events.
+"""
+
+import functools
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from boards.models import EventKind, Task, TaskEvent
+from kandev import sql
+from workflows.models import WorkflowStep
+
+GONE, QUEUED, ADMITTED = 0, 1, 2
+
+# Kinds that put a live task into a step (admitted): entries for cycle and throughput.
+ENTRY_KINDS = [
+    EventKind.CREATED,
+    EventKind.MOVED,
+    EventKind.PULLED,
+    EventKind.PROMOTED,
+    EventKind.RESTORED,
+    EventKind.FORCED,
+]
+STATE_KINDS = [*ENTRY_KINDS, EventKind.QUEUED, EventKind.ARCHIVED, EventKind.DELETED]
+
+_EPOCH_US = {
+    # date_part() is float8 (EXTRACT's numeric is slower); microseconds since the epoch
+    # stay below 2**53, so rounding gives them back exactly.
+    "postgresql": "CAST(ROUND(date_part('epoch', {}) * 1000000) AS BIGINT)",
+    # Django stores 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC): whole seconds, then the fraction.
+    "sqlite": "(CAST(strftime('%%s', {0}) AS INTEGER) * 1000000 + CAST(substr({0} || '.000000', 21, 6) AS INTEGER))",
+}
+_LEAST = {"postgresql": "LEAST", "sqlite": "MIN"}
+_GREATEST = {"postgresql": "GREATEST", "sqlite": "MAX"}
+
+
+def _in(values) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def _ids(values) -> list:
+    return [sql.uuid_param(v) for v in values]
+
+
+def _instant(value):
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+@functools.cache
+def _names(vendor: str) -> dict:
+    e = TaskEvent
+    return {
+        "event": sql.table(e),
+        "task": sql.column(e, "task"),
+        "kind": sql.column(e, "kind"),
+        "from": sql.column(e, "from_step"),
+        "to": sql.column(e, "to_step"),
+        "at": sql.column(e, "at"),
+        "id": sql.column(e, "id"),
+        "actor": sql.column(e, "actor"),
+        "reason": sql.column(e, "reason"),
+        "workflow": sql.column(e, "workflow"),
+        "us_at": _EPOCH_US[vendor].format(sql.column(e, "at")),
+        "least": _LEAST[vendor],
+        "greatest": _GREATEST[vendor],
+        "step_table": sql.table(WorkflowStep),
+        "step_id": sql.column(WorkflowStep, "id"),
+        "step_limit": sql.column(WorkflowStep, "wip_limit"),
+        "task_table": sql.table(Task),
+        "task_id": sql.column(Task, "id"),
+        "task_title": sql.column(Task, "title"),
+        "user_table": sql.table(get_user_model()),
+        "user_id": sql.column(get_user_model(), "id"),
+        "username": sql.column(get_user_model(), get_user_model().USERNAME_FIELD),
+    }
+
+
+def _kinds_list(kinds) -> str:
+    return ", ".join(f"'{k}'" for k in kinds)  # enum values, never user input
+
+
+def _transitions(n: dict) -> str:
+    """CTEs `s` (state events up to %s = `to`) and `d` (each with the task's previous
+    state): one row per state event of the board, for aggregating in the database."""
+    return f"""
+    s AS (
+        SELECT {n["id"]} AS id, {n["task"]} AS task_id, {n["at"]} AS at, {n["us_at"]} AS u,
+               COALESCE({n["to"]}, {n["from"]}) AS step_id,
+               CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
+                    WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state
+        FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["at"]} <= %s
+          AND {n["kind"]} IN ({_kinds_list(STATE_KINDS)})
+          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})
+    ),
+    d AS (
+        SELECT u, step_id, state,
+               LAG(step_id) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_step,
+               LAG(state) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_state,
+               LAG(u) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_u
+        FROM s
+    )"""
+
+
+def cfd_deltas(workflow_id, *, to, from_us: int, step_us: int, last: int) -> list[tuple]:
+    """(point index, step id, state, net change) for the points from + k*step (k < last)
+    and `to` (k = last): a change at instant u counts from the first point >= u."""
+    n = _names(connection.vendor)
+    point = f"CASE WHEN u <= %s THEN 0 ELSE {n['least']}((u - %s + %s - 1) / %s, %s) END"
+    statement = f"""
+    WITH {_transitions(n)},
+    b AS (SELECT {point} AS point, step_id, state, prev_step, prev_state FROM d)
+    SELECT point, step_id, state, SUM(delta) FROM (
+        SELECT point, step_id, state, 1 AS delta FROM b WHERE state > {GONE}
+        UNION ALL
+        SELECT point, prev_step, prev_state, -1 FROM b WHERE prev_state > {GONE}
+    ) x
+    GROUP BY point, step_id, state
+    """
+    params = [sql.uuid_param(workflow_id), _instant(to), from_us, from_us, step_us, step_us, last]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.fetchall()
+
+
+def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to, from_us: int, to_us: int) -> list[tuple]:
+    """(task id, title, created us, started us, finished us) of every task whose first entry
+    into a done step lies in the window; started is its first entry into an active step."""
+    n = _names(connection.vendor)
+    entry = (
+        f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)})"
+        f" AND NOT ({n['kind']} = '{EventKind.MOVED}' AND {n['from']} = {n['to']})"
+    )
+    statement = f"""
+    SELECT f.task_id, t.{n["task_title"]}, f.created, f.started, f.finished FROM (
+        SELECT {n["task"]} AS task_id, MIN({n["us_at"]}) AS created,
+               MIN(CASE WHEN {entry} AND {n["to"]} NOT IN ({_in(not_active)}) THEN {n["us_at"]} END) AS started,
+               MIN(CASE WHEN {entry} AND {n["to"]} IN ({_in(done)}) THEN {n["us_at"]} END) AS finished
+        FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["task"]} IN (
+            SELECT {n["task"]} FROM {n["event"]}
+            WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
+        )
+        GROUP BY {n["task"]}
+    ) f
+    LEFT JOIN {n["task_table"]} t ON t.{n["task_id"]} = f.task_id
+    WHERE f.finished >= %s AND f.finished <= %s
+    ORDER BY f.finished, f.task_id
+    """
+    wf = sql.uuid_param(workflow_id)
+    params = [*_ids(not_active), *_ids(done), wf, wf, *_ids(done), _instant(frm), _instant(to), from_us, to_us]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.fetchall()
+
+
+def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us: int) -> list[tuple]:
+    """(bucket index, tasks) of tasks whose first entry into a done step lies in the window."""
+    n = _names(connection.vendor)
+    statement = f"""
+    SELECT (finished - %s) / %s AS bucket, COUNT(*) FROM (
+        SELECT MIN({n["us_at"]}) AS finished FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} <= %s
+          AND {n["kind"]} IN ({_kinds_list(ENTRY_KINDS)})
+          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})
+        GROUP BY {n["task"]}
+    ) f
+    WHERE finished >= %s AND finished <= %s
+    GROUP BY (finished - %s) / %s
+    """
+    params = [
+        from_us,
+        step_us,
+        sql.uuid_param(workflow_id),
+        *_ids(done),
+        _instant(to),
+        from_us,
+        to_us,
+        from_us,
+        step_us,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.fetchall()
+
+
+def _occupancy(n: dict) -> str:
+    """CTE `seg`: each period of constant occupancy of a limited step overlapping the
+    window, with its start/end (`u`, `next_u`: null while it lasts) and clipped (s0, s1)."""
+    return f"""
+    WITH {_transitions(n)},
+    deltas AS (
+        SELECT u, step_id, 1 AS delta FROM d WHERE state = {ADMITTED}
+        UNION ALL
+        SELECT u, prev_step, -1 FROM d WHERE prev_state = {ADMITTED}
+    ),
+    -- Everything before the window collapses into one change at `from` (the occupancy
+    -- then), so the running sums below sort only the window's changes.
+    k AS (SELECT step_id, CASE WHEN u < %s THEN %s ELSE u END AS u, delta FROM deltas),
+    c AS (SELECT step_id, u, SUM(delta) AS delta FROM k GROUP BY step_id, u),
+    o AS (
+        SELECT step_id, u,
+               SUM(delta) OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS occ,
+               LEAD(u) OVER (PARTITION BY step_id ORDER BY u) AS next_u
+        FROM c
+    ),
+    seg AS (
+        SELECT o.step_id, o.occ, st.{n["step_limit"]} AS lim, o.u, o.next_u,
+               {n["greatest"]}(o.u, %s) AS s0, {n["least"]}(COALESCE(o.next_u, %s), %s) AS s1
+        FROM o JOIN {n["step_table"]} st ON st.{n["step_id"]} = o.step_id
+        WHERE st.{n["step_limit"]} > 0 AND o.u <= %s AND COALESCE(o.next_u, %s) >= %s
+    )"""
+
+
+def _occupancy_params(workflow_id, to, from_us, to_us) -> list:
+    return [sql.uuid_param(workflow_id), _instant(to), from_us, from_us, from_us, to_us, to_us, to_us, to_us, from_us]
+
+
+def step_limit_periods(workflow_id, *, to, from_us: int, to_us: int) -> list[tuple]:
+    """Each limited step's time in the window as alternating periods over / not over its
+    current limit (gaps and islands): (step id, over, started us, ended us or None while it
+    lasts, us at the limit, us over it, highest occupancy, most over the limit)."""
+    n = _names(connection.vendor)
+    statement = (
+        _occupancy(n)
+        + """,
+    isl AS (
+        SELECT step_id, occ, lim, u, next_u, s0, s1, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
+               ROW_NUMBER() OVER (PARTITION BY step_id ORDER BY u)
+               - ROW_NUMBER() OVER (PARTITION BY step_id, CASE WHEN occ > lim THEN 1 ELSE 0 END ORDER BY u) AS grp
+        FROM seg
+    )
+    SELECT step_id, over, MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
+           SUM(CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END),
+           SUM(CASE WHEN occ > lim THEN s1 - s0 ELSE 0 END),
+           MAX(occ), MAX(occ - lim)
+    FROM isl
+    GROUP BY step_id, over, grp
+    ORDER BY 3
+    """
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, _occupancy_params(workflow_id, to, from_us, to_us))
+        rows = cursor.fetchall()
+    # A period whose last part has no end (COUNT(next_u) < COUNT(*)) is still going on; the
+    # int()s: PostgreSQL sums bigints as numeric.
+    return [
+        (step, bool(over), int(start), int(end) if ended == total else None, int(at), int(above), int(high), int(most))
+        for step, over, start, end, ended, total, at, above, high, most in rows
+    ]
+
+
+def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
+    """(event id, step id, at us, actor username, reason) of forced admissions in [since, to]."""
+    n = _names(connection.vendor)
+    statement = f"""
+    SELECT e.{n["id"]}, e.{n["to"]}, {_EPOCH_US[connection.vendor].format("e." + n["at"])},
+           a.{n["username"]}, e.{n["reason"]}
+    FROM {n["event"]} e LEFT JOIN {n["user_table"]} a ON a.{n["user_id"]} = e.{n["actor"]}
+    WHERE e.{n["workflow"]} = %s AND e.{n["kind"]} = '{EventKind.FORCED}' AND e.{n["at"]} >= %s AND e.{n["at"]} <= %s
+    ORDER BY e.{n["at"]}, e.{n["id"]}
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(since), _instant(to)])
+        return cursor.fetchall()
+
+
+def queue_wait_ranks(workflow_id, *, to, from_us: int, percentiles) -> list[tuple]:
+    """(step id, waits, rank, wait us): of the waits in each step's queue that ended in the
+    window, sorted, only the ranks that the percentiles interpolate between (0-based)."""
+    n = _names(connection.vendor)
+    wanted = " OR ".join(f"rn = (n - 1) * {int(p)} / 100 OR rn = (n - 1) * {int(p)} / 100 + 1" for p in percentiles)
+    statement = f"""
+    WITH {_transitions(n)},
+    w AS (
+        SELECT prev_step AS step_id, u - prev_u AS wait FROM d
+        WHERE prev_state = {QUEUED} AND (state <> {QUEUED} OR step_id <> prev_step) AND u >= %s
+    ),
+    r AS (
+        SELECT step_id, wait, ROW_NUMBER() OVER (PARTITION BY step_id ORDER BY wait) - 1 AS rn,
+               COUNT(*) OVER (PARTITION BY step_id) AS n
+        FROM w
+    )
+    SELECT step_id, n, rn, wait FROM r WHERE {wanted}
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(to), from_us])
+        return cursor.fetchall()

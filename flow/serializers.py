@@ -1,0 +1,142 @@
+"""Query parameters of the flow endpoints, and their response shapes (api.md, `/flow/`)
+for the OpenAPI schema."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from flow.figures import Window
+
+MAX_WINDOW = timedelta(days=366)
+DEFAULT_WINDOW = timedelta(days=30)
+
+
+class WindowParams(serializers.Serializer):
+    """`from` / `to` (ISO 8601), by default the last 30 days; at most 366 days."""
+
+    to = serializers.DateTimeField(required=False)
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField(required=False)  # a keyword: not an attribute
+        return fields
+
+    def validate(self, attrs):
+        end = attrs.get("to") or timezone.now()
+        start = attrs.get("from") or end - DEFAULT_WINDOW
+        if start >= end:
+            raise serializers.ValidationError({"from": ["Must be before `to`."]})
+        if end - start > MAX_WINDOW:
+            message = ["The window from `from` to `to` is at most 366 days."]
+            raise serializers.ValidationError({"from": message, "to": message})
+        return {**attrs, "window": Window(start, end)}
+
+
+class CfdParams(WindowParams):
+    interval = serializers.ChoiceField(choices=["hour", "day"], default="day")
+
+
+class ThroughputParams(WindowParams):
+    interval = serializers.ChoiceField(choices=["day", "week"], default="day")
+
+
+class StepRef(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    wip_limit = serializers.IntegerField()
+
+
+class CfdPoint(serializers.Serializer):
+    at = serializers.DateTimeField()
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: admitted tasks}")
+    queued = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: queued tasks}")
+
+
+class CfdSerializer(serializers.Serializer):
+    steps = StepRef(many=True)
+    points = CfdPoint(many=True)
+
+
+class Percentiles(serializers.Serializer):
+    def get_fields(self):
+        return {p: serializers.FloatField(allow_null=True) for p in ("50", "85", "95")}
+
+
+class CycleItem(serializers.Serializer):
+    task_id = serializers.UUIDField()
+    title = serializers.CharField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField()
+    cycle_seconds = serializers.FloatField(allow_null=True)
+    lead_seconds = serializers.FloatField()
+    blocked_seconds = serializers.FloatField()
+
+
+class CycleTimesSerializer(serializers.Serializer):
+    items = CycleItem(many=True)
+    percentiles = Percentiles()
+
+
+class Bucket(serializers.Serializer):
+    start = serializers.DateTimeField()
+    count = serializers.IntegerField()
+
+
+class ThroughputSerializer(serializers.Serializer):
+    buckets = Bucket(many=True)
+
+
+class AgingItem(serializers.Serializer):
+    task_id = serializers.UUIDField()
+    step_id = serializers.UUIDField()
+    age_seconds = serializers.FloatField(allow_null=True)
+    percentile_band = serializers.ChoiceField(choices=["<50", "50-85", "85-95", ">95"], allow_null=True)
+
+
+class AgingSerializer(serializers.Serializer):
+    items = AgingItem(many=True)
+    percentiles = Percentiles(help_text="Of the cycle times finished in the window: the bands' edges.")
+
+
+class Cause(serializers.Serializer):
+    event_id = serializers.IntegerField(allow_null=True)
+    kind = serializers.ChoiceField(choices=["forced", "limit_lowered"])
+    actor = serializers.CharField(allow_null=True)
+    reason = serializers.CharField()
+
+
+class Breach(serializers.Serializer):
+    started_at = serializers.DateTimeField()
+    ended_at = serializers.DateTimeField(allow_null=True, help_text="null while it lasts")
+    max_over = serializers.IntegerField()
+    causes = Cause(many=True)
+
+
+class LimitRow(serializers.Serializer):
+    scope = serializers.ChoiceField(choices=["step"])
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    limit = serializers.IntegerField()
+    at_limit_ratio = serializers.FloatField()
+    over_limit_ratio = serializers.FloatField()
+    never_reached = serializers.BooleanField()
+    breaches = Breach(many=True)
+
+
+class LimitsSerializer(serializers.Serializer):
+    limits = LimitRow(many=True)
+
+
+class QueueStep(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    waits = serializers.IntegerField(help_text="Waits in the step's queue that ended in the window")
+    wait_percentiles = Percentiles(help_text="Seconds")
+    queued = serializers.IntegerField()
+    promoted = serializers.IntegerField()
+    pulled = serializers.IntegerField()
+
+
+class QueuesSerializer(serializers.Serializer):
+    steps = QueueStep(many=True)

@@ -1,0 +1,16 @@
+from django.urls import path
+
+from flow import api, views
+
+api_urlpatterns = [
+    path("workflows/<uuid:pk>/flow/cfd/", api.CfdView.as_view(), name="flow-cfd"),
+    path("workflows/<uuid:pk>/flow/cycle-times/", api.CycleTimesView.as_view(), name="flow-cycle-times"),
+    path("workflows/<uuid:pk>/flow/throughput/", api.ThroughputView.as_view(), name="flow-throughput"),
+    path("workflows/<uuid:pk>/flow/aging/", api.AgingView.as_view(), name="flow-aging"),
+    path("workflows/<uuid:pk>/flow/limits/", api.LimitsView.as_view(), name="flow-limits"),
+    path("workflows/<uuid:pk>/flow/queues/", api.QueuesView.as_view(), name="flow-queues"),
+]
+
+page_urlpatterns = [
+    path("workflows/<uuid:workflow_id>/flow/", views.flow_page, name="flow"),
+]

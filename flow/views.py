@@ -1,0 +1,52 @@
+"""The flow page of one board: server-rendered frame; static/flow/flow.js draws the
+charts from the `/flow/` API and refetches them when the board changes."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+
+from workflows.access import role_in
+from workflows.models import Workflow
+
+# The page's sections in order; static/flow/flow.js fills each from its endpoint.
+CHARTS = [
+    {
+        "id": "cfd",
+        "title": "Cumulative flow",
+        "plot": True,
+        "help": "Tasks in each step over time, stacked in step order; dashed lines are the WIP limits.",
+    },
+    {
+        "id": "cycle-times",
+        "title": "Cycle time",
+        "plot": True,
+        "help": "Each finished task at its completion date and cycle time, with the 50th, 85th and 95th percentiles.",
+    },
+    {"id": "throughput", "title": "Throughput", "plot": True, "help": "Tasks that first reached the done step."},
+    {
+        "id": "aging",
+        "title": "Aging work in progress",
+        "plot": True,
+        "help": "Every card in an active step at its age, against the percentiles of past cycle times.",
+    },
+    {
+        "id": "limits",
+        "title": "WIP limit ledger",
+        "plot": False,
+        "help": "Share of the window each step spent at and over its limit, and every breach with its cause.",
+    },
+    {
+        "id": "queues",
+        "title": "Queue waits",
+        "plot": False,
+        "help": "How long tasks waited in each step's queue, and how many were pulled.",
+    },
+]
+
+
+@login_required
+def flow_page(request, workflow_id):
+    workflow = get_object_or_404(Workflow.objects.select_related("workspace"), pk=workflow_id)
+    if role_in(request.user, workflow.workspace_id) is None:
+        raise Http404
+    return render(request, "flow/flow.html", {"workflow": workflow, "charts": CHARTS})

@@ -1,0 +1,281 @@
+/* The flow page: each section fetches its figure from /api/v1/workflows/<id>/flow/...,
+   draws it with uPlot, writes a text summary and a table, and links its CSV. Every series
+   has a label, a dash pattern or a hatch, so no chart depends on colour alone. The board's
+   WebSocket says when something changed: the figures are refetched (debounced). */
+import uPlot from "../vendor/uplot/uPlot.esm.js";
+
+const root = document.getElementById("flow");
+const workflowId = root.dataset.workflowId;
+const form = root.querySelector('[data-role="window"]');
+const alertBox = document.getElementById("flow-alert");
+const live = root.querySelector('[data-role="live"]');
+const COLORS = ["#3b5bdb", "#e8590c", "#2b8a3e", "#862e9c", "#c92a2a", "#1098ad", "#5c940d", "#d6336c"];
+const DASHES = [[], [6, 3], [2, 3], [8, 3, 2, 3], [1, 2], [10, 4]];
+const DAY = 86400;
+const plots = {};
+
+function isoDate(d) { return d.toISOString().slice(0, 10); }
+
+function setDays(days) {
+  const to = new Date();
+  const from = new Date(to.getTime() - days * DAY * 1000);
+  form.elements.from.value = isoDate(from);
+  form.elements.to.value = isoDate(to);
+}
+
+function query(extra) {
+  const from = new Date(form.elements.from.value + "T00:00:00Z");
+  const to = new Date(form.elements.to.value + "T00:00:00Z");
+  to.setUTCDate(to.getUTCDate() + 1);  // the "to" day is included
+  const now = new Date();
+  const params = new URLSearchParams({ from: from.toISOString(), to: (to > now ? now : to).toISOString() });
+  Object.entries(extra || {}).forEach(([k, v]) => params.set(k, v));
+  return params;
+}
+
+function endpoint(name, extra) {
+  return "/api/v1/workflows/" + workflowId + "/flow/" + name + "/?" + query(extra);
+}
+
+async function getJSON(url) {
+  const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const errors = data.errors ? Object.entries(data.errors).map(([f, m]) => f + ": " + [].concat(m).join(" ")).join("; ") : "";
+    throw new Error(data.detail ? data.detail + (errors ? " " + errors : "") : "HTTP " + response.status);
+  }
+  return data;
+}
+
+function section(id) { return root.querySelector('[data-chart="' + id + '"]'); }
+
+function hours(seconds) { return seconds == null ? "" : (seconds / 3600).toFixed(1); }
+
+function when(iso) { return iso ? new Date(iso).toISOString().slice(0, 16).replace("T", " ") : "—"; }
+
+function fillTable(sec, head, rows) {
+  const table = sec.querySelector('[data-role="table"]');
+  const tr = (cells, tag) => "<tr>" + cells.map((c) => "<" + tag + ">" + escapeHtml(String(c)) + "</" + tag + ">").join("") + "</tr>";
+  table.tHead.innerHTML = tr(head, "th");
+  table.tBodies[0].innerHTML = rows.length ? rows.map((r) => tr(r, "td")).join("") : tr(["No data in this window."], "td");
+}
+
+function escapeHtml(text) {
+  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+function summarize(sec, text) {
+  sec.querySelector('[data-role="summary"]').textContent = text;
+  const plot = sec.querySelector('[data-role="plot"]');
+  if (plot) plot.setAttribute("aria-label", text);
+}
+
+function csvLink(sec, name, extra) {
+  sec.querySelector('[data-role="csv"]').href = endpoint(name, Object.assign({ format: "csv" }, extra));
+}
+
+/* A hatch per series index: the bands differ by pattern as well as by colour. */
+function hatch(u, index, color) {
+  const c = document.createElement("canvas");
+  c.width = c.height = 8;
+  const g = c.getContext("2d");
+  g.fillStyle = color + "55";
+  g.fillRect(0, 0, 8, 8);
+  g.strokeStyle = color;
+  g.lineWidth = 1;
+  const kind = index % 4;
+  g.beginPath();
+  if (kind === 0) { g.moveTo(0, 8); g.lineTo(8, 0); }
+  else if (kind === 1) { g.moveTo(0, 0); g.lineTo(8, 8); }
+  else if (kind === 2) { g.moveTo(0, 4); g.lineTo(8, 4); }
+  else { g.arc(4, 4, 1.2, 0, 2 * Math.PI); }
+  g.stroke();
+  return u.ctx.createPattern(c, "repeat");
+}
+
+function draw(id, opts, data) {
+  const sec = section(id);
+  const target = sec.querySelector('[data-role="plot"]');
+  if (plots[id]) plots[id].destroy();
+  opts.width = Math.max(320, target.clientWidth || 800);
+  opts.height = opts.height || 280;
+  plots[id] = new uPlot(opts, data, target);
+}
+
+async function cfd() {
+  const sec = section("cfd");
+  const data = await getJSON(endpoint("cfd", { interval: "day" }));
+  csvLink(sec, "cfd", { interval: "day" });
+  const xs = data.points.map((p) => Date.parse(p.at) / 1000);
+  const steps = data.steps;
+  // Stacked with the done step at the bottom; each series is the top of its layer and
+  // fills down to zero, so the layers are drawn from the highest down and each shows its band.
+  const layers = [];
+  let base = xs.map(() => 0);
+  steps.map((s, i) => i).reverse().forEach((i) => {
+    const step = steps[i];
+    const top = data.points.map((p, j) => base[j] + p.counts[step.id]);
+    layers.push({ step, index: i, lower: base, top });
+    base = top;
+  });
+  const series = [{}];
+  const columns = [xs];
+  layers.slice().reverse().forEach(({ step, index, top }) => {
+    const color = COLORS[index % COLORS.length];
+    columns.push(top);
+    series.push({ label: step.name, stroke: color, width: 1, dash: DASHES[index % DASHES.length],
+      fill: (u) => hatch(u, index, color), value: (u, v, s, j) => (j == null ? "" : data.points[j].counts[step.id]) });
+  });
+  layers.forEach(({ step, index, lower }) => {
+    if (!step.wip_limit) return;
+    columns.push(lower.map((v) => v + step.wip_limit));
+    series.push({ label: step.name + " limit " + step.wip_limit, stroke: COLORS[index % COLORS.length],
+      width: 2, dash: [4, 4], value: () => step.wip_limit });
+  });
+  const queuedTotal = data.points.map((p) => Object.values(p.queued).reduce((a, b) => a + b, 0));
+  if (queuedTotal.some((n) => n > 0)) {
+    columns.push(queuedTotal);
+    series.push({ label: "Queued (all steps)", stroke: "#000", width: 1, dash: [1, 3] });
+  }
+  draw("cfd", { series, scales: { x: { time: true } }, axes: [{}, { label: "tasks" }] }, columns);
+  const last = data.points[data.points.length - 1];
+  summarize(sec, "At " + when(last && last.at) + ": " + steps.map((s) => s.name + " " + (last ? last.counts[s.id] : 0) +
+    (s.wip_limit ? " of " + s.wip_limit : "") + (last && last.queued[s.id] ? " (+" + last.queued[s.id] + " queued)" : "")).join(", ") + ".");
+  fillTable(sec, ["at", ...steps.map((s) => s.name), ...steps.map((s) => s.name + " queued")],
+    data.points.map((p) => [when(p.at), ...steps.map((s) => p.counts[s.id]), ...steps.map((s) => p.queued[s.id])]));
+}
+
+async function cycleTimes() {
+  const sec = section("cycle-times");
+  const data = await getJSON(endpoint("cycle-times"));
+  csvLink(sec, "cycle-times");
+  const items = data.items.filter((i) => i.cycle_seconds != null);
+  const xs = items.map((i) => Date.parse(i.finished_at) / 1000);
+  const ys = items.map((i) => i.cycle_seconds / 3600);
+  const series = [{}, { label: "Finished task (cycle, h)", stroke: COLORS[0], paths: () => null,
+    points: { show: true, size: 7, fill: COLORS[0] } }];
+  const columns = [xs, ys];
+  ["50", "85", "95"].forEach((p, k) => {
+    const v = data.percentiles[p];
+    if (v == null) return;
+    columns.push(xs.map(() => v / 3600));
+    series.push({ label: p + "th percentile " + hours(v) + " h", stroke: "#495057", width: 1.5, dash: DASHES[k + 1], points: { show: false } });
+  });
+  draw("cycle-times", { series, scales: { x: { time: true } }, axes: [{}, { label: "hours" }] }, columns);
+  const p = data.percentiles;
+  summarize(sec, items.length ? items.length + " tasks finished. 50% within " + hours(p["50"]) + " h, 85% within " +
+    hours(p["85"]) + " h, 95% within " + hours(p["95"]) + " h." : "No task finished in this window.");
+  fillTable(sec, ["task", "started", "finished", "cycle (h)", "lead (h)", "blocked (h)"],
+    data.items.map((i) => [i.title, when(i.started_at), when(i.finished_at), hours(i.cycle_seconds), hours(i.lead_seconds), hours(i.blocked_seconds)]));
+}
+
+async function throughput() {
+  const sec = section("throughput");
+  const interval = form.elements.interval.value;
+  const data = await getJSON(endpoint("throughput", { interval }));
+  csvLink(sec, "throughput", { interval });
+  const xs = data.buckets.map((b) => Date.parse(b.start) / 1000);
+  const ys = data.buckets.map((b) => b.count);
+  draw("throughput", {
+    series: [{}, { label: "Finished per " + interval, stroke: COLORS[2], fill: (u) => hatch(u, 0, COLORS[2]),
+      paths: uPlot.paths.bars({ size: [0.8, 60], align: 1 }), points: { show: false } }],
+    scales: { x: { time: true } }, axes: [{}, { label: "tasks" }],
+  }, [xs, ys]);
+  const total = ys.reduce((a, b) => a + b, 0);
+  summarize(sec, total + " tasks finished in " + ys.length + " " + interval + (ys.length === 1 ? "" : "s") +
+    ", at most " + Math.max(0, ...ys) + " in one " + interval + ".");
+  fillTable(sec, [interval + " starting", "finished"], data.buckets.map((b) => [when(b.start), b.count]));
+}
+
+async function aging(board) {
+  const sec = section("aging");
+  const data = await getJSON(endpoint("aging"));
+  csvLink(sec, "aging");
+  const names = Object.fromEntries(board.steps.map((s) => [s.id, s.name]));
+  const columnsOf = [...new Set(data.items.map((i) => i.step_id))];
+  const xs = data.items.map((i, k) => columnsOf.indexOf(i.step_id) + 1 + ((k % 7) - 3) * 0.04);
+  const order = xs.map((x, k) => k).sort((a, b) => xs[a] - xs[b]);
+  const series = [{}, { label: "Card age (h)", stroke: COLORS[1], paths: () => null, points: { show: true, size: 8, fill: COLORS[1] } }];
+  const columns = [order.map((k) => xs[k]), order.map((k) => (data.items[k].age_seconds || 0) / 3600)];
+  ["50", "85", "95"].forEach((p, k) => {
+    const v = data.percentiles[p];
+    if (v == null) return;
+    columns.push(columns[0].map(() => v / 3600));
+    series.push({ label: p + "th pct of cycle " + hours(v) + " h", stroke: "#495057", dash: DASHES[k + 1], points: { show: false } });
+  });
+  draw("aging", {
+    series, scales: { x: { time: false, range: [0.5, columnsOf.length + 0.5] } },
+    axes: [{ splits: () => columnsOf.map((s, i) => i + 1), values: (u, splits) => splits.map((v) => names[columnsOf[v - 1]] || "") },
+      { label: "hours" }],
+  }, columns);
+  const older = data.items.filter((i) => i.percentile_band === ">95" || i.percentile_band === "85-95").length;
+  summarize(sec, data.items.length + " cards in progress; " + older + " older than 85% of the tasks finished in the window.");
+  fillTable(sec, ["task", "step", "age (h)", "older than"], data.items.map((i) => [i.task_id.slice(0, 8), names[i.step_id] || "",
+    hours(i.age_seconds), ({ "<50": "fewer than 50%", "50-85": "50%", "85-95": "85%", ">95": "95%" })[i.percentile_band] || "—"]));
+}
+
+async function limits() {
+  const sec = section("limits");
+  const data = await getJSON(endpoint("limits"));
+  csvLink(sec, "limits");
+  const rows = [];
+  data.limits.forEach((l) => {
+    const head = [l.name, l.limit, (100 * l.at_limit_ratio).toFixed(1) + "%", (100 * l.over_limit_ratio).toFixed(1) + "%", l.never_reached ? "never reached" : ""];
+    if (!l.breaches.length) rows.push([...head, "", "", "", ""]);
+    l.breaches.forEach((b) => rows.push([...head, when(b.started_at), b.ended_at ? when(b.ended_at) : "ongoing", "+" + b.max_over,
+      b.causes.map((c) => (c.kind === "forced" ? "forced by " + (c.actor || "operator") + ": " + c.reason : "limit lowered")).join("; ")]));
+  });
+  fillTable(sec, ["step", "limit", "at limit", "over limit", "", "breach from", "until", "most over", "causes"], rows);
+  const breaches = data.limits.reduce((n, l) => n + l.breaches.length, 0);
+  const never = data.limits.filter((l) => l.never_reached).map((l) => l.name);
+  summarize(sec, data.limits.length + " limited steps, " + breaches + " breaches." + (never.length ? " Never reached: " + never.join(", ") + "." : ""));
+}
+
+async function queues() {
+  const sec = section("queues");
+  const data = await getJSON(endpoint("queues"));
+  csvLink(sec, "queues");
+  fillTable(sec, ["step", "waits", "50th (h)", "85th (h)", "95th (h)", "queued", "promoted", "pulled"],
+    data.steps.map((s) => [s.name, s.waits, hours(s.wait_percentiles["50"]), hours(s.wait_percentiles["85"]),
+      hours(s.wait_percentiles["95"]), s.queued, s.promoted, s.pulled]));
+  const pulled = data.steps.reduce((n, s) => n + s.pulled, 0);
+  const waits = data.steps.reduce((n, s) => n + s.waits, 0);
+  summarize(sec, waits + " waits in queues ended in this window; " + pulled + " tasks were pulled.");
+}
+
+async function refresh() {
+  alertBox.hidden = true;
+  try {
+    const board = await getJSON("/api/v1/workflows/" + workflowId + "/board/?per_step=1");
+    await Promise.all([cfd(), cycleTimes(), throughput(), aging(board), limits(), queues()]);
+  } catch (error) {
+    alertBox.textContent = "Could not load the figures: " + error.message;
+    alertBox.hidden = false;
+  }
+}
+
+let pending = null;
+function refreshSoon() {
+  clearTimeout(pending);
+  pending = setTimeout(refresh, 1000);
+}
+
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+  const socket = new WebSocket(scheme + location.host + "/ws/workflows/" + workflowId + "/");
+  socket.addEventListener("open", () => { live.dataset.state = "live"; live.textContent = "Live"; });
+  socket.addEventListener("message", refreshSoon);
+  socket.addEventListener("close", () => {
+    live.dataset.state = "offline";
+    live.textContent = "Reconnecting…";
+    setTimeout(connect, 3000);
+  });
+}
+
+form.addEventListener("submit", (event) => { event.preventDefault(); refresh(); });
+form.querySelectorAll("[data-days]").forEach((b) => b.addEventListener("click", () => { setDays(Number(b.dataset.days)); refresh(); }));
+form.elements.interval.addEventListener("change", refresh);
+window.addEventListener("resize", refreshSoon);
+setDays(30);
+refresh();
+connect();

@@ -1,0 +1,34 @@
+"""History with explicit timestamps: TaskEvent.at is auto_now_add, so the factory writes
+the event and then sets its instant."""
+
+import uuid
+
+import factory
+from django.utils import timezone
+
+from boards.models import Task, TaskEvent
+
+
+class TaskFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Task
+
+    title = factory.Sequence(lambda n: f"Task {n}")
+    workflow = factory.LazyAttribute(lambda o: o.step.workflow)
+    entered_step_at = factory.LazyFunction(timezone.now)
+
+
+class TaskEventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TaskEvent
+
+    task_id = factory.LazyFunction(uuid.uuid4)
+    kind = "moved"
+    detail = factory.LazyFunction(dict)
+
+    @classmethod
+    def _create(cls, model_class, *args, at, **kwargs):
+        event = super()._create(model_class, *args, **kwargs)
+        model_class.objects.filter(pk=event.pk).update(at=at)
+        event.at = at
+        return event

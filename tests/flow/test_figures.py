@@ -1,0 +1,245 @@
+"""Each flow figure against values computed by hand from one history with explicit
+timestamps: tasks that go back and forth, re-enter done, are archived and restored, are
+forced over a limit, pass through a step later deleted, and are deleted.
+
+Board: Backlog (backlog) -> Doing (limit 2) -> Review (limit 1) -> Done (limit 10, done).
+Hours after T0 (the task letters are the tasks):
+  0  A, C created in Backlog          5    A -> Review
+  1  A -> Doing; D created in Backlog 5.5  B forced Doing -> Review ("hotfix")
+  2  B, E created in Doing; C -> X    6    A -> Done        7  A -> Review
+  3  A -> Review; D deleted           8    A -> Done        9  B archived
+  4  A -> Doing; C: X -> Done         10   B restored       11 B -> Done
+X is a step that was deleted afterwards.
+"""
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from flow import figures
+from flow.figures import Window
+from tests.factories import StepFactory
+from tests.flow.factories import TaskEventFactory, TaskFactory
+
+T0 = datetime(2024, 3, 1, tzinfo=UTC)
+H = timedelta(hours=1)
+WINDOW = Window(T0 - H, T0 + 12 * H)
+
+
+def hours(n: float) -> datetime:
+    return T0 + n * H
+
+
+@pytest.fixture
+def history(workflow, owner):
+    bl = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
+    do = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2)
+    rv = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=1)
+    dn = StepFactory(workflow=workflow, name="Done", position=3, wip_limit=10)
+    gone = uuid.uuid4()  # the deleted step X
+    tasks = {
+        "A": TaskFactory(step=dn, title="A"),
+        "B": TaskFactory(step=dn, title="B"),
+        "C": TaskFactory(step=dn, title="C"),
+        "E": TaskFactory(step=do, title="E"),
+    }
+    ids = {**{k: t.pk for k, t in tasks.items()}, "D": uuid.uuid4()}
+    ev = {}
+
+    def event(task, kind, at, src=None, dst=None, **kwargs):
+        ev[(task, at)] = TaskEventFactory(
+            workflow=workflow,
+            task_id=ids[task],
+            kind=kind,
+            at=hours(at),
+            from_step_id=getattr(src, "pk", src),
+            to_step_id=getattr(dst, "pk", dst),
+            **kwargs,
+        )
+
+    event("A", "created", 0, dst=bl)
+    event("C", "created", 0, dst=bl)
+    event("A", "moved", 1, bl, do)
+    event("D", "created", 1, dst=bl)
+    event("B", "created", 2, dst=do)
+    event("C", "moved", 2, bl, gone)
+    event("E", "created", 2, dst=do)
+    event("A", "moved", 3, do, rv)
+    event("D", "deleted", 3, src=bl, detail={"title": "D"})
+    event("A", "moved", 4, rv, do)
+    event("C", "moved", 4, gone, dn)
+    event("A", "moved", 5, do, rv)
+    event("B", "forced", 5.5, do, rv, actor=owner, reason="hotfix")
+    event("A", "moved", 6, rv, dn)
+    event("A", "moved", 6.5, dn, dn)  # a reorder inside Done: no change of state
+    event("A", "moved", 7, dn, rv)
+    event("A", "moved", 8, rv, dn)
+    event("B", "archived", 9, src=rv)
+    event("B", "restored", 10, dst=rv)
+    event("B", "moved", 11, rv, dn)
+    return {"steps": (bl, do, rv, dn), "tasks": ids, "events": ev}
+
+
+def test_cfd_counts_each_step_at_each_point(workflow, history):
+    bl, do, rv, dn = history["steps"]
+    data = figures.cfd(workflow, WINDOW, "hour")
+    assert [p["at"] for p in data["points"]] == [hours(k) for k in range(-1, 13)]
+    table = [tuple(p["counts"][str(s.pk)] for s in (bl, do, rv, dn)) for p in data["points"]]
+    assert table == [
+        (0, 0, 0, 0),  # -1
+        (2, 0, 0, 0),  # 0
+        (2, 1, 0, 0),  # 1
+        (1, 3, 0, 0),  # 2: C is in the deleted step, not drawn
+        (0, 2, 1, 0),  # 3
+        (0, 3, 0, 1),  # 4
+        (0, 2, 1, 1),  # 5
+        (0, 1, 1, 2),  # 6
+        (0, 1, 2, 1),  # 7
+        (0, 1, 1, 2),  # 8
+        (0, 1, 0, 2),  # 9
+        (0, 1, 1, 2),  # 10
+        (0, 1, 0, 3),  # 11
+        (0, 1, 0, 3),  # 12 = to
+    ]
+    assert data["steps"] == [{"id": s.pk, "name": s.name, "wip_limit": s.wip_limit} for s in (bl, do, rv, dn)]
+    assert all(n == 0 for p in data["points"] for n in p["queued"].values())
+
+
+def test_cfd_counts_queued_tasks_apart(workflow, history):
+    bl, do, rv, dn = history["steps"]
+    task = uuid.uuid4()
+    TaskEventFactory(workflow=workflow, task_id=task, kind="queued", to_step_id=rv.pk, at=hours(2.5))
+    TaskEventFactory(workflow=workflow, task_id=task, kind="moved", from_step_id=rv.pk, to_step_id=rv.pk, at=hours(2.7))
+    TaskEventFactory(workflow=workflow, task_id=task, kind="promoted", to_step_id=rv.pk, at=hours(4.5))
+    points = figures.cfd(workflow, WINDOW, "hour")["points"]
+    assert [p["queued"][str(rv.pk)] for p in points][3:7] == [0, 1, 1, 0]
+    assert [p["counts"][str(rv.pk)] for p in points][3:7] == [0, 1, 0, 2]
+    review = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Review")
+    assert review == {
+        "id": rv.pk,
+        "name": "Review",
+        "waits": 1,
+        "queued": 1,
+        "promoted": 1,
+        "pulled": 0,
+        "wait_percentiles": {"50": 7200, "85": 7200, "95": 7200},
+    }
+
+
+def test_queue_wait_percentiles_interpolate(workflow, history):
+    bl, do, rv, dn = history["steps"]
+    for wait in (1, 2, 3, 10):  # hours in Doing's queue, each ending at 11
+        task = uuid.uuid4()
+        TaskEventFactory(workflow=workflow, task_id=task, kind="queued", to_step_id=do.pk, at=hours(11 - wait))
+        TaskEventFactory(workflow=workflow, task_id=task, kind="promoted", to_step_id=do.pk, at=hours(11))
+    doing = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Doing")
+    assert doing["waits"] == 4
+    assert doing["wait_percentiles"] == {
+        "50": 2.5 * 3600,
+        "85": pytest.approx((3 + 7 * 0.55) * 3600),
+        "95": pytest.approx((3 + 7 * 0.85) * 3600),
+    }
+
+
+def test_cycle_and_lead_times_from_first_active_to_first_done(workflow, history):
+    t = history["tasks"]
+    data = figures.cycle_times(workflow, WINDOW)
+    got = [
+        (i["task_id"], i["title"], i["started_at"], i["finished_at"], i["cycle_seconds"], i["lead_seconds"])
+        for i in data["items"]
+    ]
+    assert got == [
+        (t["C"], "C", hours(2), hours(4), 2 * 3600, 4 * 3600),  # via the deleted step: active
+        (t["A"], "A", hours(1), hours(6), 5 * 3600, 6 * 3600),  # its re-entry at 8 does not count
+        (t["B"], "B", hours(2), hours(11), 9 * 3600, 9 * 3600),  # archived and restored
+    ]
+    assert data["percentiles"] == {"50": 5 * 3600, "85": pytest.approx(7.8 * 3600), "95": pytest.approx(8.6 * 3600)}
+
+
+def test_a_task_counts_where_it_first_finished(workflow, history):
+    # A first reached Done at 6; re-entering at 8 does not make it finish in [7, 12].
+    items = figures.cycle_times(workflow, Window(hours(7), hours(12)))["items"]
+    assert [i["title"] for i in items] == ["B"]
+
+
+def test_throughput_counts_first_entries_into_done(workflow, history):
+    assert figures.throughput(workflow, WINDOW, "day")["buckets"] == [{"start": WINDOW.start, "count": 3}]
+    assert figures.throughput(workflow, Window(hours(7), hours(12)), "day")["buckets"] == [
+        {"start": hours(7), "count": 1}
+    ]
+    two_days = Window(hours(-19), hours(29))  # days [-19, 5) and [5, 29)
+    assert [b["count"] for b in figures.throughput(workflow, two_days, "day")["buckets"]] == [1, 2]
+    assert figures.throughput(workflow, two_days, "week")["buckets"] == [{"start": hours(-19), "count": 3}]
+
+
+def test_aging_wip_bands_against_past_cycle_times(workflow, history):
+    bl, do, rv, dn = history["steps"]
+    data = figures.aging(workflow, WINDOW, now=hours(12))
+    assert data["items"] == [
+        {"task_id": history["tasks"]["E"], "step_id": do.pk, "age_seconds": 10 * 3600, "percentile_band": ">95"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("age_hours", "expected"), [(4.9, "<50"), (5, "50-85"), (7.8, "85-95"), (8.6, "85-95"), (9, ">95")]
+)
+def test_percentile_bands(age_hours, expected):
+    cuts = {"50": 5 * 3600, "85": 7.8 * 3600, "95": 8.6 * 3600}
+    assert figures.band(age_hours * 3600, cuts) == expected
+
+
+def test_limit_ledger_shares_breaches_and_causes(workflow, history, owner):
+    bl, do, rv, dn = history["steps"]
+    forced = history["events"][("B", 5.5)]
+    ledger = {row["name"]: row for row in figures.limits(workflow, WINDOW)["limits"]}
+    assert list(ledger) == ["Doing", "Review", "Done"]  # Backlog has no limit
+    review = ledger["Review"]
+    assert review["at_limit_ratio"] == pytest.approx(4.5 / 13)
+    assert review["over_limit_ratio"] == pytest.approx(1.5 / 13)
+    assert review["never_reached"] is False
+    lowered = {
+        "event_id": None,
+        "kind": "limit_lowered",
+        "actor": None,
+        "reason": "Admitted within the limit of the time; the limit is lower now.",
+    }
+    assert review["breaches"] == [
+        {
+            "started_at": hours(5.5),
+            "ended_at": hours(6),
+            "max_over": 1,
+            "causes": [{"event_id": forced.pk, "kind": "forced", "actor": "olivia", "reason": "hotfix"}],
+        },
+        {"started_at": hours(7), "ended_at": hours(8), "max_over": 1, "causes": [lowered]},
+    ]
+    doing = ledger["Doing"]
+    assert doing["at_limit_ratio"] == pytest.approx(1.5 / 13)
+    assert doing["over_limit_ratio"] == pytest.approx(2 / 13)
+    assert [(b["started_at"], b["ended_at"]) for b in doing["breaches"]] == [(hours(2), hours(3)), (hours(4), hours(5))]
+    done = ledger["Done"]
+    assert (done["never_reached"], done["at_limit_ratio"], done["breaches"]) == (True, 0, [])
+
+
+def test_a_breach_still_going_on_has_no_end(workflow, history, owner):
+    bl, do, rv, dn = history["steps"]
+    for at, reason in ((10.5, "urgent"), (11.5, "again")):
+        TaskEventFactory(
+            workflow=workflow,
+            kind="forced",
+            from_step_id=bl.pk,
+            to_step_id=rv.pk,
+            actor=owner,
+            reason=reason,
+            at=hours(at),
+        )
+    review = next(r for r in figures.limits(workflow, WINDOW)["limits"] if r["name"] == "Review")
+    got = [(b["started_at"], b["ended_at"], [c["reason"] for c in b["causes"]]) for b in review["breaches"][-2:]]
+    assert got == [(hours(10.5), hours(11), ["urgent"]), (hours(11.5), None, ["again"])]
+
+
+def test_a_breach_going_on_at_the_window_start_is_shown_from_there(workflow, history):
+    review = next(r for r in figures.limits(workflow, Window(hours(5.75), hours(12)))["limits"] if r["name"] == "Review")
+    first = review["breaches"][0]
+    assert (first["started_at"], first["ended_at"], first["causes"]) == (hours(5.75), hours(6), [])
+    assert review["over_limit_ratio"] == pytest.approx((0.25 + 1) / 6.25)

@@ -1,0 +1,166 @@
+"""On random histories, the API's CFD, cycle times and throughput equal a plain replay of
+`GET /api/v1/workflows/{id}/events/` in Python (the reference below)."""
+
+import math
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from boards.models import TaskEvent
+from tests.factories import StepFactory
+from tests.flow.factories import TaskEventFactory
+
+T0 = datetime(2024, 5, 1, tzinfo=UTC)
+FROM, TO = T0, T0 + timedelta(days=3, hours=5)
+ENTRY = {"created", "moved", "pulled", "promoted", "restored", "forced"}
+
+# One step of a random history: which task acts, a choice among its possible actions, the
+# target step (4 = a step that was deleted since), and minutes since the previous event.
+operations = st.lists(
+    st.tuples(st.integers(0, 4), st.integers(0, 9), st.integers(0, 4), st.integers(0, 600)),
+    min_size=1,
+    max_size=40,
+)
+
+
+def build(workflow, steps, gone, ops):
+    """Write a valid history: each task's actions follow from its state."""
+    targets = [*steps, gone]
+    state = {}  # task -> (step index, "admitted" | "queued" | "archived" | "deleted")
+    ids = {}
+    at = T0 - timedelta(days=1)
+    for task, choice, target, minutes in ops:
+        at += timedelta(minutes=minutes)
+        tid = ids.setdefault(task, uuid.uuid4())
+        current = state.get(task)
+        if current is None:
+            kind = ["created", "queued", "forced"][choice % 3]
+            state[task] = (target, "queued" if kind == "queued" else "admitted")
+            TaskEventFactory(workflow=workflow, task_id=tid, kind=kind, to_step_id=targets[target].pk, at=at)
+            continue
+        step, how = current
+        src = targets[step].pk
+        if how == "deleted":
+            continue
+        if how == "archived":
+            state[task] = (step, "admitted")
+            TaskEventFactory(workflow=workflow, task_id=tid, kind="restored", to_step_id=src, at=at)
+            continue
+        actions = ["moved", "pulled", "forced", "reorder", "archived", "deleted", "queued"]
+        if how == "queued":
+            actions.append("promoted")
+        kind = actions[choice % len(actions)]
+        if kind == "reorder":
+            TaskEventFactory(workflow=workflow, task_id=tid, kind="moved", from_step_id=src, to_step_id=src, at=at)
+        elif kind in ("archived", "deleted"):
+            state[task] = (step, kind)
+            TaskEventFactory(workflow=workflow, task_id=tid, kind=kind, from_step_id=src, at=at)
+        elif kind == "promoted":
+            state[task] = (step, "admitted")
+            TaskEventFactory(workflow=workflow, task_id=tid, kind=kind, to_step_id=src, at=at)
+        else:
+            state[task] = (target, "queued" if kind == "queued" else "admitted")
+            TaskEventFactory(
+                workflow=workflow, task_id=tid, kind=kind, from_step_id=src, to_step_id=targets[target].pk, at=at
+            )
+
+
+def all_events(api, workflow):
+    events, url = [], f"/api/v1/workflows/{workflow.pk}/events/?page_size=1000"
+    while url:
+        page = api.get(url).json()
+        events += page["results"]
+        url = page["next"]
+    for e in events:
+        e["at"] = datetime.fromisoformat(e["at"])
+    return sorted(events, key=lambda e: (e["at"], e["id"]))
+
+
+def is_state_event(e):
+    if e["kind"] == "moved" and e["from_step_id"] == e["to_step_id"]:
+        return False
+    return e["kind"] in ENTRY | {"queued", "archived", "deleted"}
+
+
+def replay_counts(events, instant, step_ids):
+    """(admitted, queued) per step after every event at or before `instant`."""
+    where = {}
+    for e in events:
+        if e["at"] > instant or not is_state_event(e):
+            continue
+        if e["kind"] in ("archived", "deleted"):
+            where[e["task_id"]] = None
+        else:
+            where[e["task_id"]] = (e["to_step_id"], e["kind"] == "queued")
+    counts = {s: 0 for s in step_ids}
+    queued = {s: 0 for s in step_ids}
+    for place in where.values():
+        if place and place[0] in counts:
+            (queued if place[1] else counts)[place[0]] += 1
+    return counts, queued
+
+
+def reference_cycles(events, backlog, done):
+    tasks = {}
+    for e in events:
+        t = tasks.setdefault(e["task_id"], {"created": e["at"], "started": None, "finished": None})
+        if e["kind"] not in ENTRY or (e["kind"] == "moved" and e["from_step_id"] == e["to_step_id"]):
+            continue
+        if e["to_step_id"] == done and t["finished"] is None:
+            t["finished"] = e["at"]
+        if e["to_step_id"] not in (backlog, done) and t["started"] is None:
+            t["started"] = e["at"]
+    result = {}
+    for task_id, t in tasks.items():
+        if t["finished"] is None or not FROM <= t["finished"] <= TO:
+            continue
+        started = t["started"] if t["started"] is not None and t["started"] <= t["finished"] else None
+        result[task_id] = (
+            None if started is None else (t["finished"] - started).total_seconds(),
+            (t["finished"] - t["created"]).total_seconds(),
+            t["finished"],
+        )
+    return result
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=operations)
+def test_figures_equal_a_replay_of_the_history(api, workflow, ops):
+    steps = list(workflow.steps.order_by("position")) or [
+        StepFactory(workflow=workflow, name=name, position=i)
+        for i, name in enumerate(["Backlog", "Doing", "Review", "Done"])
+    ]
+    TaskEvent.objects.filter(workflow=workflow).delete()
+    build(workflow, steps, StepFactory.build(workflow=workflow), ops)
+    events = all_events(api, workflow)
+    window = {"from": FROM.isoformat().replace("+00:00", "Z"), "to": TO.isoformat().replace("+00:00", "Z")}
+    step_ids = [str(s.pk) for s in steps]
+
+    cfd = api.get(f"/api/v1/workflows/{workflow.pk}/flow/cfd/", window).json()
+    expected_points = [FROM + timedelta(days=k) for k in range(4)] + [TO]
+    assert [datetime.fromisoformat(p["at"]) for p in cfd["points"]] == expected_points
+    for point, instant in zip(cfd["points"], expected_points, strict=True):
+        assert (point["counts"], point["queued"]) == replay_counts(events, instant, step_ids), instant
+
+    cycles = api.get(f"/api/v1/workflows/{workflow.pk}/flow/cycle-times/", window).json()
+    got = {i["task_id"]: (i["cycle_seconds"], i["lead_seconds"]) for i in cycles["items"]}
+    expected = reference_cycles(events, step_ids[0], step_ids[-1])
+    assert got == {task: (cycle, lead) for task, (cycle, lead, _) in expected.items()}
+    values = sorted(c for c, _, _ in expected.values() if c is not None)
+    for p in ("50", "85", "95"):
+        if not values:
+            assert cycles["percentiles"][p] is None
+            continue
+        rank = (len(values) - 1) * int(p) / 100
+        low, high = values[math.floor(rank)], values[math.ceil(rank)]
+        assert math.isclose(cycles["percentiles"][p], low + (high - low) * (rank - math.floor(rank)))
+
+    buckets = api.get(f"/api/v1/workflows/{workflow.pk}/flow/throughput/", {**window, "interval": "day"}).json()[
+        "buckets"
+    ]
+    by_day = [0] * 4
+    for _, _, at in expected.values():
+        by_day[min(int((at - FROM) / timedelta(days=1)), 3)] += 1
+    assert [b["count"] for b in buckets] == by_day
