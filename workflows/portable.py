@@ -13,6 +13,7 @@ import yaml
 from rest_framework import status
 
 from kandev.errors import Invalid, KandevError
+from kandev.parsers import json_depth
 from workflows.models import OnFull, OnSessionLimit, Workflow, WorkflowStep
 from workflows.step_rules import MAX_WIP_LIMIT, events_errors, feeder_errors, normalized_events
 
@@ -62,19 +63,6 @@ class _PlainLoader(yaml.SafeLoader):
             self.depth -= 1
 
 
-def _depth(value) -> int:
-    """Nesting depth of parsed JSON, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        deepest = max(deepest, level)
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            stack.extend((child, level + 1) for child in item)
-    return deepest
-
-
 def parse_document(raw: bytes, *, fmt: str):
     """Parse a YAML (`fmt="yaml"`) or JSON body; MalformedDocument on anything unreadable."""
     try:
@@ -105,7 +93,7 @@ def _parse_json(text: str):
         raise MalformedDocument(f"Malformed JSON: {exc}.") from None
     except RecursionError:
         raise MalformedDocument(too_deep) from None
-    if _depth(document) > MAX_DOCUMENT_DEPTH:
+    if json_depth(document) > MAX_DOCUMENT_DEPTH:
         raise MalformedDocument(too_deep)
     return document
 
