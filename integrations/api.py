@@ -110,4 +110,4 @@ class ReviewWatchViewSet(MemberQuerysetMixin, viewsets.ModelViewSet):
             _, data["step"] = writable_target(
                 self.request.user, watch.workflow_id, data.pop("step_id")
             )
-        serializer.instance = watches.watch_update(watch=watch, **data)
+        serializer.instance = watches.watch_update(watch=watch, actor=self.request.user, **data)

@@ -202,6 +202,9 @@ KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
 KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")
 KANDEV_LOGIN_MAX_FAILURES = int(os.environ.get("KANDEV_LOGIN_MAX_FAILURES", "10"))
 KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", "900"))
+# Destinations outbound requests (review watches) may reach beyond https on public
+# addresses: hosts, host:port or CIDRs (kandev/outbound.py, README "Security").
+KANDEV_OUTBOUND_ALLOW = env_list("KANDEV_OUTBOUND_ALLOW", "")
 
 # Production hardening (README, "Production"). HTTPS=1 turns on everything that needs TLS
 # in front of kandev; each setting can still be switched by its own variable. Off by
