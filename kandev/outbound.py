@@ -1,12 +1,12 @@
 """Where the server may send requests of its own (product.md §10).
 
 By default only `https` URLs whose host resolves to public addresses. The operator setting
-`KANDEV_OUTBOUND_ALLOW` (comma-separated) names more; each entry lifts both rules (plain
-`http` allowed, private addresses allowed) for what it names:
+`KANDEV_OUTBOUND_ALLOW` (comma-separated) names more:
 
-- `host` — that host name or address, any port (`ghe.internal`, `10.1.2.3`);
-- `host:port` — that host on that port only (`ghe.internal:8443`, `[fd00::1]:443`);
-- a CIDR — any host resolving into it (`10.0.0.0/8`, `fd00::/8`).
+- `host` — that host name or address, any port (`ghe.internal`, `10.1.2.3`): plain `http`
+  and private addresses are allowed for it;
+- `host:port` — the same, on that port only (`ghe.internal:8443`, `[fd00::1]:443`);
+- a CIDR — `https` to any host resolving into it (`10.0.0.0/8`, `fd00::/8`).
 
 The check runs when a request is made: the host is resolved once, every address it
 resolves to is checked, and the connection goes to the checked address (the URL's host
