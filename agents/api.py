@@ -13,6 +13,7 @@ from agents.models import AgentSession, SessionStatus
 from agents.selectors import claim_data, session_data
 from boards.models import Task
 from kandev.api import ErrorSerializer
+from kandev.validation import validated
 from workflows.access import require_role
 
 
@@ -67,12 +68,6 @@ def token_scope(request):
     return request.auth.workspace_id if isinstance(request.auth, ApiToken) else None
 
 
-def validated(request, serializer_class) -> dict:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
 class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Agent sessions and the runner protocol (api.md, Agent sessions)."""
 
@@ -101,7 +96,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     )
     @action(detail=False, methods=["post"], filterset_class=None)
     def claim(self, request):
-        data = validated(request, ClaimSerializer)
+        data = validated(ClaimSerializer, request.data)
         runner = data.get("runner") or (
             request.auth.name if isinstance(request.auth, ApiToken) else ""
         )
@@ -121,7 +116,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["post"], filterset_class=None)
     def events(self, request, pk=None):
         session = self.writable_session()
-        data = validated(request, EventSerializer)
+        data = validated(EventSerializer, request.data)
         if data["type"] == "heartbeat":
             session = services.session_heartbeat(session=session)
         else:
@@ -136,7 +131,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["post"], filterset_class=None)
     def cancel(self, request, pk=None):
         session = self.writable_session()
-        data = validated(request, CancelSerializer)
+        data = validated(CancelSerializer, request.data)
         session = services.session_cancel(
             session=session, actor=request.user, reason=data["reason"]
         )
@@ -164,7 +159,7 @@ class TaskSessionsView(APIView):
         if task is None:
             raise NotFound
         require_role(request.user, task.workflow.workspace_id, write=True)
-        data = validated(request, StartSerializer)
+        data = validated(StartSerializer, request.data)
         session = services.session_start(
             task=task, actor=request.user, force=data["force"], reason=data["reason"]
         )

@@ -27,6 +27,7 @@ from boards.services import task_update
 from kandev import sql
 from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
 from kandev.errors import Invalid
+from kandev.validation import validated
 from workflows.access import check_role
 from workflows.models import Membership, Workflow, WorkflowStep
 
@@ -235,9 +236,7 @@ class TaskViewSet(
         return self.get_paginated_response(TaskEventSerializer(page, many=True).data)
 
     def validated(self, serializer_class) -> dict:
-        serializer = serializer_class(data=self.request.data)
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+        return validated(serializer_class, self.request.data)
 
 
 class WorkflowEventFilter(django_filters.FilterSet):

@@ -16,8 +16,8 @@ from integrations.serializers import (
 )
 from kandev.api import ErrorSerializer
 from kandev.errors import Invalid
+from kandev.validation import parse_uuid, validated
 from workflows.access import require_role
-from workflows.api import _uuid_param, validated
 from workflows.models import Workflow, WorkflowStep
 
 WORKFLOW_FILTER = [OpenApiParameter("workflow", str, description="Workflow id")]
@@ -48,7 +48,7 @@ class MemberQuerysetMixin:
         )
         workflow = self.request.query_params.get("workflow")
         if self.action == "list" and workflow:
-            queryset = queryset.filter(workflow_id=_uuid_param(workflow, "workflow"))
+            queryset = queryset.filter(workflow_id=parse_uuid(workflow, "workflow"))
         return queryset.select_related("workflow").order_by("created_at", "id")
 
     def perform_destroy(self, instance):
@@ -71,7 +71,7 @@ class IntakeViewSet(
         responses={201: IntakeCreatedSerializer, 400: ErrorSerializer, 403: ErrorSerializer}
     )
     def create(self, request):
-        data = validated(request, IntakeSerializer)
+        data = validated(IntakeSerializer, request.data)
         workflow, step = writable_target(request.user, data["workflow_id"], data.get("step_id"))
         intake, secret = intake_create(
             workflow=workflow, step=step, actor=request.user, name=data.get("name", "")
@@ -110,4 +110,4 @@ class ReviewWatchViewSet(MemberQuerysetMixin, viewsets.ModelViewSet):
             _, data["step"] = writable_target(
                 self.request.user, watch.workflow_id, data.pop("step_id")
             )
-        serializer.instance = watches.watch_update(watch=watch, **data)
+        serializer.instance = watches.watch_update(watch=watch, actor=self.request.user, **data)

@@ -1,11 +1,16 @@
 """A small GitHub REST client (httpx) for review watches.
 
+Requests go only where kandev.outbound allows (https on public addresses by default), and
+what a user sees of a failure (a watch's `last_error`) names its class, never a remote
+body: the address could be any service, and its answers are not the user's to read.
+
 It honours GitHub's rate limit: once `X-RateLimit-Remaining` reaches 0 it sends nothing
 before `X-RateLimit-Reset`, and a 403/429 (primary or secondary limit) raises `RateLimited`
 with the time GitHub asked for (`Retry-After`, else the reset time). 5xx and transport
 failures raise `GitHubUnavailable`; the watch backs off exponentially for those.
 """
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -13,8 +18,19 @@ import httpx
 from django.utils import timezone
 
 from kandev.errors import KandevError
+from kandev.outbound import GuardedTransport, OutboundRefused
+from kandev.validation import whole_number
 
 MAX_PAGES = 10  # the search API serves at most 1000 results (10 pages of 100)
+# GitHub's own charset: an owner is letters, digits and inner hyphens (at most 39); a
+# repository name letters, digits, "-", "_" and "." (at most 100), but never "." or "..".
+REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")
+REFUSALS = {401: " (the token was refused)", 403: " (the token may not read this)"}
+TRANSPORT_FAILURES = (
+    (httpx.TimeoutException, "timed out"),
+    (httpx.ConnectError, "connection failed"),
+    (httpx.RemoteProtocolError, "not an HTTP answer"),
+)
 
 
 class GitHubError(KandevError):
@@ -70,7 +86,9 @@ class GitHub:
         }
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self.client = httpx.Client(headers=headers, timeout=timeout, follow_redirects=False)
+        self.client = httpx.Client(
+            headers=headers, timeout=timeout, follow_redirects=False, transport=GuardedTransport()
+        )
         self.blocked_until: datetime | None = None
 
     def close(self) -> None:
@@ -90,31 +108,31 @@ class GitHub:
             raise RateLimited("GitHub rate limit exhausted.", retry_at=self.blocked_until)
         try:
             response = self.client.get(url, params=params)
+        except OutboundRefused as refused:
+            raise GitHubError(refused.detail) from None
         except httpx.HTTPError as exc:
-            raise GitHubUnavailable(
-                f"GitHub request failed: {exc.__class__.__name__}: {exc}"
-            ) from None
+            failure = next((w for kind, w in TRANSPORT_FAILURES if isinstance(exc, kind)), "failed")
+            raise GitHubUnavailable(f"GitHub request {failure}.") from None
         reset = _epoch(response.headers.get("X-RateLimit-Reset"))
         exhausted = response.headers.get("X-RateLimit-Remaining") == "0"
         if response.status_code in (403, 429) and (
             exhausted or "Retry-After" in response.headers or response.status_code == 429
         ):
-            retry_after = response.headers.get("Retry-After", "")
-            retry_at = (
-                self.now + timedelta(seconds=int(retry_after)) if retry_after.isdigit() else reset
-            )
+            retry_after = whole_number(response.headers.get("Retry-After", ""))
+            retry_at = self.now + timedelta(seconds=retry_after) if retry_after is not None else reset
             raise RateLimited(f"GitHub rate limit ({response.status_code}).", retry_at=retry_at)
         if response.status_code >= 500:
             raise GitHubUnavailable(f"GitHub answered {response.status_code}.")
         if response.status_code >= 400 and response.status_code != 404:
-            message = _message(response)
-            raise GitHubError(f"GitHub answered {response.status_code}: {message}")
+            meaning = REFUSALS.get(response.status_code, "")
+            raise GitHubError(f"GitHub answered {response.status_code}{meaning}.")
         if exhausted:
             self.blocked_until = reset
         return response
 
     def open_review_requests(self, *, repository: str, login: str) -> list[PullRequest]:
         """Open pull requests of `repository` awaiting `login`'s review, oldest first."""
+        check_repository(repository)
         url = f"{self.base_url}/search/issues"
         params = {
             "q": f"is:pr is:open review-requested:{login} repo:{repository}",
@@ -146,6 +164,7 @@ class GitHub:
 
     def is_closed(self, *, repository: str, number: int) -> bool:
         """True once the pull request is merged or closed (merged ones are closed too)."""
+        check_repository(repository)
         response = self.get(f"{self.base_url}/repos/{repository}/pulls/{number}")
         if response.status_code == 404:
             return False  # unknown to this token: leave the task alone
@@ -155,8 +174,7 @@ class GitHub:
             raise GitHubError("GitHub's pull request answer was not the expected JSON.") from None
 
 
-def _message(response: httpx.Response) -> str:
-    try:
-        return str(response.json().get("message", ""))[:200]
-    except ValueError:
-        return response.text[:200]
+def check_repository(repository: str) -> None:
+    """A stored name is checked again before it becomes part of a URL carrying the token."""
+    if not REPOSITORY.fullmatch(repository):
+        raise GitHubError(f"{repository!r} is not an owner/repo name.")

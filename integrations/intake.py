@@ -6,7 +6,6 @@ same external_ref), 429 full and refusing, 403 bad signature, 400 bad body, 413 
 
 import hashlib
 import hmac
-import json
 import secrets
 from dataclasses import dataclass
 
@@ -17,6 +16,8 @@ from boards.models import Priority, Task
 from boards.serializers import PriorityField, TitleField, clean_text
 from integrations.models import Intake
 from kandev.errors import Conflict, Invalid, KandevError, WipLimitReached
+from kandev.parsers import TooDeep, load_json
+from kandev.validation import validated
 from workflows.models import Workflow, WorkflowStep
 
 MAX_BODY_BYTES = 256 * 1024
@@ -38,6 +39,9 @@ class Delivery:
     status: int
     task: Task | None = None
     error: KandevError | None = None
+    # A live task already had this external_ref: it may have come from anywhere (made by
+    # hand, another intake), so the sender learns only its id (api.md).
+    known: bool = False
 
 
 class DeliverySerializer(serializers.Serializer):
@@ -77,17 +81,14 @@ def verify_signature(*, intake: Intake, body: bytes, header: str | None) -> None
 
 def parse_body(body: bytes) -> dict:
     try:
-        payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        payload = load_json(body)
+    except TooDeep as exc:
+        raise Invalid({"body": [str(exc)]}) from None
+    except ValueError:
         raise Invalid({"body": ["Must be a JSON object."]}) from None
     if not isinstance(payload, dict):
         raise Invalid({"body": ["Must be a JSON object."]})
-    serializer = DeliverySerializer(data=payload)
-    if not serializer.is_valid():
-        raise Invalid(
-            {field: [str(m) for m in messages] for field, messages in serializer.errors.items()}
-        )
-    return serializer.validated_data
+    return validated(DeliverySerializer, payload)
 
 
 def deliver(*, intake: Intake, body: bytes, signature: str | None) -> Delivery:
@@ -116,5 +117,5 @@ def deliver(*, intake: Intake, body: bytes, signature: str | None) -> Delivery:
             workflow=intake.workflow, external_ref=data["external_ref"], archived_at__isnull=True
         ).first()
         # None only if that task was archived meanwhile: answer with the conflict itself.
-        return Delivery(status=200, task=existing, error=None if existing else known)
+        return Delivery(status=200, task=existing, error=None if existing else known, known=True)
     return Delivery(status=202 if result.queued else 201, task=result.task)

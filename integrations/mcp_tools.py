@@ -9,7 +9,6 @@ refusal: step name, limit and occupancy) with the REST error body as structured 
 
 import functools
 import json
-import uuid
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -26,6 +25,7 @@ from boards.models import Priority, Task
 from boards.selectors import board_snapshot, step_counts, step_data, task_data
 from boards.serializers import TaskCreateSerializer, TaskMoveSerializer
 from kandev.errors import Invalid, KandevError
+from kandev.validation import parse_uuid, validated
 from workflows import services
 from workflows.access import require_role
 from workflows.models import Workflow, WorkflowStep
@@ -54,23 +54,6 @@ def tool_error(error: KandevError) -> CallToolResult:
         structured_content=error.as_body(),
         is_error=True,
     )
-
-
-def validated(serializer_class, data: dict, **kwargs) -> dict:
-    """The REST serializer's rules, for the arguments given."""
-    serializer = serializer_class(data=data, **kwargs)
-    if not serializer.is_valid():
-        raise Invalid(
-            {field: [str(m) for m in errors] for field, errors in serializer.errors.items()}
-        )
-    return serializer.validated_data
-
-
-def as_uuid(value: str, field: str):
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise Invalid({field: ["Must be a valid id."]}) from None
 
 
 def given(**arguments) -> dict:
@@ -121,7 +104,7 @@ def build_server(*, user_id=None) -> MCPServer:
 
     def member_workflow(user, workflow_id: str) -> Workflow:
         workflow = Workflow.objects.filter(
-            pk=as_uuid(workflow_id, "workflow_id"), workspace__memberships__user=user
+            pk=parse_uuid(workflow_id, "workflow_id"), workspace__memberships__user=user
         ).first()
         if workflow is None:
             raise NotFound("Not found.")
@@ -138,7 +121,7 @@ def build_server(*, user_id=None) -> MCPServer:
         """The workflows (boards) you can see, optionally of one workspace."""
         workflows = Workflow.objects.filter(workspace__memberships__user=acting_user(ctx))
         if workspace_id:
-            workflows = workflows.filter(workspace_id=as_uuid(workspace_id, "workspace_id"))
+            workflows = workflows.filter(workspace_id=parse_uuid(workspace_id, "workspace_id"))
         return [
             {
                 "id": str(w.pk),
@@ -221,7 +204,7 @@ def build_server(*, user_id=None) -> MCPServer:
         data = validated(TaskMoveSerializer, given(step_id=step_id, position=position))
         task = (
             Task.objects.filter(
-                pk=as_uuid(task_id, "task_id"), workflow__workspace__memberships__user=user
+                pk=parse_uuid(task_id, "task_id"), workflow__workspace__memberships__user=user
             )
             .select_related("workflow")
             .first()
@@ -253,7 +236,7 @@ def build_server(*, user_id=None) -> MCPServer:
         user = acting_user(ctx)
         step = (
             WorkflowStep.objects.filter(
-                pk=as_uuid(step_id, "step_id"), workflow__workspace__memberships__user=user
+                pk=parse_uuid(step_id, "step_id"), workflow__workspace__memberships__user=user
             )
             .select_related("workflow")
             .first()

@@ -2,6 +2,9 @@ import re
 
 from rest_framework import serializers
 
+from integrations.github import REPOSITORY
+from kandev.outbound import url_errors
+
 # Checked in validate_reviewer_login, not as a RegexField: the OpenAPI pattern drf-spectacular
 # derives from it ("(\[bot]){0,1}") is one schema-driven clients (schemathesis) cannot use.
 GITHUB_LOGIN = re.compile(r"[A-Za-z0-9-]+(\[bot\])?")
@@ -25,9 +28,15 @@ class IntakeCreatedSerializer(IntakeSerializer):
     secret = serializers.CharField(read_only=True)
 
 
-class RepositoryField(serializers.RegexField):
+class RepositoryField(serializers.CharField):
     def __init__(self, **kwargs):
-        super().__init__(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", max_length=200, **kwargs)
+        super().__init__(max_length=140, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not REPOSITORY.fullmatch(value):
+            raise serializers.ValidationError("Enter an owner/repo name (as GitHub spells it).")
+        return value
 
 
 class ReviewWatchSerializer(serializers.Serializer):
@@ -55,6 +64,9 @@ class ReviewWatchSerializer(serializers.Serializer):
         return bool(watch.token_encrypted)
 
     def validate_api_base_url(self, value):
+        problems = url_errors(value)
+        if problems:
+            raise serializers.ValidationError(problems)
         return value.rstrip("/")
 
 

@@ -19,8 +19,10 @@ from boards import admission
 from boards.models import Task
 from integrations.github import GitHub, PullRequest, external_ref
 from integrations.models import GITHUB_API, ReviewWatch
-from kandev.errors import Conflict, KandevError, WipLimitReached
-from workflows.models import Workflow, WorkflowStep
+from kandev.errors import Conflict, Forbidden, Invalid, KandevError, WipLimitReached
+from kandev.validation import whole_number
+from workflows.access import role_in
+from workflows.models import Role, Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
 
@@ -63,12 +65,28 @@ def watch_create(
     return watch
 
 
-def watch_update(*, watch: ReviewWatch, **fields) -> ReviewWatch:
+# Where the stored token is sent: changing either must come with the token itself.
+DESTINATION_FIELDS = ("api_base_url", "repositories")
+
+
+def watch_update(*, watch: ReviewWatch, actor, **fields) -> ReviewWatch:
+    if "repositories" in fields:
+        fields["repositories"] = list(dict.fromkeys(fields["repositories"]))
+    if "api_base_url" in fields:
+        fields["api_base_url"] = fields["api_base_url"].rstrip("/")
+    redirected = [f for f in DESTINATION_FIELDS if f in fields and fields[f] != getattr(watch, f)]
+    if redirected:
+        # Otherwise any member could send the creator's token to an address of their own.
+        is_owner = role_in(actor, watch.workflow.workspace_id) == Role.OWNER
+        if actor.pk != watch.created_by_id and not is_owner:
+            raise Forbidden(
+                "Only the watch's creator or a workspace owner may change where its token is sent."
+            )
+        if "token" not in fields:
+            raise Invalid({"token": [f"Supply the token again to change {' and '.join(redirected)}."]})
     if "token" in fields:
         watch.set_token(fields.pop("token"))
         fields["token_encrypted"] = watch.token_encrypted
-    if "repositories" in fields:
-        fields["repositories"] = list(dict.fromkeys(fields["repositories"]))
     for name, value in fields.items():
         setattr(watch, name, value)
     # A changed configuration deserves a fresh try rather than an old back-off.
@@ -122,8 +140,8 @@ def _archive_closed(
         .order_by("created_at", "id")
     )
     for task in candidates:
-        number = task.external_ref[len(prefix) :]
-        if not number.isdigit() or not github.is_closed(repository=repository, number=int(number)):
+        number = whole_number(task.external_ref[len(prefix) :])
+        if number is None or not github.is_closed(repository=repository, number=number):
             continue  # still open (its review was given or the request withdrawn): keep the card
         admission.task_archive(task=task, actor=None)
         report.archived.append(task.external_ref)

@@ -261,6 +261,9 @@ KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", 
 KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS = int(os.environ.get("KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS", "30"))
 KANDEV_PASSWORD_RESET_MAX = int(os.environ.get("KANDEV_PASSWORD_RESET_MAX", "5"))
 KANDEV_PASSWORD_RESET_WINDOW_SECONDS = int(os.environ.get("KANDEV_PASSWORD_RESET_WINDOW_SECONDS", "3600"))
+# Destinations outbound requests (review watches) may reach beyond https on public
+# addresses: hosts, host:port or CIDRs (kandev/outbound.py, README "Security").
+KANDEV_OUTBOUND_ALLOW = env_list("KANDEV_OUTBOUND_ALLOW", "")
 
 # Production hardening (README, "Production"). HTTPS=1 turns on everything that needs TLS
 # in front of kandev; each setting can still be switched by its own variable. Off by

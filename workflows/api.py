@@ -11,6 +11,7 @@ from boards.serializers import TaskEventSerializer
 from kandev.api import ErrorSerializer
 from kandev.errors import Invalid
 from kandev.renderers import JSONRenderer
+from kandev.validation import parse_uuid, validated, whole_number
 from workflows import services
 from workflows.access import require_role
 from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
@@ -27,12 +28,6 @@ from workflows.serializers import (
     WorkflowUpdateSerializer,
     WorkspaceSerializer,
 )
-
-
-def validated(request, serializer_class, **kwargs) -> dict:
-    serializer = serializer_class(data=request.data, **kwargs)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 class WorkspaceViewSet(viewsets.ModelViewSet):
@@ -104,7 +99,7 @@ class WorkflowViewSet(viewsets.ModelViewSet):
         queryset = Workflow.objects.filter(workspace__memberships__user=self.request.user)
         workspace = self.request.query_params.get("workspace")
         if self.action == "list" and workspace:
-            queryset = queryset.filter(workspace_id=_uuid_param(workspace, "workspace"))
+            queryset = queryset.filter(workspace_id=parse_uuid(workspace, "workspace"))
         return queryset.order_by("created_at", "id")
 
     def get_serializer_class(self):
@@ -166,9 +161,9 @@ class WorkflowViewSet(viewsets.ModelViewSet):
     def board(self, request, pk=None):
         per_step = request.query_params.get("per_step")
         if per_step is not None:
-            if not per_step.isdigit() or not 1 <= int(per_step) <= 1000:
+            per_step = whole_number(per_step)
+            if per_step is None or not 1 <= per_step <= 1000:
                 raise Invalid({"per_step": ["A whole number from 1 to 1000."]})
-            per_step = int(per_step)
         return Response(board_snapshot(workflow=self.get_object(), per_step=per_step))
 
     @extend_schema(
@@ -191,15 +186,6 @@ class WorkflowViewSet(viewsets.ModelViewSet):
         return self.get_paginated_response(TaskEventSerializer(page, many=True).data)
 
 
-def _uuid_param(value: str, name: str):
-    import uuid
-
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise Invalid({name: ["Must be a valid id."]}) from None
-
-
 def _step_response(step: WorkflowStep, status_code=status.HTTP_200_OK) -> Response:
     occupied, queued = step_counts([step.pk])[step.pk]
     return Response(step_data(step, occupied, queued), status=status_code)
@@ -220,7 +206,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         queryset = WorkflowStep.objects.filter(workflow__workspace__memberships__user=self.request.user)
         workflow = self.request.query_params.get("workflow")
         if self.action == "list" and workflow:
-            queryset = queryset.filter(workflow_id=_uuid_param(workflow, "workflow"))
+            queryset = queryset.filter(workflow_id=parse_uuid(workflow, "workflow"))
         return queryset.select_related("workflow").order_by("workflow__created_at", "workflow_id", "position")
 
     def list(self, request):
@@ -233,7 +219,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
 
     @extend_schema(request=StepSerializer, responses={201: StepSerializer, 400: ErrorSerializer})
     def create(self, request):
-        data = dict(validated(request, StepSerializer))
+        data = dict(validated(StepSerializer, request.data))
         workflow = Workflow.objects.filter(
             pk=data.pop("workflow_id"), workspace__memberships__user=request.user
         ).first()
@@ -247,7 +233,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     def partial_update(self, request, pk=None):
         step = self.get_object()
         require_role(request.user, step.workflow.workspace_id, write=True)
-        data = validated(request, StepUpdateSerializer, partial=True)
+        data = validated(StepUpdateSerializer, request.data, partial=True)
         step = services.step_update(step=step, actor=request.user, **data)
         return _step_response(step)
 
@@ -261,7 +247,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         target_id = request.query_params.get("move_tasks_to")
         target = None
         if target_id:
-            target = member_step(request.user, _uuid_param(target_id, "move_tasks_to"), "move_tasks_to")
+            target = member_step(request.user, parse_uuid(target_id, "move_tasks_to"), "move_tasks_to")
         services.step_delete(step=step, actor=request.user, move_tasks_to=target)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

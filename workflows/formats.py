@@ -8,13 +8,14 @@ import yaml
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer
 
+from kandev.validation import whole_number
 from workflows.portable import MAX_DOCUMENT_BYTES, DocumentTooLarge, parse_document
 
 
 def _read_limited(stream, parser_context) -> bytes:
     request = parser_context["request"]
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if declared.isdigit() and int(declared) > MAX_DOCUMENT_BYTES:
+    declared = whole_number(request.META.get("CONTENT_LENGTH") or "")
+    if declared is not None and declared > MAX_DOCUMENT_BYTES:
         raise DocumentTooLarge()
     raw = stream.read(MAX_DOCUMENT_BYTES + 1)
     if len(raw) > MAX_DOCUMENT_BYTES:
@@ -33,6 +34,10 @@ class TextYAMLDocumentParser(YAMLDocumentParser):
     media_type = "text/yaml"
 
 
+class XYAMLDocumentParser(YAMLDocumentParser):
+    media_type = "application/x-yaml"  # what many clients (and older tools) send
+
+
 class JSONDocumentParser(BaseParser):
     media_type = "application/json"
 
@@ -40,7 +45,9 @@ class JSONDocumentParser(BaseParser):
         return parse_document(_read_limited(stream, parser_context), fmt="json")
 
 
-DOCUMENT_PARSERS = [YAMLDocumentParser, TextYAMLDocumentParser, JSONDocumentParser]
+DOCUMENT_PARSERS = [
+    YAMLDocumentParser, XYAMLDocumentParser, TextYAMLDocumentParser, JSONDocumentParser
+]
 
 
 def dump_yaml(document) -> str:

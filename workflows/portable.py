@@ -5,23 +5,30 @@ Steps refer to each other by position (`pull_from_step_position`, and
 """
 
 import json
-import re
-import unicodedata
 from pathlib import Path
 
 import yaml
 from rest_framework import status
 
 from kandev.errors import Invalid, KandevError
+from kandev.parsers import json_depth
 from workflows.models import OnFull, OnSessionLimit, Workflow, WorkflowStep
-from workflows.step_rules import MAX_WIP_LIMIT, events_errors, feeder_errors, normalized_events
+from workflows.step_rules import (
+    DEFAULT_COLOR,
+    MAX_NAME,
+    MAX_STEPS,
+    check_step_count,
+    feeder_errors,
+    name_errors,
+    normalized_events,
+    step_errors,
+)
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 DOCUMENT_TYPE = "kandev_workflow"
 DOCUMENT_VERSION = 1
-DEFAULT_COLOR = "#64748b"
-COLOR = re.compile(r"#[0-9a-fA-F]{3,8}|[a-z]{3,20}")  # as the step API accepts
 MAX_DOCUMENT_BYTES = 1024 * 1024
+MAX_WORKFLOWS = 100  # per document
 # A real document nests about nine levels deep; far deeper is an attack on the parser.
 MAX_DOCUMENT_DEPTH = 24
 
@@ -62,19 +69,6 @@ class _PlainLoader(yaml.SafeLoader):
             self.depth -= 1
 
 
-def _depth(value) -> int:
-    """Nesting depth of parsed JSON, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        deepest = max(deepest, level)
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            stack.extend((child, level + 1) for child in item)
-    return deepest
-
-
 def parse_document(raw: bytes, *, fmt: str):
     """Parse a YAML (`fmt="yaml"`) or JSON body; MalformedDocument on anything unreadable."""
     try:
@@ -105,7 +99,7 @@ def _parse_json(text: str):
         raise MalformedDocument(f"Malformed JSON: {exc}.") from None
     except RecursionError:
         raise MalformedDocument(too_deep) from None
-    if _depth(document) > MAX_DOCUMENT_DEPTH:
+    if json_depth(document) > MAX_DOCUMENT_DEPTH:
         raise MalformedDocument(too_deep)
     return document
 
@@ -208,6 +202,14 @@ def _workflow_docs(document) -> list:
     workflows = document.get("workflows")
     if not isinstance(workflows, list) or not workflows:
         errors["workflows"] = ["A list of at least one workflow is required."]
+    elif len(workflows) > MAX_WORKFLOWS:
+        errors["workflows"] = [f"A document holds at most {MAX_WORKFLOWS} workflows."]
+    else:
+        # Bounds first, over the whole document: an oversized one costs no per-step work.
+        for i, doc in enumerate(workflows):
+            steps = doc.get("steps") if isinstance(doc, dict) else None
+            if isinstance(steps, list) and len(steps) > MAX_STEPS:
+                errors[f"workflows[{i}].steps"] = [f"A workflow holds at most {MAX_STEPS} steps."]
     if errors:
         raise Invalid(errors, detail="This is not a kandev workflow document this server can read.")
     return workflows
@@ -221,9 +223,8 @@ def _workflow_fields(doc: dict) -> tuple[dict, dict]:
         "on_session_limit": doc.get("on_session_limit", OnSessionLimit.QUEUE),
     }
     errors = {}
-    name = fields["name"]
-    if not isinstance(name, str) or not name.strip() or len(name) > 200 or _has_control(name):
-        errors["name"] = ["A name of 1 to 200 characters is required."]
+    if name_errors(fields["name"]):
+        errors["name"] = name_errors(fields["name"])
     if not isinstance(fields["description"], str) or len(fields["description"]) > 10_000:
         errors["description"] = ["Must be text of at most 10000 characters."]
     if not 0 <= _int(fields["max_parallel_sessions"], -1) <= 1_000_000:
@@ -237,6 +238,7 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
     """Validate step documents and create the workflow's steps (inside the caller's transaction)."""
     if not isinstance(step_docs, list) or not step_docs:
         raise Invalid({"steps": ["A workflow needs a list of at least one step."]})
+    check_step_count(len(step_docs), "steps")
     errors: dict[str, list[str]] = {}
 
     def error(key: str, message: str) -> None:
@@ -252,29 +254,24 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
         errors.setdefault("steps", []).append("Step positions must be 0..n-1, each once.")
     steps = []
     for i, doc in enumerate(docs):
-        field = f"steps[{i}]"
-        name = doc.get("name")
-        wip_limit = doc.get("wip_limit", 0)
-        on_full = doc.get("on_full", OnFull.REJECT)
-        if not isinstance(name, str) or not name.strip() or len(name) > 200 or _has_control(name):
-            error(f"{field}.name", "A name of 1 to 200 characters is required.")
-        if not 0 <= _int(wip_limit, -1) <= MAX_WIP_LIMIT:
-            error(f"{field}.wip_limit", f"Must be a whole number from 0 to {MAX_WIP_LIMIT}.")
-        if on_full not in OnFull.values:
-            error(f"{field}.on_full", 'Must be "reject" or "queue".')
-        if not isinstance(doc.get("is_start_step", False), bool):
-            error(f"{field}.is_start_step", "Must be true or false.")
-        if not COLOR.fullmatch(str(doc.get("color") or DEFAULT_COLOR)):
-            error(f"{field}.color", 'Must be "#rgb", "#rrggbb" or a colour name.')
+        values = {
+            "name": doc.get("name"),
+            "wip_limit": doc.get("wip_limit", 0),
+            "on_full": doc.get("on_full", OnFull.REJECT),
+            "is_start_step": doc.get("is_start_step", False),
+            "color": doc.get("color") or DEFAULT_COLOR,
+        }
+        for key, messages in step_errors(values, step_ids=set()).items():
+            errors.setdefault(f"steps[{i}].{key}", []).extend(messages)
         steps.append(
             WorkflowStep(
                 workflow=workflow,
-                name=str(name or "")[:200],
+                name=str(values["name"] or "")[:MAX_NAME],
                 position=i,
-                color=str(doc.get("color") or DEFAULT_COLOR)[:32],
-                is_start_step=doc.get("is_start_step") is True,
-                wip_limit=wip_limit if isinstance(wip_limit, int) else 0,
-                on_full=on_full,
+                color=str(values["color"])[:32],
+                is_start_step=values["is_start_step"] is True,
+                wip_limit=values["wip_limit"] if isinstance(values["wip_limit"], int) else 0,
+                on_full=values["on_full"],
             )
         )
     if sum(s.is_start_step for s in steps) > 1:
@@ -304,14 +301,18 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
             target = by_position.get(_int(position, -1))
             if target is None:
                 unknown.append(position)
-            return {"step_id": str(target.pk) if target else None}
+            # Other keys stay, for the step rules to refuse.
+            others = {k: v for k, v in config.items() if k != "step_position"}
+            return {**others, "step_id": str(target.pk) if target else None}
 
         step.events = _events_by_position(events, to_id)
         # Unknown targets are named by position here, rather than as the missing step ids
         # events_errors would report.
         problems = [f"move_to_step: no step at position {p}." for p in unknown]
         problems += [
-            p for p in events_errors(step.events, step_ids) if not (unknown and "move_to_step" in p)
+            p
+            for p in step_errors({"events": step.events}, step_ids=step_ids).get("events", [])
+            if not (unknown and "move_to_step" in p)
         ]
         if problems:
             errors.setdefault(f"steps[{i}].events", []).extend(problems)
@@ -329,7 +330,3 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
 
 def _int(value, default):
     return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _has_control(text: str) -> bool:
-    return any(unicodedata.category(ch) == "Cc" for ch in text)

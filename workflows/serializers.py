@@ -2,12 +2,12 @@ from rest_framework import serializers
 
 from boards.serializers import clean_text
 from workflows.models import OnFull, OnSessionLimit, Workflow, Workspace
-from workflows.step_rules import MAX_WIP_LIMIT
+from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_WIP_LIMIT
 
 
 class NameField(serializers.CharField):
     def __init__(self, **kwargs):
-        super().__init__(max_length=200, **kwargs)
+        super().__init__(max_length=MAX_NAME, **kwargs)
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
@@ -73,23 +73,17 @@ class StepSerializer(serializers.Serializer):
     id = serializers.UUIDField(read_only=True)
     workflow_id = serializers.UUIDField()
     name = NameField()
-    position = serializers.IntegerField(required=False, min_value=0, max_value=10_000)
-    color = serializers.RegexField(r"^#[0-9a-fA-F]{3,8}$|^[a-z]{3,20}$", required=False, max_length=32)
+    position = serializers.IntegerField(required=False, min_value=0, max_value=MAX_POSITION)
+    color = serializers.RegexField(f"^(?:{COLOR.pattern})$", required=False, max_length=32)
     is_start_step = serializers.BooleanField(required=False)
     wip_limit = serializers.IntegerField(required=False, min_value=0, max_value=MAX_WIP_LIMIT)
     pull_from_step_id = serializers.UUIDField(required=False, allow_null=True)
     on_full = serializers.ChoiceField(choices=OnFull.choices, required=False)
+    # Checked by the service against the board (workflows.step_rules), where targets are known.
     events = serializers.JSONField(required=False)
     occupied = serializers.IntegerField(read_only=True)
     queued = serializers.IntegerField(read_only=True)
     over_limit = serializers.BooleanField(read_only=True)
-
-    def validate_events(self, value):
-        if not isinstance(value, dict):
-            raise serializers.ValidationError(
-                "Must be an object with on_enter, on_turn_complete and on_exit lists."
-            )
-        return value
 
 
 class StepUpdateSerializer(StepSerializer):

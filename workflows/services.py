@@ -13,10 +13,10 @@ from kandev.errors import Conflict, Invalid
 from workflows.models import Membership, OnFull, OnSessionLimit, Role, Workflow, WorkflowStep, Workspace
 from workflows.portable import build_steps, import_document, templates
 from workflows.step_rules import (
-    check_wip_limit,
-    events_errors,
+    check_step_count,
     feeder_errors,
     normalized_events,
+    step_errors,
     without_moves_to,
 )
 
@@ -98,21 +98,16 @@ def _feeders(change: BoardChange) -> dict:
     return {pk: s.pull_from_step_id for pk, s in change.steps.items()}
 
 
-def _check_step(change: BoardChange, step_id, *, wip_limit, pull_from_step_id, events, on_full) -> None:
-    errors = {}
+def _check_step(change: BoardChange, step_id, *, pull_from_step_id, **fields) -> None:
+    """The step's rules (workflows.step_rules) against its board, under the board's lock."""
+    errors = step_errors(fields, step_ids={str(pk) for pk in change.steps} | {str(step_id)})
     feeders = _feeders(change)
     feeders[step_id] = pull_from_step_id
     problems = feeder_errors(step_id, pull_from_step_id, feeders)
     if problems:
         errors["pull_from_step_id"] = problems
-    problems = events_errors(events, {str(pk) for pk in change.steps} | {str(step_id)})
-    if problems:
-        errors["events"] = problems
-    if on_full not in OnFull.values:
-        errors["on_full"] = ['Must be "reject" or "queue".']
     if errors:
         raise Invalid(errors)
-    check_wip_limit(wip_limit)
 
 
 def _place_step(change: BoardChange, step: WorkflowStep, position: int) -> None:
@@ -154,6 +149,7 @@ def step_create(
     events: dict | None = None,
 ) -> WorkflowStep:
     with board_change(workflow.pk, actor=actor) as change:
+        check_step_count(len(change.steps) + 1, "workflow_id")
         step = WorkflowStep(
             workflow=change.workflow, name=name, color=color, wip_limit=wip_limit,
             pull_from_step_id=pull_from_step_id, on_full=on_full, events=normalized_events(events),

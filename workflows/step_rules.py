@@ -1,13 +1,37 @@
-"""Configuration rules for steps (product.md §4). Violations are 400 with field errors."""
+"""Every rule a step's configuration obeys (product.md §4), in one place: the REST and MCP
+serializers declare their fields from these bounds, the services check a step against its
+board here (under the board's lock), and the portable import (and templates) check each
+step document here. Violations are 400 with field errors."""
+
+import re
+import unicodedata
 
 from kandev.errors import Invalid
+from workflows.models import OnFull
 
-ACTION_TYPES = {
-    "on_enter": {"auto_start_agent", "move_to_next", "move_to_previous", "move_to_step"},
-    "on_turn_complete": {"move_to_next", "move_to_previous", "move_to_step"},
-    "on_exit": {"auto_start_agent", "move_to_next", "move_to_previous", "move_to_step"},
-}
+MAX_STEPS = 50  # per workflow
+MAX_ACTIONS = 10  # per event list
 MAX_WIP_LIMIT = 100_000
+MAX_NAME = 200
+MAX_POSITION = 10_000
+COLOR = re.compile(r"#[0-9a-fA-F]{3,8}|[a-z]{3,20}")
+DEFAULT_COLOR = "#64748b"
+
+MOVES = {"move_to_next", "move_to_previous", "move_to_step"}
+ACTION_TYPES = {
+    "on_enter": {"auto_start_agent", *MOVES},
+    "on_turn_complete": MOVES,
+    "on_exit": {"auto_start_agent", *MOVES},
+}
+# The keys an action and its config may hold: anything else would be stored and served
+# on every board read for nothing.
+ACTION_KEYS = {"type", "config"}
+CONFIG_KEYS = {
+    "auto_start_agent": set(),
+    "move_to_next": set(),
+    "move_to_previous": set(),
+    "move_to_step": {"step_id"},
+}
 
 
 def feeder_errors(step_id, feeder_id, feeders: dict) -> list[str]:
@@ -27,28 +51,73 @@ def feeder_errors(step_id, feeder_id, feeders: dict) -> list[str]:
     return []
 
 
+def _action_errors(key: str, action, step_ids: set) -> list[str]:
+    kind = action.get("type") if isinstance(action, dict) else None
+    if not isinstance(kind, str) or kind not in ACTION_TYPES[key]:
+        return [f'{key}: unknown action "{str(kind)[:40]}".']
+    if set(action) - ACTION_KEYS:
+        return [f"{key}: an action holds only type and config."]
+    config = action.get("config", {})
+    if not isinstance(config, dict) or set(config) - CONFIG_KEYS[kind]:
+        allowed = ", ".join(sorted(CONFIG_KEYS[kind])) or "nothing"
+        return [f"{key}: {kind} takes a config of {allowed}."]
+    target = config.get("step_id")
+    if kind == "move_to_step" and not (isinstance(target, str) and target in step_ids):
+        return [f"{key}: move_to_step needs config.step_id, a step of this workflow."]
+    return []
+
+
 def events_errors(events, step_ids: set) -> list[str]:
-    """Validate `{"on_enter": [...], ...}` action lists; `move_to_step` targets must be in `step_ids`."""
+    """Errors of `{"on_enter": [...], ...}`; `move_to_step` targets must be in `step_ids` (str)."""
     if not isinstance(events, dict):
         return ["Must be an object with on_enter, on_turn_complete and on_exit lists."]
     errors = []
     for key, actions in events.items():
         if key not in ACTION_TYPES:
-            errors.append(f'Unknown event "{key}".')
-            continue
-        if not isinstance(actions, list):
+            errors.append(f'Unknown event "{str(key)[:40]}".')
+        elif not isinstance(actions, list):
             errors.append(f"{key} must be a list of actions.")
-            continue
-        for action in actions:
-            kind = action.get("type") if isinstance(action, dict) else None
-            if not isinstance(kind, str) or kind not in ACTION_TYPES[key]:
-                errors.append(f'{key}: unknown action "{kind}".')
-            elif kind == "move_to_step":
-                config = action.get("config")
-                target = config.get("step_id") if isinstance(config, dict) else None
-                if str(target) not in step_ids:
-                    errors.append(f"{key}: move_to_step needs config.step_id, a step of this workflow.")
+        elif len(actions) > MAX_ACTIONS:  # refused before looking at any of them
+            errors.append(f"{key} holds at most {MAX_ACTIONS} actions.")
+        else:
+            errors += [e for action in actions for e in _action_errors(key, action, step_ids)]
     return errors
+
+
+def name_errors(name) -> list[str]:
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or len(name) > MAX_NAME
+        or any(unicodedata.category(ch) == "Cc" for ch in name)
+    ):
+        return [f"A name of 1 to {MAX_NAME} characters is required."]
+    return []
+
+
+def step_errors(values: dict, *, step_ids: set) -> dict[str, list[str]]:
+    """Errors by field for the step fields present in `values`."""
+    checks = {
+        "name": name_errors,
+        "wip_limit": lambda v: [] if _whole(v, MAX_WIP_LIMIT) else [
+            f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."],
+        "on_full": lambda v: [] if v in OnFull.values else ['Must be "reject" or "queue".'],
+        "is_start_step": lambda v: [] if isinstance(v, bool) else ["Must be true or false."],
+        "color": lambda v: [] if isinstance(v, str) and COLOR.fullmatch(v) else [
+            'Must be "#rgb", "#rrggbb" or a colour name.'],
+        "events": lambda v: events_errors(v, step_ids),
+    }
+    errors = {field: check(values[field]) for field, check in checks.items() if field in values}
+    return {field: messages for field, messages in errors.items() if messages}
+
+
+def check_step_count(count: int, field: str) -> None:
+    if count > MAX_STEPS:
+        raise Invalid({field: [f"A workflow holds at most {MAX_STEPS} steps."]})
+
+
+def _whole(value, maximum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= maximum
 
 
 def normalized_events(events) -> dict:
@@ -57,11 +126,6 @@ def normalized_events(events) -> dict:
     base = {"on_enter": [], "on_turn_complete": [], "on_exit": []}
     base.update(events or {})
     return base
-
-
-def check_wip_limit(value) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > MAX_WIP_LIMIT:
-        raise Invalid({"wip_limit": [f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."]})
 
 
 def without_moves_to(events: dict, step_id) -> dict:

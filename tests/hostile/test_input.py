@@ -206,3 +206,10 @@ def test_replayed_requests_change_nothing_twice(api, board, make_task, leaves_no
     gone = leaves_nothing(lambda: api.delete(f"/api/v1/tasks/{task.pk}/"))
     assert gone.status_code == 404
     assert TaskEvent.objects.filter(task_id=task.pk, kind="deleted").count() == 1
+
+
+@pytest.mark.parametrize("per_step", ["\u00b2", "\u0663", " 5", "1_0"])
+def test_non_ascii_digits_in_per_step_are_400(api, board, per_step):
+    response = api.get(f"/api/v1/workflows/{board[0].workflow_id}/board/", {"per_step": per_step})
+    assert response.status_code == 400
+    assert response.json()["errors"] == {"per_step": ["A whole number from 1 to 1000."]}

@@ -35,6 +35,7 @@ class Seen:
     path: str
     query: dict
     authorization: str | None
+    host: str | None = None
 
 
 class FakeGitHub:
@@ -74,9 +75,9 @@ class FakeGitHub:
 
     # --- the HTTP side ---------------------------------------------------------------
 
-    def _answer(self, path: str, query: dict, authorization: str | None):
+    def _answer(self, path: str, query: dict, authorization: str | None, host: str | None = None):
         with self.lock:
-            self.requests.append(Seen(path, query, authorization))
+            self.requests.append(Seen(path, query, authorization, host))
             if self.script:
                 scripted = self.script.pop(0)
                 return scripted.status, scripted.headers, scripted.body
@@ -138,7 +139,10 @@ class FakeGitHub:
             def do_GET(self):
                 url = urlparse(self.path)
                 status, headers, body = fake._answer(
-                    url.path, parse_qs(url.query), self.headers.get("Authorization")
+                    url.path,
+                    parse_qs(url.query),
+                    self.headers.get("Authorization"),
+                    self.headers.get("Host"),
                 )
                 payload = json.dumps(body).encode()
                 self.send_response(status)

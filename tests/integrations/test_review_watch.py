@@ -110,7 +110,7 @@ class TestPolling:
         now = timezone.now()
         report = poll_watch(watch=watch, now=now)
         watch.refresh_from_db()
-        assert "401" in report.error and "Bad credentials" in watch.last_error
+        assert report.error == watch.last_error == "GitHub answered 401 (the token was refused)."
         assert watch.backoff_until == now + timedelta(seconds=watch.poll_interval_seconds)
         assert not Task.objects.exists()
 

@@ -126,9 +126,20 @@ class TestDelivery:
         before = board_state(backlog.workflow)
         again = deliver(intake_id, secret, {"title": "t (retry)", "external_ref": "ext-1"})
         assert again.status_code == 200
-        assert again.json()["id"] == first.json()["id"]
-        assert again.json()["title"] == "t"
+        assert again.json() == {"id": first.json()["id"], "status": "known"}
         assert board_state(backlog.workflow) == before
+
+    def test_a_known_ref_of_a_task_made_elsewhere_reveals_nothing_of_it(
+        self, api, board, make_task
+    ):
+        backlog, _, _ = board
+        secret_task = make_task(
+            backlog, "Acquire Initech", description="Board only", external_ref="deal-7"
+        )
+        intake_id, secret = create_intake(api, backlog)
+        response = deliver(intake_id, secret, {"title": "probe", "external_ref": "deal-7"})
+        assert response.status_code == 200
+        assert response.json() == {"id": str(secret_task.pk), "status": "known"}
 
     def test_full_step_is_429_without_retry_after_and_nothing_persists(self, api, board, make_task):
         _, doing, _ = board
@@ -204,6 +215,32 @@ class TestDelivery:
         assert response.json()["code"] == "invalid"
         assert response.json()["errors"] == errors
         assert board_state(backlog.workflow) == (0, 0, 0)
+
+    def test_a_signed_body_nested_100000_deep_is_400(self, api, board):
+        intake_id, secret = create_intake(api, board[0])
+        response = deliver(intake_id, secret, None, raw=b"[" * 100_000 + b"]" * 100_000)
+        assert response.status_code == 400
+        assert response.json()["errors"] == {"body": ["Must be a JSON object."]}
+        assert not Task.objects.exists()
+
+    def test_a_signed_object_nested_too_deep_is_400(self, api, board):
+        intake_id, secret = create_intake(api, board[0])
+        payload = {"title": "t", "external_ref": "x", "deep": []}
+        inner = payload["deep"]
+        for _ in range(100):
+            inner.append([])
+            inner = inner[0]
+        response = deliver(intake_id, secret, payload)
+        assert response.status_code == 400
+        assert response.json()["errors"] == {"body": ["Nested deeper than 32 levels."]}
+
+    def test_a_unicode_digit_content_length_is_not_a_crash(self, api, board):
+        intake_id, _ = create_intake(api, board[0])
+        response = Client().post(
+            f"/hooks/{intake_id}/", b"{}", content_type="application/json", CONTENT_LENGTH="\u00b2"
+        )
+        assert response.status_code == 400
+        assert response.json()["errors"] == {"Content-Length": ["Must be a whole number of bytes."]}
 
     def test_over_256_kb_is_413(self, api, board):
         backlog, _, _ = board

@@ -13,7 +13,7 @@ from tests.factories import WorkspaceFactory
 from workflows import services
 from workflows.models import OnFull, Role, Workflow, WorkflowStep
 
-IMPORT_TYPES = ["application/yaml", "text/yaml", "application/json"]
+IMPORT_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "application/json"]
 
 
 @pytest.fixture
