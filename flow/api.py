@@ -66,8 +66,8 @@ class FlowView(APIView):
         return Response(self.figure(workflow, params.validated_data))
 
     def finalize_response(self, request, response, *args, **kwargs):
-        # Error bodies are JSON, also when CSV was asked for.
-        if response.status_code >= 400:
+        # Error bodies and OPTIONS' description of the view are JSON, also when CSV was asked for.
+        if response.status_code >= 400 or request.method not in ("GET", "HEAD"):
             request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
         return super().finalize_response(request, response, *args, **kwargs)
 

@@ -87,6 +87,12 @@ def test_every_endpoint_answers_csv_and_errors_stay_json(api, workflow, board, m
     assert (error.status_code, error["Content-Type"]) == (400, "application/json")
 
 
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_options_describes_the_view_in_json_even_when_csv_is_asked_for(api, workflow, board, name):
+    response = api.options(url(workflow, name, format="csv"))
+    assert (response.status_code, response["Content-Type"]) == (200, "application/json")
+
+
 def test_the_last_cfd_point_is_the_board_at_that_instant(api, workflow, board, make_task, owner):
     backlog, doing, done = board
     doing.on_full = "queue"
