@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken, hash_token
 from tests.factories import UserFactory
 from tests.faults.test_redis_outage import PrivateRedis
-from tests.integrations.servers import uvicorn_server
+from tests.servers import Server, serving_test_database
 
 PASSWORD = "pw-for-tests-only"
 
@@ -151,8 +151,8 @@ def test_sign_in_failures_count_across_server_processes(pages):
     redis.start()
     try:
         env = {"REDIS_URL": redis.url, "KANDEV_LOGIN_MAX_FAILURES": "4"}
-        with uvicorn_server(workers=1, **env) as first, uvicorn_server(workers=1, **env) as second:
-            statuses = [login_over_http(base, "wrong") for base in (first, second) * 3]
+        with Server(serving_test_database(**env)) as first, Server(serving_test_database(**env)) as second:
+            statuses = [login_over_http(server.url, "wrong") for server in (first, second) * 3]
     finally:
         redis.stop()
     assert statuses == [200, 200, 200, 200, 429, 429]

@@ -3,7 +3,7 @@
 
 import subprocess
 
-from tests.stress.servers import ROOT
+from tests.servers import ROOT
 
 
 def test_the_lock_agrees_with_pyproject():
