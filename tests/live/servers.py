@@ -32,7 +32,8 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, **env):
+    def __init__(self, log_level: str = "warning", **env):
+        self.log_level = log_level
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -48,7 +49,7 @@ class Server:
     def start(self) -> "Server":
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "kandev.asgi:application",
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
+             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", self.log_level],
             cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
         deadline = time.monotonic() + 60
@@ -73,6 +74,11 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+    def output(self) -> str:
+        """Everything the server printed (its log), once it has stopped."""
+        self.stop()
+        return self.process.stdout.read()
 
 
 def off_loop(fn, *args, **kwargs):
