@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from accounts.models import ApiToken
+from boards.events import access_changed_on_commit
 
 
 @admin.register(ApiToken)
@@ -8,3 +9,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ["user", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
     search_fields = ["user__username", "name", "prefix"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "revoked_at" in form.changed_data:
+            access_changed_on_commit(obj.user_id)  # a revoked key's open sockets close

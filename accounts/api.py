@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 
 from accounts.models import ApiToken
+from boards.events import access_changed_on_commit
 from kandev.api import ErrorSerializer
 
 
@@ -77,4 +78,5 @@ class ApiTokenViewSet(
         token = self.get_object()
         if token.revoked_at is None:
             ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
+            access_changed_on_commit(token.user_id)  # its open sockets close (product.md §7b)
         return Response(status=status.HTTP_204_NO_CONTENT)

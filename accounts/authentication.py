@@ -36,13 +36,30 @@ def token_for_key(key: str) -> ApiToken | None:
     return token
 
 
-def user_for_key(key: str):
-    """The user of an unscoped API key, or None. Workspace-scoped (runner) tokens only
-    authenticate the runner endpoints, through `TokenAuthentication`."""
+def unscoped_token_for_key(key: str) -> ApiToken | None:
+    """The active unscoped token for an API key, or None. Workspace-scoped (runner) tokens
+    only authenticate the runner endpoints, through `TokenAuthentication`."""
     token = token_for_key(key)
     if token is None or token.workspace_id is not None:
         return None
-    return token.user
+    return token
+
+
+def user_for_key(key: str):
+    """The user of an unscoped API key, or None."""
+    token = unscoped_token_for_key(key)
+    return None if token is None else token.user
+
+
+def user_of_token(token_id):
+    """The user of a token that is still active and unscoped (an open WebSocket's re-check), or None."""
+    token = (
+        ApiToken.objects.active()
+        .filter(pk=token_id, workspace__isnull=True, user__is_active=True)
+        .select_related("user")
+        .first()
+    )
+    return None if token is None else token.user
 
 
 class TokenAuthentication(authentication.BaseAuthentication):

@@ -1,6 +1,7 @@
 """3. Live fan-out: 200 WebSocket viewers of one board (Redis channel layer, 2 workers).
 
-Written against api.md: `/ws/workflows/<id>/?token=<key>`, first message `board.snapshot`
+Written against api.md: `/ws/workflows/<id>/` with `Authorization: Token <key>` on the
+handshake (no Origin: not a browser), first message `board.snapshot`
 with the version, then one message per committed change carrying the new `version`.
 A driver moves tasks out of a limited step, one after another, so every move causes a pull.
 The server's commit instant is not observable from outside, so latency is bracketed: from
@@ -27,9 +28,7 @@ async def _probe(port, workflow_id, key) -> str | None:
     from websockets.asyncio.client import connect
 
     try:
-        async with connect(
-            _url(port, workflow_id, key), origin=f"http://127.0.0.1:{port}", open_timeout=10
-        ) as ws:
+        async with connect(_url(port, workflow_id), additional_headers=_auth(key), open_timeout=10) as ws:
             first = orjson.loads(await asyncio.wait_for(ws.recv(), 10))
             if first.get("type") != "board.snapshot" or "version" not in first:
                 return f"first message was {first.get('type')!r}, not board.snapshot with a version"
@@ -40,8 +39,12 @@ async def _probe(port, workflow_id, key) -> str | None:
     return None
 
 
-def _url(port, workflow_id, key):
-    return f"ws://127.0.0.1:{port}/ws/workflows/{workflow_id}/?token={key}"
+def _url(port, workflow_id):
+    return f"ws://127.0.0.1:{port}/ws/workflows/{workflow_id}/"
+
+
+def _auth(key) -> dict:
+    return {"Authorization": f"Token {key}"}
 
 
 async def _viewer(
@@ -57,8 +60,8 @@ async def _viewer(
     from websockets.asyncio.client import connect
 
     async with connect(
-        _url(port, workflow_id, key),
-        origin=f"http://127.0.0.1:{port}",
+        _url(port, workflow_id),
+        additional_headers=_auth(key),
         open_timeout=60,
         max_size=2**24,
     ) as ws:

@@ -1,23 +1,29 @@
 """Live board viewers: one WebSocket per open board, members only.
 
 On connect the viewer gets the whole board with its version; afterwards every message that
-boards/events.py sends to the board's group after a commit is forwarded as is.
+boards/events.py sends to the board's group after a commit is forwarded as is. When the
+user's access changes (boards.events.access_changed_on_commit) the socket re-checks it
+against the database and, once lost, closes with 4403 and forwards nothing more.
 """
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from boards.events import board_group
+from accounts.websocket import current_user, session_digest
+from boards.events import board_group, viewer_group
 from boards.selectors import board_snapshot
 from workflows.access import role_in
-from workflows.models import Workflow
+from workflows.models import Role, Workflow
+
+# Every role may watch a board; a role taken out of this set loses its open sockets too.
+WATCH_ROLES = frozenset(Role)
 
 
 @database_sync_to_async
-def member_workflow(user, workflow_id) -> Workflow | None:
-    """The board when `user` is a member of its workspace, else None (existence not leaked)."""
+def watchable_workflow(user, workflow_id) -> Workflow | None:
+    """The board when `user` may watch it, else None (existence not leaked)."""
     workflow = Workflow.objects.filter(pk=workflow_id).first()
-    if workflow is None or user is None or role_in(user, workflow.workspace_id) is None:
+    if workflow is None or role_in(user, workflow.workspace_id) not in WATCH_ROLES:
         return None
     return workflow
 
@@ -28,30 +34,64 @@ def snapshot_of(workflow) -> dict:
 
 
 class BoardConsumer(AsyncJsonWebsocketConsumer):
-    group = None
+    joined = ()
+    refused = False
+    session = ""  # the digest of the session that signed the socket in; none for a token
 
     async def connect(self):
-        workflow_id = self.scope["url_route"]["kwargs"]["workflow_id"]
-        workflow = await member_workflow(self.scope.get("user"), workflow_id)
-        if workflow is None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
             await self.close(code=4403)
             return
-        # Join the group before reading the snapshot, so no change committed after the read
-        # is missed; one committed in between arrives with a version the snapshot already
-        # holds, and the client skips it.
-        self.group = board_group(workflow.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        if "api_token_id" not in self.scope:
+            self.session = session_digest(self.scope["session"].session_key)
+        # Join the user's group before checking access, so no revocation committed after the
+        # check is missed; join the board's group before reading the snapshot, so no change
+        # committed after the read is missed (one committed in between arrives with a version
+        # the snapshot already holds, and the client skips it).
+        self.joined = (viewer_group(user.pk), board_group(self.scope["url_route"]["kwargs"]["workflow_id"]))
+        for group in self.joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+        workflow = await self.watchable()
+        if workflow is None:
+            await self.refuse()
+            return
         snapshot = await snapshot_of(workflow)
         await self.accept()
         version = snapshot["workflow"]["version"]
         await self.send_json({"type": "board.snapshot", "version": version, "board": snapshot})
 
+    async def watchable(self) -> Workflow | None:
+        """The board, when the socket's credential still holds and its user may watch it."""
+        user = await current_user(self.scope)
+        if user.pk != self.scope["user"].pk:
+            return None
+        return await watchable_workflow(user, self.scope["url_route"]["kwargs"]["workflow_id"])
+
+    async def refuse(self):
+        self.refused = True
+        await self.leave_groups()
+        await self.close(code=4403)
+
+    async def leave_groups(self):
+        for group in self.joined:
+            await self.channel_layer.group_discard(group, self.channel_name)
+        self.joined = ()
+
     async def disconnect(self, code):
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        await self.leave_groups()
 
     async def receive_json(self, content, **kwargs):
         """Viewers only listen; writes go through the REST API."""
 
     async def board_event(self, event):
-        await self.send(text_data=event["text"])
+        # Messages already queued when access was lost are dropped, never sent.
+        if not self.refused:
+            await self.send(text_data=event["text"])
+
+    async def access_changed(self, event):
+        if self.refused:
+            return
+        ended = event["ended_session"] and event["ended_session"] == self.session
+        if ended or await self.watchable() is None:
+            await self.refuse()

@@ -1,4 +1,4 @@
-"""The only module that broadcasts board changes to live viewers.
+"""The only module that broadcasts board changes (and access changes) to live viewers.
 
 Messages are sent after the transaction commits (`on_commit(robust=True)`), so a
 rolled-back change sends nothing and a broken channel layer never fails a committed one.
@@ -21,28 +21,44 @@ def board_group(workflow_id) -> str:
     return f"board.{workflow_id}"
 
 
+def viewer_group(user_id) -> str:
+    """Every open board socket of one user, whatever the board (access re-checks)."""
+    return f"viewer.{user_id}"
+
+
 def broadcast_on_commit(workflow_id, message: dict) -> None:
     # A named function, not a functools.partial: Django's robust on_commit logs a failure
     # with the callback's __qualname__, which a partial lacks (the failure would escape).
     def send_board_event():
-        _send(workflow_id, message)
+        # Encoded once here, not once per viewer: every consumer forwards the same text.
+        _send(board_group(workflow_id), {"type": "board.event", "text": orjson.dumps(message).decode()})
 
     transaction.on_commit(send_board_event, robust=True)
 
 
-def _send(workflow_id, message: dict) -> None:
+def access_changed_on_commit(user_id, *, ended_session: str = "") -> None:
+    """After commit, the user's open board sockets re-check their access against the database
+    and close when it is lost (product.md §7b). `ended_session` (accounts.websocket's digest)
+    names a session being logged out, whose sockets close without a re-check: its row is
+    deleted only after the logout signal."""
+
+    def send_access_changed():
+        _send(viewer_group(user_id), {"type": "access.changed", "ended_session": ended_session})
+
+    transaction.on_commit(send_access_changed, robust=True)
+
+
+def _send(group: str, event: dict) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    # Encoded once here, not once per viewer: every consumer forwards the same text.
-    event = {"type": "board.event", "text": orjson.dumps(message).decode()}
     if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) == os.getpid():
         # Inside a request (sync_to_async): async_to_sync reuses the server's loop.
-        async_to_sync(layer.group_send)(board_group(workflow_id), event)
+        async_to_sync(layer.group_send)(group, event)
         return
     # A plain thread (service call, reconciler, command): async_to_sync would build a new
     # event loop, and a new Redis connection, for every change.
-    sending = layer.group_send(board_group(workflow_id), event)
+    sending = layer.group_send(group, event)
     asyncio.run_coroutine_threadsafe(sending, _sender_loop()).result(timeout=SEND_TIMEOUT_SECONDS)
 
 

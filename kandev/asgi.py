@@ -13,17 +13,15 @@ django_asgi = with_mcp(django_asgi)
 # After Django is set up:
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from accounts.websocket import TokenQueryAuthMiddleware  # noqa: E402
+from accounts.websocket import HandshakeAuthMiddleware  # noqa: E402
 from boards.routing import websocket_urlpatterns  # noqa: E402
 from kandev.lifespan import with_lifespan  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": django_asgi,
-    "websocket": AllowedHostsOriginValidator(
-        AuthMiddlewareStack(TokenQueryAuthMiddleware(URLRouter(websocket_urlpatterns)))
-    ),
+    # A token handshake needs no Origin; a session one must come from an allowed origin.
+    "websocket": AuthMiddlewareStack(HandshakeAuthMiddleware(URLRouter(websocket_urlpatterns))),
 })
 # Startup and shutdown (the embedded default's background work, kandev.lifespan).
 application = with_lifespan(application)

@@ -138,7 +138,14 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
+            "CONFIG": {
+                # A viewer's receive is a blocking BZPOPMIN of 5 s; redis-py 8's default 5 s
+                # socket timeout cut it off and dropped every idle viewer (channels_redis#422).
+                # Longer than the pop, so only a Redis that stopped answering times out.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                "capacity": 1000,
+                "expiry": 30,
+            },
         }
     }
 else:
@@ -291,13 +298,36 @@ KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE = int(
 )
 KANDEV_SESSION_LEASE_SECONDS = int(os.environ.get("KANDEV_SESSION_LEASE_SECONDS", "60"))
 
+# Every handler redacts `?token=` keys (kandev/logs.py). uvicorn's own handlers are declared
+# again here, with uvicorn's formatters, so its access and WebSocket lines are redacted too;
+# their levels stay as `--log-level` set them.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"redact_secrets": {"()": "kandev.logs.RedactSecrets"}},
+    "formatters": {
+        "uvicorn": {"()": "uvicorn.logging.DefaultFormatter", "fmt": "%(levelprefix)s %(message)s"},
+        "uvicorn_access": {
+            "()": "uvicorn.logging.AccessFormatter",
+            "fmt": '%(levelprefix)s %(client_addr)s - "%(request_line)s" %(status_code)s',
+        },
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]},
+        "uvicorn": {
+            "class": "logging.StreamHandler", "formatter": "uvicorn", "filters": ["redact_secrets"],
+            "stream": "ext://sys.stderr",
+        },
+        "uvicorn_access": {
+            "class": "logging.StreamHandler", "formatter": "uvicorn_access",
+            "filters": ["redact_secrets"], "stream": "ext://sys.stdout",
+        },
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
         "httpx": {"level": "WARNING"},  # one INFO line per GitHub request is noise
+        "uvicorn": {"handlers": ["uvicorn"], "propagate": False},
+        "uvicorn.access": {"handlers": ["uvicorn_access"], "propagate": False},
     },
 }

@@ -150,6 +150,7 @@ class Server:
         log_level: str = "warning",
         command: list[str] | None = None,
         port: int | None = None,
+        access_log: bool = False,
     ):
         self.env = env
         self.sock = sock
@@ -166,7 +167,7 @@ class Server:
             *where,
             "--workers",
             str(workers),
-            "--no-access-log",
+            *([] if access_log else ["--no-access-log"]),
             "--log-level",
             log_level,
         ]

@@ -15,13 +15,14 @@ from tests.factories import MembershipFactory, UserFactory
 from workflows.models import Role
 
 pytestmark = pytest.mark.django_db(transaction=True)
+HOST = (b"host", b"localhost")
 ORIGIN = (b"origin", b"http://localhost")
 
 
 def session_headers(user) -> list:
     client = Client()
     client.force_login(user)
-    return [ORIGIN, (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
+    return [HOST, ORIGIN, (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
 
 
 def communicator(workflow, headers, query: str = "") -> WebsocketCommunicator:
@@ -39,7 +40,7 @@ def test_anonymous_and_non_members_are_refused_at_connect(workflow, board):
 
     async def scenario():
         for viewer in (
-            communicator(workflow, [ORIGIN]),
+            communicator(workflow, [HOST, ORIGIN]),
             communicator(workflow, await database_sync_to_async(session_headers)(stranger)),
             communicator(workflow, [ORIGIN], f"?token={stranger_key}"),
             communicator(workflow, [ORIGIN], "?token=not-a-key"),
@@ -53,7 +54,7 @@ def test_anonymous_and_non_members_are_refused_at_connect(workflow, board):
 def test_a_foreign_origin_is_refused(owner, workflow, board):
     async def scenario():
         headers = await database_sync_to_async(session_headers)(owner)
-        viewer = communicator(workflow, [(b"origin", b"http://evil.example")] + headers[1:])
+        viewer = communicator(workflow, [HOST, (b"origin", b"http://evil.example")] + headers[2:])
         connected, _ = await viewer.connect()
         assert not connected
 

@@ -6,6 +6,7 @@ import os
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from accounts.models import ApiToken
@@ -71,3 +72,30 @@ def test_event_committed_by_one_process_reaches_a_viewer_of_the_other(
         message = json.loads(viewer_of_first.recv(timeout=10))
         assert (message["type"], message["version"]) == ("task.created", 5)
         assert message["task"]["title"] == "New"
+
+
+def test_revoking_a_token_through_one_process_closes_its_socket_on_the_other(
+    two_servers, owner, workflow, board
+):
+    """product.md §7b across workers: the revocation travels on the Redis channel layer."""
+    backlog, _, _ = board
+    token, key = ApiToken.issue(user=owner)
+    _, other_key = ApiToken.issue(user=owner)
+    first, second = two_servers
+
+    with watch(first, workflow, key) as viewer, watch(first, workflow, other_key) as other_viewer:
+        for socket in (viewer, other_viewer):
+            assert json.loads(socket.recv(timeout=10))["type"] == "board.snapshot"
+        revoked = httpx.delete(
+            f"{second.url}/api/v1/tokens/{token.pk}/", headers={"Authorization": f"Token {other_key}"}
+        )
+        assert revoked.status_code == 204
+        with pytest.raises(ConnectionClosed) as closed:
+            viewer.recv(timeout=5)
+        assert closed.value.rcvd.code == 4403
+        created = httpx.post(
+            f"{second.url}/api/v1/tasks/", json={"step_id": str(backlog.pk), "title": "After"},
+            headers={"Authorization": f"Token {other_key}"},
+        )
+        assert created.status_code == 201
+        assert json.loads(other_viewer.recv(timeout=10))["task"]["title"] == "After"

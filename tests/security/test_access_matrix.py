@@ -385,7 +385,7 @@ def test_websocket_access(channel, role, world):
     users, ids = world
     key = token_for(role, users)
     path = channel.path.format(**ids) + (f"?token={key}" if key else "")
-    viewer = WebsocketCommunicator(application, path, headers=[(b"origin", b"http://testserver")])
+    viewer = WebsocketCommunicator(application, path, headers=[(b"host", b"testserver"), (b"origin", b"http://testserver")])
 
     async def first_outcome() -> str:
         connected, code = await viewer.connect()

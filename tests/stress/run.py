@@ -70,13 +70,13 @@ class Viewer:
 
 
 class SocketViewer:
-    """A browser's view over /ws/workflows/<id>/?token=...: the snapshot, then every message
+    """A browser's view over /ws/workflows/<id>/ (token on the handshake): the snapshot, then every message
     in version order (two workers' broadcasts can cross on the way); when its worker dies, or
     a version never arrives, it reconnects and resynchronises from a new snapshot."""
 
     def __init__(self, base_url: str, workflow_id: str, token: str):
-        self.url = f"{base_url.replace('http', 'ws', 1)}/ws/workflows/{workflow_id}/?token={token}"
-        self.origin = base_url
+        self.url = f"{base_url.replace('http', 'ws', 1)}/ws/workflows/{workflow_id}/"
+        self.headers = {"Authorization": f"Token {token}"}
         self.view = BoardView()
         self.pending: dict[int, dict] = {}
         self.reconnects = self.resyncs = 0
@@ -89,7 +89,7 @@ class SocketViewer:
         deadline = time.monotonic() + 30
         while True:
             try:
-                connection = connect(self.url, origin=self.origin, open_timeout=10).__enter__()
+                connection = connect(self.url, additional_headers=self.headers, open_timeout=10).__enter__()
                 first = json.loads(connection.recv(timeout=10))
                 assert first["type"] == "board.snapshot", first
                 self.view.snapshot(first["version"], first["board"])
