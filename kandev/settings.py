@@ -141,8 +141,10 @@ if REDIS_URL:
             "CONFIG": {
                 # A viewer's receive is a blocking BZPOPMIN of 5 s; redis-py 8's default 5 s
                 # socket timeout cut it off and dropped every idle viewer (channels_redis#422).
-                # Longer than the pop, so only a Redis that stopped answering times out.
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                # No read timeout, as before redis-py 8: any number here also makes a closing
+                # socket's cancelled receive wait out the pop (seconds per closed viewer);
+                # TCP keepalive still finds a Redis that vanished.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": None, "socket_keepalive": True}],
                 "capacity": 1000,
                 "expiry": 30,
             },
