@@ -9,6 +9,7 @@ from rest_framework.throttling import UserRateThrottle
 
 from accounts.models import ApiToken
 from kandev.api import ErrorSerializer
+from kandev.text import clean_text
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):
@@ -26,8 +27,6 @@ class ApiTokenSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "prefix", "created_at", "last_used_at", "revoked_at"]
 
     def validate_name(self, value):
-        from boards.serializers import clean_text
-
         return clean_text(value)
 
 

@@ -11,9 +11,9 @@ from accounts.models import ApiToken
 from agents import services
 from agents.models import AgentSession, SessionStatus
 from agents.selectors import claim_data, session_data
+from boards.access import require_role
 from boards.models import Task
 from kandev.api import ErrorSerializer
-from workflows.access import require_role
 
 
 class SessionSerializer(serializers.Serializer):

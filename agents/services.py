@@ -20,13 +20,13 @@ from django.utils import timezone
 from rest_framework import status as http
 
 from agents.models import HOLDING_SLOT, LIVE, TERMINAL, AgentSession, SessionStatus
+from boards.access import WRITE_ROLES
 from boards.admission import check_force
 from boards.locking import BoardChange, board_change, board_transaction
 from boards.models import EventKind, Task
 from kandev import metrics
 from kandev.errors import Conflict, KandevError
 from workflows import engine
-from workflows.access import WRITE_ROLES
 from workflows.models import Membership, OnSessionLimit, Workflow, WorkflowStep, Workspace
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Query counts are captured in-process (CaptureQueriesContext around Django's test client,
 token-authenticated like a real client); times are measured over HTTP against uvicorn.
-Snapshots are built once per board version (boards.selectors), so every timed or counted
+Snapshots are built once per board version (boards.snapshots), so every timed or counted
 request except the "cached" column first bumps the version: it measures a fresh build.
 """
 

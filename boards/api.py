@@ -11,8 +11,9 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from boards import admission
+from boards.access import check_role
+from boards.messages import task_data
 from boards.models import EventKind, Priority, Task, TaskEvent
-from boards.selectors import task_data
 from boards.serializers import (
     PRIORITY_CHOICES,
     BulkMoveSerializer,
@@ -27,7 +28,6 @@ from boards.services import task_update
 from kandev import sql
 from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
 from kandev.errors import Invalid
-from workflows.access import check_role
 from workflows.models import Membership, Workflow, WorkflowStep
 
 ADMISSION_RESPONSES = {

@@ -7,9 +7,9 @@ boards/events.py sends to the board's group after a commit is forwarded as is.
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from boards.access import role_in
 from boards.events import board_group
-from boards.selectors import board_snapshot
-from workflows.access import role_in
+from boards.snapshots import board_snapshot
 from workflows.models import Workflow
 
 

@@ -8,6 +8,7 @@ Every change to a board runs inside `board_change()`, within an outermost
 Session rows and the workspace's session guard, when a change needs them, come after.
 """
 
+import dataclasses
 import functools
 import logging
 import random
@@ -21,7 +22,9 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from boards.events import broadcast_on_commit
+from boards.messages import change_message
 from boards.models import LIVE, Task, TaskEvent
+from boards.selectors import step_counts
 from kandev import sql
 from kandev.errors import Invalid, KandevError
 from workflows.models import Workflow, WorkflowStep
@@ -130,8 +133,6 @@ class BoardChange:
         Counts this change read are current (every write keeps them so); only the steps it
         touched without reading (a renamed step, say) cost one query, for all of them.
         """
-        from boards.selectors import step_counts  # selectors import this module
-
         known = {pk: (c.occupied, c.queued) for pk, c in self._counts.items() if pk in self.touched}
         missing = self.touched - known.keys()
         return known | (step_counts(missing) if missing else {})
@@ -166,10 +167,33 @@ class BoardChange:
         self.dirty = True
         self.touched.update(step.pk for step in steps)
 
+    @contextmanager
+    def savepoint(self):
+        """A savepoint that also owns this change's state: on any error inside, the database
+        and every field of the change (events, counts, message, ...) go back to where they
+        were, and the error goes on."""
+        saved = {f.name: _copied(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        saved["_counts"] = {pk: dataclasses.replace(c) for pk, c in self._counts.items()}
+        try:
+            with transaction.atomic():
+                yield self
+        except BaseException:
+            for name, value in saved.items():
+                setattr(self, name, value)
+            raise
+
+    def live_message(self) -> dict:
+        """The message live viewers get when this change commits."""
+        return change_message(self)
+
     def announce(self, type_: str, **payload) -> None:
         """Name the change for live viewers; the first announcement wins (it is the cause)."""
         if self.message is None:
             self.message = {"type": type_, **payload}
+
+
+def _copied(value):
+    return value.copy() if isinstance(value, (dict, set, list)) else value
 
 
 @functools.cache
@@ -224,6 +248,4 @@ def board_change(workflow_id, *, actor=None):
     for event in change.events:  # ties each event to its commit: history replays change by change
         event.detail["version"] = change.version
     sql.insert(change.events)
-    from boards.selectors import change_message  # selectors import this module
-
-    broadcast_on_commit(workflow.pk, change_message(change))
+    broadcast_on_commit(workflow.pk, change.live_message())

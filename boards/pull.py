@@ -3,8 +3,8 @@
 First its own overflow queue (oldest `queued_at`, then position, id: a bulk move queues its
 tasks in one instant, in the given order), then its feeder's tasks in
 board order (position, priority rank, created, id), until full; each pulled task opens
-capacity in the feeder, so the pull cascades up the feeder chain. It reacts to the
-admission service's post-move signal, and the reconciler runs the same `fill()`.
+capacity in the feeder, so the pull cascades up the feeder chain. The admission calls
+`fill()` for the steps a change vacated; the reconciler runs the same `fill()`.
 """
 
 import logging
@@ -12,22 +12,15 @@ from functools import partial
 
 from django.db import transaction
 from django.db.models import Subquery
-from django.dispatch import receiver
 
 from agents.models import HOLDING_SLOT
-from boards.admission import Outcome, after_admission, save_entered
 from boards.locking import BoardChange, board_change, board_transaction
 from boards.models import LIVE, EventKind, Task
-from boards.signals import step_vacated
+from boards.placement import Outcome, after_admission, save_entered
 from kandev import metrics
 from workflows.models import Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
-
-@receiver(step_vacated)
-def pull_into_vacated_step(sender, *, change: BoardChange, step: WorkflowStep, **kwargs):
-    fill(change, step)
-
 
 def pull_candidates(feeder: WorkflowStep):
     """Feeder tasks a pull may take, in pull order. Rows another transaction holds are skipped,

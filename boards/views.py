@@ -12,8 +12,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
-from boards.selectors import board_snapshot
-from workflows.access import WRITE_ROLES, role_in
+from boards.access import WRITE_ROLES, role_in
+from boards.snapshots import board_snapshot
 from workflows.models import Membership, OnFull, Workflow
 
 PRIORITIES = ["critical", "high", "medium", "low", "none"]

@@ -5,6 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.response import Response
 
+from boards.access import require_role
 from integrations import watch as watches
 from integrations.intake import intake_create
 from integrations.models import Intake, ReviewWatch
@@ -16,7 +17,6 @@ from integrations.serializers import (
 )
 from kandev.api import ErrorSerializer
 from kandev.errors import Invalid
-from workflows.access import require_role
 from workflows.api import _uuid_param, validated
 from workflows.models import Workflow, WorkflowStep
 

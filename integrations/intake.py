@@ -14,9 +14,10 @@ from rest_framework import serializers
 
 from boards import admission
 from boards.models import Priority, Task
-from boards.serializers import PriorityField, TitleField, clean_text
+from boards.serializers import PriorityField, TitleField
 from integrations.models import Intake
 from kandev.errors import Conflict, Invalid, KandevError, WipLimitReached
+from kandev.text import clean_text
 from workflows.models import Workflow, WorkflowStep
 
 MAX_BODY_BYTES = 256 * 1024

@@ -21,13 +21,15 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from boards import admission
+from boards.access import require_role
 from boards.api import member_step
+from boards.messages import step_data, task_data
 from boards.models import Priority, Task
-from boards.selectors import board_snapshot, step_counts, step_data, task_data
+from boards.selectors import step_counts
 from boards.serializers import TaskCreateSerializer, TaskMoveSerializer
+from boards.snapshots import board_snapshot
 from kandev.errors import Invalid, KandevError
 from workflows import services
-from workflows.access import require_role
 from workflows.models import Workflow, WorkflowStep
 from workflows.serializers import StepUpdateSerializer
 

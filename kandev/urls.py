@@ -9,7 +9,7 @@ from boards.api import TaskViewSet
 from integrations.api import IntakeViewSet, ReviewWatchViewSet
 from integrations.webhooks import hook
 from kandev import views
-from kandev.metrics import metrics_view
+from kandev.metrics_view import metrics_view
 from workflows.api import StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 
 router = DefaultRouter(trailing_slash=True)

@@ -5,14 +5,16 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from boards.access import require_role
 from boards.api import WorkflowEventFilter, member_step
-from boards.selectors import board_events, board_snapshot, step_counts, step_data
+from boards.messages import step_data
+from boards.selectors import board_events, step_counts
 from boards.serializers import TaskEventSerializer
+from boards.snapshots import board_snapshot
 from kandev.api import ErrorSerializer
 from kandev.errors import Invalid
 from kandev.renderers import JSONRenderer
 from workflows import services
-from workflows.access import require_role
 from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
 from workflows.models import Membership, Workflow, WorkflowStep, Workspace
 from workflows.portable import export_document, templates
