@@ -32,18 +32,9 @@ def task_data(task: Task) -> dict:
     }
 
 
-def step_state(step: WorkflowStep, occupied: int, queued: int) -> dict:
-    return {
-        "id": str(step.pk),
-        "occupied": occupied,
-        "queued": queued,
-        "wip_limit": step.wip_limit,
-        "over_limit": step.is_limited and occupied > step.wip_limit,
-    }
-
-
 def change_message(change) -> dict:
-    """The live message for one committed board change (api.md, WebSocket)."""
+    """The live message for one committed board change (api.md, WebSocket). Each `steps[]`
+    entry is the whole step as `GET /api/v1/steps/{id}/` shows it, so viewers never refetch."""
     message = dict(change.message or {"type": "workflow.updated"})
     primary = message.pop("task", None)
     if primary is not None:
@@ -57,7 +48,7 @@ def change_message(change) -> dict:
         version=change.version,
         tasks=[task_data(t) for pk, t in change.changed_tasks.items() if pk not in change.deleted],
         deleted_task_ids=[str(pk) for pk in change.deleted],
-        steps=[step_state(change.steps[pk], *counts[pk]) for pk in change.touched if pk in change.steps],
+        steps=[step_data(change.steps[pk], *counts[pk]) for pk in change.touched if pk in change.steps],
     )
     if change.orders:
         message["orders"] = {str(pk): ids for pk, ids in change.orders.items()}
@@ -76,5 +67,7 @@ def step_data(step: WorkflowStep, occupied: int, queued: int) -> dict:
         "pull_from_step_id": str(step.pull_from_step_id) if step.pull_from_step_id else None,
         "on_full": step.on_full,
         "events": step.events,
-        **{k: v for k, v in step_state(step, occupied, queued).items() if k != "id" and k != "wip_limit"},
+        "occupied": occupied,
+        "queued": queued,
+        "over_limit": step.is_limited and occupied > step.wip_limit,
     }

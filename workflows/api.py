@@ -5,8 +5,8 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards.access import require_role
-from boards.api import WorkflowEventFilter, member_step
+from boards.access import member_step, require_role
+from boards.api import WorkflowEventFilter
 from boards.messages import step_data
 from boards.selectors import board_events, step_counts
 from boards.serializers import TaskEventSerializer
