@@ -85,7 +85,9 @@ def test_a_task_created_into_a_feeder_is_pulled_in_the_same_commit(board, owner,
 
     # When a task is created in Backlog
     def create():
-        created["task"] = admission.task_create(workflow=backlog.workflow, step=backlog, actor=owner, title="urgent").task
+        created["task"] = admission.task_create(
+            workflow=backlog.workflow, step=backlog, actor=owner, title="urgent"
+        ).task
 
     messages = broadcasts(backlog.workflow, create)
 
@@ -198,8 +200,9 @@ def test_an_engine_move_into_a_feeder_is_pulled(workflow, owner):
 
 def test_a_queued_task_is_promoted_when_the_limit_rises(workflow, owner, broadcasts):
     # Given Review (limit 1, queue mode) holding one task and one in its queue
-    review = StepFactory(workflow=workflow, name="Review", position=0, is_start_step=True, wip_limit=1,
-                         on_full=OnFull.QUEUE)
+    review = StepFactory(
+        workflow=workflow, name="Review", position=0, is_start_step=True, wip_limit=1, on_full=OnFull.QUEUE
+    )
     admission.task_create(workflow=workflow, step=review, actor=owner, title="first")
     waiting = admission.task_create(workflow=workflow, step=review, actor=owner, title="waiting")
     assert waiting.queued
@@ -234,10 +237,12 @@ class Driver:
         intake = StepFactory(workflow=workflow, name="Intake", position=0, is_start_step=True, events=MOVE_ON)
         backlog = StepFactory(workflow=workflow, name="Backlog", position=1)
         ready = StepFactory(workflow=workflow, name="Ready", position=2, wip_limit=2, pull_from_step=backlog)
-        doing = StepFactory(workflow=workflow, name="Doing", position=3, wip_limit=2, pull_from_step=ready,
-                            on_full=OnFull.QUEUE)
-        review = StepFactory(workflow=workflow, name="Review", position=4, wip_limit=1, pull_from_step=doing,
-                             on_full=OnFull.QUEUE)
+        doing = StepFactory(
+            workflow=workflow, name="Doing", position=3, wip_limit=2, pull_from_step=ready, on_full=OnFull.QUEUE
+        )
+        review = StepFactory(
+            workflow=workflow, name="Review", position=4, wip_limit=1, pull_from_step=doing, on_full=OnFull.QUEUE
+        )
         done = StepFactory(workflow=workflow, name="Done", position=5)
         self.steps = [intake, backlog, ready, doing, review, done]
         self.created = 0
@@ -264,7 +269,11 @@ class Driver:
 
     def http(self, method, url, body=None) -> str:
         response = getattr(self.api, method)(url, body, format="json")
-        assert response.status_code in {200, 201, 202, 204, 400, 404, 409}, (url, response.status_code, response.content)
+        assert response.status_code in {200, 201, 202, 204, 400, 404, 409}, (
+            url,
+            response.status_code,
+            response.content,
+        )
         return f"HTTP {response.status_code}"
 
     # the doors
@@ -295,7 +304,9 @@ class Driver:
         position = self.pick([None, None, 0, 2])
         if self.rest():
             body = {"step_id": str(step.pk), "position": position}
-            return f"REST move {task.title} to {step.name}: " + self.http("post", f"/api/v1/tasks/{task.pk}/move/", body)
+            return f"REST move {task.title} to {step.name}: " + self.http(
+                "post", f"/api/v1/tasks/{task.pk}/move/", body
+            )
         outcome = self.call(admission.task_move, task=task, to_step=step, actor=self.owner, position=position)
         return f"move {task.title} to {step.name}: {outcome}"
 
@@ -327,8 +338,13 @@ class Driver:
         return self.task_door("restore", admission.task_restore, "restore/", archived_at__isnull=False)
 
     def make_permanent(self):
-        return self.task_door("make permanent", admission.task_make_permanent, "make-permanent/",
-                              is_ephemeral=True, archived_at__isnull=True)
+        return self.task_door(
+            "make permanent",
+            admission.task_make_permanent,
+            "make-permanent/",
+            is_ephemeral=True,
+            archived_at__isnull=True,
+        )
 
     def delete(self):
         return self.task_door("delete", admission.task_delete, "", method="delete")
@@ -356,8 +372,9 @@ class Driver:
         return f"start session on {task.title}: " + self.call(sessions.session_start, task=task, actor=self.owner)
 
     def end_session(self):
-        live = AgentSession.objects.filter(workflow=self.workflow, status__in=[SessionStatus.STARTING,
-                                                                               SessionStatus.RUNNING])
+        live = AgentSession.objects.filter(
+            workflow=self.workflow, status__in=[SessionStatus.STARTING, SessionStatus.RUNNING]
+        )
         session = self.pick(list(live.order_by("task__title")))
         if session is None:
             return "end session: none running"
@@ -366,8 +383,16 @@ class Driver:
         )
 
     DOORS = {
-        "create": 5, "move": 5, "bulk_move": 2, "archive": 2, "restore": 2, "make_permanent": 1,
-        "delete": 1, "change_step": 3, "start_session": 1, "end_session": 1,
+        "create": 5,
+        "move": 5,
+        "bulk_move": 2,
+        "archive": 2,
+        "restore": 2,
+        "make_permanent": 1,
+        "delete": 1,
+        "change_step": 3,
+        "start_session": 1,
+        "end_session": 1,
     }
 
     def random_change(self) -> str:
@@ -385,4 +410,3 @@ def test_the_board_is_settled_after_every_change(seed, workflow, owner, api):
         done.append(driver.random_change())
         problems = unsettled(workflow)
         assert not problems, "\n".join(["unsettled after:", *done[-6:], "because:", *problems])
-
