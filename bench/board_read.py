@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from bench.common import HttpConnection, spread
 from bench.fixtures import bulk_tasks, kanban
-from boards.pull import reconcile_board
+from boards.changes import reconcile_board
 from workflows.models import Workflow
 
 # Most tasks wait in the backlog; a tenth is done; the limited columns are full.

@@ -7,7 +7,8 @@ locks. A refusal raises `WipLimitReached` inside the transaction, so nothing of 
 refused request persists.
 """
 
-from boards.locking import BoardChange, board_change, board_transaction
+from boards.changes import board_change
+from boards.locking import BoardChange, board_transaction
 from boards.models import EventKind, Priority, Task
 from boards.placement import (
     MOVED_FIELDS,
@@ -21,7 +22,6 @@ from boards.placement import (
     renumber,
     save_entered,
 )
-from boards.pull import fill
 from boards.signals import task_retired
 from kandev import sql
 from kandev.errors import Conflict, Forbidden, Invalid, WipLimitReached
@@ -119,7 +119,7 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
         change.announce("task.moved", task=task)
         return Admission(task, outcome)
     outcome = decide(change, target, counts=not task.is_ephemeral, force=force)
-    opened = leave(change, task)
+    leave(change, task)
     enter(change, task, target, outcome)
     if position is not None:
         renumber(change, target, task, position)
@@ -128,8 +128,6 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
     change.record(task, kind, from_step=source, to_step=target, reason=reason, action="move")
     change.announce("task.moved", task=task)
     after_admission(change, task, outcome)
-    if opened:
-        fill(change, source)
     return Admission(task, outcome)
 
 
@@ -165,12 +163,11 @@ def bulk_move(change: BoardChange, tasks: list[Task], target: WorkflowStep) -> l
                 f"(WIP limit {target.wip_limit}, {counts.occupied} occupied)."
             ),
         )
-    sources, results = {}, []
+    results = []
     for task in movers:
         source = change.steps[task.step_id]
         outcome = decide(change, target, counts=not task.is_ephemeral)
-        if leave(change, task):
-            sources[source.pk] = source
+        leave(change, task)
         enter(change, task, target, outcome)
         change.record(task, event_kind(outcome, EventKind.MOVED), from_step=source, to_step=target, action="bulk_move")
         results.append(Admission(task, outcome))
@@ -179,8 +176,6 @@ def bulk_move(change: BoardChange, tasks: list[Task], target: WorkflowStep) -> l
         change.announce("task.moved", task=movers[0])
     for admission in results:
         after_admission(change, admission.task, admission.outcome)
-    for source in sources.values():
-        fill(change, source)
     return results
 
 
@@ -191,14 +186,12 @@ def task_archive(*, task: Task, actor) -> Task:
         if task.archived_at is not None:
             return task
         step = change.steps[task.step_id]
-        opened = leave(change, task)
+        leave(change, task)
         task.archived_at = task.updated_at = change.now
         task.save(update_fields=["archived_at", "updated_at"])
         change.record(task, EventKind.ARCHIVED, from_step=step, action="archive")
         task_retired.send(sender=Task, change=change, task=task)
         change.announce("task.archived", task=task)
-        if opened:
-            fill(change, step)
         return task
 
 
@@ -249,11 +242,9 @@ def task_delete(*, task: Task, actor) -> None:
     with board_change(task.workflow_id, actor=actor) as change:
         task = change.lock_task(task.pk)
         step = change.steps[task.step_id]
-        opened = leave(change, task)
+        leave(change, task)
         change.record(task, EventKind.DELETED, from_step=step, action="delete", title=task.title)
         task_retired.send(sender=Task, change=change, task=task)
         change.deleted.add(task.pk)
         change.announce("task.deleted", task=task)
         task.delete()
-        if opened:
-            fill(change, step)

@@ -1,7 +1,7 @@
 """The board's commit point and its lock order (admission.md).
 
-Every change to a board runs inside `board_change()`, within an outermost
-`@board_transaction`. It takes, in this order:
+Every change to a board runs inside `board_change()` (changes.py), within an outermost
+`@board_transaction`; `open_change()` takes, in this order:
   1. the workflow row (orders all changes of one board), locked by bumping its version,
   2. every step row of the board, ascending id, in one query,
   3. the task rows it changes (`lock_task`).
@@ -86,6 +86,8 @@ class BoardChange:
     events: list = field(default_factory=list)
     deleted: set = field(default_factory=set)
     orders: dict = field(default_factory=dict)  # step id -> task ids, when renumbered
+    unsettled: set = field(default_factory=set)  # step ids that may now admit something
+    filled: set = field(default_factory=set)  # (step id, task id) admitted by a fill
     message: dict | None = None
     dirty: bool = False
     _counts: dict = field(default_factory=dict)
@@ -163,6 +165,15 @@ class BoardChange:
             detail=detail,
         ))
 
+    def opened(self, *steps) -> None:
+        """Room may have opened in `steps` (a task left, a limit rose, a feeder was set):
+        they fill before the change commits."""
+        self.unsettled.update(step.pk for step in steps)
+
+    def arrived(self, step: WorkflowStep) -> None:
+        """A pullable task arrived in `step`: the limited steps it feeds may pull it."""
+        self.unsettled.update(pk for pk, s in self.steps.items() if s.pull_from_step_id == step.pk and s.is_limited)
+
     def touch(self, *steps) -> None:
         self.dirty = True
         self.touched.update(step.pk for step in steps)
@@ -229,17 +240,21 @@ def _statements(vendor: str) -> dict:
     }
 
 
-@contextmanager
-def board_change(workflow_id, *, actor=None):
-    """Lock a board for one change (bumping its version); on clean exit broadcast."""
+def open_change(workflow_id, *, actor=None) -> BoardChange:
+    """Steps 1 and 2 of the lock order: the board, its version bumped, and its steps."""
     statements = _statements(connection.vendor)
     bumped = sql.fetch(statements["lock_and_bump"], [sql.uuid_param(workflow_id)], Workflow)
     if not bumped:
         raise NotFound("Not found.")
     ((workflow,),) = bumped
     steps = [step for (step,) in sql.fetch(statements["lock_steps"], [sql.uuid_param(workflow.pk)], WorkflowStep)]
-    change = BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
-    yield change
+    return BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
+
+
+def close_change(change: BoardChange) -> None:
+    """Write the change's history and send its live message on commit; a change that
+    changed nothing takes its version bump back."""
+    workflow = change.workflow
     if not change.dirty:
         # Nothing changed: take the bump back (still under the lock, so nobody saw it).
         Workflow.objects.filter(pk=workflow.pk).update(version=F("version") - 1)

@@ -1,7 +1,8 @@
 """Placing a task in a step: the pieces the admission and the pull share.
 
 `decide()` is the WIP rule; `leave()` and `enter()` keep the board change's counts current
-as a task goes; `save_entered()` writes many entered tasks in one statement;
+as a task goes, and mark the steps that may fill because of it (room left behind, a
+pullable task arrived in a feeder); `save_entered()` writes many entered tasks in one statement;
 `after_admission()` tells the step-event engine a task arrived.
 """
 
@@ -53,18 +54,19 @@ def event_kind(outcome: Outcome, plain: str) -> str:
     return {Outcome.QUEUED: EventKind.QUEUED, Outcome.FORCED: EventKind.FORCED}.get(outcome, plain)
 
 
-def leave(change: BoardChange, task: Task) -> bool:
-    """Take `task` out of its step's counts; True when that opened capacity."""
-    counts = change.counts(change.steps[task.step_id])
+def leave(change: BoardChange, task: Task) -> None:
+    """Take `task` out of its step's counts; a step it held a place in may now fill."""
+    step = change.steps[task.step_id]
+    counts = change.counts(step)
     if task.archived_at is not None or task.is_ephemeral:
-        return False
+        return
     if counts.last_position is not None and task.position >= counts.last_position:
         counts.last_position = None  # the step's end moved; re-read when next needed
     if task.admitted:
         counts.occupied -= 1
-        return True
-    counts.queued -= 1
-    return False
+        change.opened(step)
+    else:
+        counts.queued -= 1
 
 
 def enter(change: BoardChange, task: Task, step: WorkflowStep, outcome: Outcome, position=None) -> None:
@@ -80,6 +82,7 @@ def enter(change: BoardChange, task: Task, step: WorkflowStep, outcome: Outcome,
         task.admitted, task.queued_at = True, None
         if not task.is_ephemeral:
             counts.occupied += 1
+            change.arrived(step)
     if position is None:
         position = change.last_position(step) + 1
     task.position = position

@@ -105,7 +105,7 @@ def test_a_pull_racing_creates_never_overfills(round_):
 
 @pytest.mark.parametrize("round_", range(3))
 def test_an_unlimited_step_takes_every_concurrent_create(round_):
-    user, backlog, _, _ = new_board()
+    user, backlog, _, _ = new_board(feeder=False)
     results = race(8, lambda i: create(backlog, user, f"t{i}"))
     assert outcomes(results) == (8, 0)
     assert Task.objects.filter(step=backlog).count() == 8

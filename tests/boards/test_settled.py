@@ -5,17 +5,13 @@ in its own queue or a pullable task in its feeder: the fill happens in the same 
 the same version step and the same live message as the change that made it possible.
 """
 
-import json
 import random
 
 import pytest
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 
 from agents import services as sessions
 from agents.models import AgentSession, SessionStatus
 from boards import admission
-from boards.events import board_group
 from boards.models import Priority, Task
 from kandev.errors import KandevError
 from tests.boards.settling import unsettled
@@ -33,33 +29,6 @@ def version(workflow) -> int:
 def titles(step, *, queued=False):
     tasks = Task.objects.filter(step=step, archived_at__isnull=True, is_ephemeral=False, admitted=not queued)
     return list(tasks.order_by("position", "priority", "created_at", "id").values_list("title", flat=True))
-
-
-@pytest.fixture
-def broadcasts(django_capture_on_commit_callbacks):
-    """Run `operation` to its commit and return the live messages it sent to the board's viewers.
-
-    A marker sent after the commit ends the list, so "exactly these messages" needs no timeout.
-    """
-
-    def run(workflow, operation):
-        layer = get_channel_layer()
-        group = board_group(workflow.pk)
-        viewer = async_to_sync(layer.new_channel)()
-        async_to_sync(layer.group_add)(group, viewer)
-        with django_capture_on_commit_callbacks(execute=True):
-            operation()
-        async_to_sync(layer.group_send)(group, {"type": "test.end", "text": "null"})
-
-        async def received():  # one event loop for all (channels_redis buffers per loop)
-            messages = []
-            while (event := await layer.receive(viewer))["type"] != "test.end":
-                messages.append(json.loads(event["text"]))
-            return messages
-
-        return async_to_sync(received)()
-
-    return run
 
 
 def counts_in(message) -> dict:
@@ -410,3 +379,15 @@ def test_the_board_is_settled_after_every_change(seed, workflow, owner, api):
         done.append(driver.random_change())
         problems = unsettled(workflow)
         assert not problems, "\n".join(["unsettled after:", *done[-6:], "because:", *problems])
+
+
+def test_the_door_answers_with_the_task_where_the_fill_put_it(board, api):
+    # Given In Progress (limit 2) pulling from Backlog, with room
+    backlog, doing, _ = board
+
+    # When a task is created in Backlog through the API
+    response = api.post("/api/v1/tasks/", {"step_id": str(backlog.pk), "title": "urgent"}, format="json")
+
+    # Then the answer shows it where it ended: pulled into In Progress
+    assert response.status_code == 201
+    assert response.json()["step_id"] == str(doing.pk)
