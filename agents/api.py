@@ -11,8 +11,7 @@ from accounts.models import ApiToken
 from agents import services
 from agents.models import AgentSession, SessionStatus
 from agents.selectors import claim_data, session_data
-from boards.access import require_role
-from boards.models import Task
+from boards.access import require_role, visible, visible_tasks
 from kandev.api import ErrorSerializer
 
 
@@ -82,9 +81,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     runner_endpoint = True
 
     def get_queryset(self):
-        queryset = AgentSession.objects.filter(
-            workflow__workspace__memberships__user=self.request.user
-        )
+        queryset = visible(AgentSession.objects.all(), self.request.user)
         scope = token_scope(self.request)
         if scope is not None:
             queryset = queryset.filter(workflow__workspace_id=scope)
@@ -157,7 +154,7 @@ class TaskSessionsView(APIView):
     )
     def post(self, request, task_id):
         task = (
-            Task.objects.filter(pk=task_id, workflow__workspace__memberships__user=request.user)
+            visible_tasks(request.user).filter(pk=task_id)
             .select_related("workflow")
             .first()
         )

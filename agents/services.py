@@ -20,7 +20,7 @@ from django.utils import timezone
 from rest_framework import status as http
 
 from agents.models import HOLDING_SLOT, LIVE, TERMINAL, AgentSession, SessionStatus
-from boards.access import WRITE_ROLES
+from boards.access import writable_workspaces
 from boards.admission import check_force
 from boards.changes import board_change
 from boards.locking import BoardChange, board_transaction
@@ -28,7 +28,7 @@ from boards.models import EventKind, Task
 from kandev import metrics
 from kandev.errors import Conflict, KandevError
 from workflows import engine
-from workflows.models import Membership, OnSessionLimit, Workflow, WorkflowStep, Workspace
+from workflows.models import OnSessionLimit, Workflow, WorkflowStep, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -403,7 +403,7 @@ def session_heartbeat(*, session: AgentSession) -> AgentSession:
 def session_claim(*, user, runner: str, workspace_id=None) -> AgentSession | None:
     """Give a runner the oldest unclaimed starting session it may run; rows another runner
     is claiming are skipped, so no two runners get the same session."""
-    workspaces = Membership.objects.filter(user=user, role__in=WRITE_ROLES).values("workspace_id")
+    workspaces = writable_workspaces(user)
     candidates = AgentSession.objects.filter(
         status=SessionStatus.STARTING, runner="", workflow__workspace_id__in=workspaces
     )

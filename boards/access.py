@@ -14,11 +14,37 @@ from django.db import connection
 from django.db.models import F
 from django.http import Http404
 
+from boards.models import Task
 from kandev import sql
 from kandev.errors import Forbidden, Invalid
 from workflows.models import Membership, Role, Workflow, WorkflowStep
 
 WRITE_ROLES = {Role.OWNER, Role.MEMBER}
+
+
+def memberships_of(user):
+    """The user's memberships: the workspaces they belong to, with their role in each."""
+    return Membership.objects.filter(user=user)
+
+
+def writable_workspaces(user):
+    """Ids of the workspaces `user` may change (owner or member), as a subquery."""
+    return memberships_of(user).filter(role__in=WRITE_ROLES).values("workspace_id")
+
+
+def visible(queryset, user, workspace: str = "workflow__workspace"):
+    """The rows of `queryset` in workspaces `user` belongs to; to the user the rest do not
+    exist. `workspace` is the path from the model to its workspace ("" for Workspace)."""
+    prefix = f"{workspace}__" if workspace else ""
+    return queryset.filter(**{f"{prefix}memberships__user": user})
+
+
+def visible_tasks(user):
+    return visible(Task.objects.all(), user)
+
+
+def visible_workflows(user):
+    return visible(Workflow.objects.all(), user, "workspace")
 
 
 def role_in(user, workspace_id) -> str | None:
@@ -93,7 +119,8 @@ def member_step(user, step_id, field: str = "step_id") -> WorkflowStep:
 def member_workflow(user, workflow_id, field: str = "workflow_id") -> Workflow:
     """A workflow named in a request body, with `.member_role`; a 400 on `field` otherwise."""
     workflow = (
-        Workflow.objects.filter(pk=workflow_id, workspace__memberships__user=user)
+        visible_workflows(user)
+        .filter(pk=workflow_id)
         .annotate(member_role=F("workspace__memberships__role"))
         .first()
     )

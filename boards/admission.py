@@ -7,6 +7,7 @@ locks. A refusal raises `WipLimitReached` inside the transaction, so nothing of 
 refused request persists.
 """
 
+from boards.access import role_in
 from boards.changes import board_change
 from boards.locking import BoardChange, board_transaction
 from boards.models import EventKind, Priority, Task
@@ -25,7 +26,7 @@ from boards.placement import (
 from boards.signals import task_retired
 from kandev import sql
 from kandev.errors import Conflict, Forbidden, Invalid, WipLimitReached
-from workflows.models import Membership, OnFull, Role, WorkflowStep
+from workflows.models import OnFull, Role, WorkflowStep
 
 
 def check_force(*, workflow, actor, force: bool, reason: str) -> None:
@@ -34,9 +35,7 @@ def check_force(*, workflow, actor, force: bool, reason: str) -> None:
         return
     if not (reason or "").strip():
         raise Invalid({"reason": ["A reason is required to force an admission."]})
-    if actor is not None and not Membership.objects.filter(
-        workspace_id=workflow.workspace_id, user=actor, role=Role.OWNER
-    ).exists():
+    if actor is not None and role_in(actor, workflow.workspace_id) != Role.OWNER:
         raise Forbidden("Only a workspace owner may force an admission.")
 
 

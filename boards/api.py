@@ -7,7 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from boards import access, admission
-from boards.access import check_role
+from boards.access import check_role, visible_tasks
 from boards.messages import task_data
 from boards.models import EventKind, Priority, Task, TaskEvent
 from boards.serializers import (
@@ -67,7 +67,7 @@ class TaskViewSet(
 
     def get_queryset(self):
         return (
-            Task.objects.filter(workflow__workspace__memberships__user=self.request.user)
+            visible_tasks(self.request.user)
             .annotate(member_role=F("workflow__workspace__memberships__role"))
             .select_related("workflow")
             .order_by("workflow_id", "step_id", "position", "priority", "created_at", "id")

@@ -12,9 +12,9 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
-from boards.access import WRITE_ROLES, role_in
+from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.snapshots import board_snapshot
-from workflows.models import Membership, OnFull, Workflow
+from workflows.models import OnFull, Workflow
 
 PRIORITIES = ["critical", "high", "medium", "low", "none"]
 
@@ -22,7 +22,7 @@ PRIORITIES = ["critical", "high", "medium", "low", "none"]
 @login_required
 def home(request):
     memberships = (
-        Membership.objects.filter(user=request.user)
+        memberships_of(request.user)
         .select_related("workspace")
         .prefetch_related("workspace__workflows")
         .order_by("workspace__name", "workspace__created_at")

@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from boards import access, admission
-from boards.access import check_role
+from boards.access import check_role, visible_workflows
 from boards.messages import step_data, task_data
 from boards.models import Priority, Task
 from boards.selectors import step_counts
@@ -121,9 +121,7 @@ def build_server(*, user_id=None) -> MCPServer:
         return user
 
     def member_workflow(user, workflow_id: str) -> Workflow:
-        workflow = Workflow.objects.filter(
-            pk=as_uuid(workflow_id, "workflow_id"), workspace__memberships__user=user
-        ).first()
+        workflow = visible_workflows(user).filter(pk=as_uuid(workflow_id, "workflow_id")).first()
         if workflow is None:
             raise NotFound("Not found.")
         return workflow
@@ -137,7 +135,7 @@ def build_server(*, user_id=None) -> MCPServer:
     @board_tool
     def list_workflows(ctx: Context, workspace_id: str | None = None) -> list[dict[str, Any]]:
         """The workflows (boards) you can see, optionally of one workspace."""
-        workflows = Workflow.objects.filter(workspace__memberships__user=acting_user(ctx))
+        workflows = visible_workflows(acting_user(ctx))
         if workspace_id:
             workflows = workflows.filter(workspace_id=as_uuid(workspace_id, "workspace_id"))
         return [
