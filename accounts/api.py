@@ -10,6 +10,7 @@ from rest_framework.throttling import UserRateThrottle
 from accounts.models import ApiToken
 from boards.events import access_changed_on_commit
 from kandev.api import ErrorSerializer
+from kandev.text import clean_text
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):
@@ -27,8 +28,6 @@ class ApiTokenSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "prefix", "created_at", "last_used_at", "revoked_at"]
 
     def validate_name(self, value):
-        from boards.serializers import clean_text
-
         return clean_text(value)
 
 

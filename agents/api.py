@@ -11,10 +11,9 @@ from accounts.models import ApiToken
 from agents import services
 from agents.models import AgentSession, SessionStatus
 from agents.selectors import claim_data, session_data
-from boards.models import Task
+from boards.access import require_role, visible, visible_tasks
 from kandev.api import ErrorSerializer
 from kandev.validation import validated
-from workflows.access import require_role
 
 
 class SessionSerializer(serializers.Serializer):
@@ -77,9 +76,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     runner_endpoint = True
 
     def get_queryset(self):
-        queryset = AgentSession.objects.filter(
-            workflow__workspace__memberships__user=self.request.user
-        )
+        queryset = visible(AgentSession.objects.all(), self.request.user)
         scope = token_scope(self.request)
         if scope is not None:
             queryset = queryset.filter(workflow__workspace_id=scope)
@@ -152,7 +149,7 @@ class TaskSessionsView(APIView):
     )
     def post(self, request, task_id):
         task = (
-            Task.objects.filter(pk=task_id, workflow__workspace__memberships__user=request.user)
+            visible_tasks(request.user).filter(pk=task_id)
             .select_related("workflow")
             .first()
         )

@@ -6,3 +6,7 @@ class AgentsConfig(AppConfig):
 
     def ready(self):
         from agents import receivers  # noqa: F401  archive/delete end a task's sessions
+        from agents.services import admit_session
+        from workflows import engine
+
+        engine.register_action("auto_start_agent", admit_session)

@@ -20,14 +20,15 @@ from django.utils import timezone
 from rest_framework import status as http
 
 from agents.models import HOLDING_SLOT, LIVE, TERMINAL, AgentSession, SessionStatus
+from boards.access import writable_workspaces
 from boards.admission import check_force
-from boards.locking import BoardChange, board_change, board_transaction
+from boards.changes import board_change
+from boards.locking import BoardChange, board_transaction
 from boards.models import EventKind, Task
 from kandev import metrics
 from kandev.errors import Conflict, KandevError
 from workflows import engine
-from workflows.access import WRITE_ROLES
-from workflows.models import Membership, OnSessionLimit, Workflow, WorkflowStep, Workspace
+from workflows.models import OnSessionLimit, Workflow, WorkflowStep, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -256,6 +257,12 @@ def _limit_of(workspace_id) -> int:
     return workspace_limit(Workspace.objects.only("max_concurrent_sessions").get(pk=workspace_id))
 
 
+def _agent_stopped(change: BoardChange, task: Task | None) -> None:
+    """No agent works on `task` any more: a pull may take it again (product.md §3)."""
+    if task is not None and task.step_id in change.steps:
+        change.arrived(change.steps[task.step_id])
+
+
 def _slot_freed(change: BoardChange) -> None:
     """A session of this board left starting/running: promote here now, elsewhere after commit.
 
@@ -319,7 +326,7 @@ def session_start(*, task: Task, actor, force: bool = False, reason: str = "") -
         )
 
 
-def _lock_for_change(change: BoardChange, session_id) -> tuple[AgentSession, Task | None]:
+def _lock_session(session_id) -> tuple[AgentSession, Task | None]:
     """Lock a session's task, then the session (the lock order)."""
     task_id = AgentSession.objects.filter(pk=session_id).values_list("task_id", flat=True).first()
     task = Task.objects.select_for_update().filter(pk=task_id).first() if task_id else None
@@ -335,13 +342,14 @@ def session_event(
     so `on_turn_complete` runs exactly once however often the turn is reported."""
     to = EVENT_STATUS[type]
     with board_change(session.workflow_id, actor=actor) as change:
-        session, task = _lock_for_change(change, session.pk)
+        session, task = _lock_session(session.pk)
         if session.status == to:
             return session
         _set_status(session, to, now=change.now, detail=detail if type != "boot_ready" else None)
         session.save()
-        if to in TERMINAL:
+        if to in TERMINAL:  # from starting or running: the session held a slot
             _slot_freed(change)
+            _agent_stopped(change, task)
         # boot_ready never advances the workflow; a completed turn runs the step's actions
         # only while the task is still in the step the session was for.
         if to == SessionStatus.COMPLETED and task is not None and task.archived_at is None:
@@ -353,7 +361,7 @@ def session_event(
 @board_transaction
 def session_cancel(*, session: AgentSession, actor, reason: str = "") -> AgentSession:
     with board_change(session.workflow_id, actor=actor) as change:
-        session, _ = _lock_for_change(change, session.pk)
+        session, task = _lock_session(session.pk)
         if session.status == SessionStatus.CANCELLED:
             return session
         held = session.status in HOLDING_SLOT
@@ -361,6 +369,7 @@ def session_cancel(*, session: AgentSession, actor, reason: str = "") -> AgentSe
         session.save()
         if held:
             _slot_freed(change)
+            _agent_stopped(change, task)
         return session
 
 
@@ -394,7 +403,7 @@ def session_heartbeat(*, session: AgentSession) -> AgentSession:
 def session_claim(*, user, runner: str, workspace_id=None) -> AgentSession | None:
     """Give a runner the oldest unclaimed starting session it may run; rows another runner
     is claiming are skipped, so no two runners get the same session."""
-    workspaces = Membership.objects.filter(user=user, role__in=WRITE_ROLES).values("workspace_id")
+    workspaces = writable_workspaces(user)
     candidates = AgentSession.objects.filter(
         status=SessionStatus.STARTING, runner="", workflow__workspace_id__in=workspaces
     )
@@ -436,6 +445,8 @@ def expire_board_leases(*, workflow_id) -> int:
         )
         if expired:
             _slot_freed(change)
+            for task in Task.objects.filter(pk__in=[s.task_id for s in expired]).only("id", "step_id"):
+                _agent_stopped(change, task)
         return len(expired)
 
 

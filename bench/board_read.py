@@ -2,7 +2,7 @@
 
 Query counts are captured in-process (CaptureQueriesContext around Django's test client,
 token-authenticated like a real client); times are measured over HTTP against uvicorn.
-Snapshots are built once per board version (boards.selectors), so every timed or counted
+Snapshots are built once per board version (boards.snapshots), so every timed or counted
 request except the "cached" column first bumps the version: it measures a fresh build.
 """
 
@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from bench.common import HttpConnection, spread
 from bench.fixtures import bulk_tasks, kanban
-from boards.pull import reconcile_board
+from boards.changes import reconcile_board
 from workflows.models import Workflow
 
 # Most tasks wait in the backlog; a tenth is done; the limited columns are full.

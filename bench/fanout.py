@@ -19,8 +19,8 @@ from django.db import connections
 
 from bench.common import HttpConnection, percentile
 from bench.fixtures import bulk_tasks, kanban
+from boards.changes import reconcile_board
 from boards.models import Task
-from boards.pull import reconcile_board
 
 
 async def _probe(port, workflow_id, key) -> str | None:

@@ -13,8 +13,8 @@ import orjson
 
 from bench.common import HttpConnection, percentile, spread
 from bench.fixtures import bulk_tasks, kanban
+from boards.changes import reconcile_board
 from boards.models import Task
-from boards.pull import reconcile_board
 
 START_TASKS = 1000
 

@@ -13,8 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from bench.common import spread
 from bench.fixtures import bulk_tasks, workflow_with_steps
 from boards.admission import task_bulk_move
+from boards.changes import reconcile_board
 from boards.models import Task
-from boards.pull import reconcile_board
 
 LIMIT = 100
 

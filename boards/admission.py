@@ -1,4 +1,4 @@
-"""The admission service: the one rule that decides whether a task may enter a step.
+"""The admission service: the doors' transactions that put a task into a step.
 
 Every door that puts a live task into a step (REST, browser, bulk moves, the step-event
 engine, integrations, MCP, restore, ephemeral -> permanent, pulls) ends in `decide()`,
@@ -7,49 +7,26 @@ locks. A refusal raises `WipLimitReached` inside the transaction, so nothing of 
 refused request persists.
 """
 
-import enum
-from dataclasses import dataclass
-
-from django.db.models import Case, Q, Value, When
-
-from boards.locking import BoardChange, board_change, board_transaction
+from boards.access import role_in
+from boards.changes import board_change
+from boards.locking import BoardChange, board_transaction
 from boards.models import EventKind, Priority, Task
-from boards.signals import step_vacated, task_admitted, task_retired
+from boards.placement import (
+    MOVED_FIELDS,
+    Admission,
+    Outcome,
+    after_admission,
+    decide,
+    enter,
+    event_kind,
+    leave,
+    renumber,
+    save_entered,
+)
+from boards.signals import task_retired
 from kandev import sql
 from kandev.errors import Conflict, Forbidden, Invalid, WipLimitReached
-from workflows.models import Membership, OnFull, Role, WorkflowStep
-
-MOVED_FIELDS = ["step", "position", "admitted", "queued_at", "entered_step_at", "updated_at"]
-
-
-class Outcome(enum.StrEnum):
-    ADMITTED = "admitted"
-    QUEUED = "queued"  # waiting in a queue-mode step's overflow queue
-    FORCED = "forced"  # an owner's override: admitted over the limit
-
-
-@dataclass(frozen=True)
-class Admission:
-    task: Task
-    outcome: Outcome
-
-    @property
-    def queued(self) -> bool:
-        return self.outcome is Outcome.QUEUED
-
-
-def decide(change: BoardChange, step: WorkflowStep, *, counts: bool = True, force: bool = False) -> Outcome:
-    """The WIP rule. `counts` is False for ephemeral tasks, which never occupy a step."""
-    if not counts:
-        return Outcome.ADMITTED
-    occupied = change.counts(step).occupied
-    if not step.is_limited or occupied < step.wip_limit:
-        return Outcome.ADMITTED
-    if force:
-        return Outcome.FORCED
-    if step.on_full == OnFull.QUEUE:
-        return Outcome.QUEUED
-    raise WipLimitReached(step=step, occupied=occupied)
+from workflows.models import OnFull, Role, WorkflowStep
 
 
 def check_force(*, workflow, actor, force: bool, reason: str) -> None:
@@ -58,100 +35,16 @@ def check_force(*, workflow, actor, force: bool, reason: str) -> None:
         return
     if not (reason or "").strip():
         raise Invalid({"reason": ["A reason is required to force an admission."]})
-    if actor is not None and not Membership.objects.filter(
-        workspace_id=workflow.workspace_id, user=actor, role=Role.OWNER
-    ).exists():
+    if actor is not None and role_in(actor, workflow.workspace_id) != Role.OWNER:
         raise Forbidden("Only a workspace owner may force an admission.")
 
 
-def _event_kind(outcome: Outcome, plain: str) -> str:
-    return {Outcome.QUEUED: EventKind.QUEUED, Outcome.FORCED: EventKind.FORCED}.get(outcome, plain)
-
-
-def leave(change: BoardChange, task: Task) -> bool:
-    """Take `task` out of its step's counts; True when that opened capacity."""
-    counts = change.counts(change.steps[task.step_id])
-    if task.archived_at is not None or task.is_ephemeral:
-        return False
-    if counts.last_position is not None and task.position >= counts.last_position:
-        counts.last_position = None  # the step's end moved; re-read when next needed
-    if task.admitted:
-        counts.occupied -= 1
-        return True
-    counts.queued -= 1
-    return False
-
-
-def enter(change: BoardChange, task: Task, step: WorkflowStep, outcome: Outcome, position=None) -> None:
-    """Place `task` in `step` per `outcome` (in memory; the caller saves)."""
-    counts = change.counts(step)
-    task.step = step
-    task.entered_step_at = change.now
-    task.updated_at = change.now
-    if outcome is Outcome.QUEUED:
-        task.admitted, task.queued_at = False, change.now
-        counts.queued += 1
-    else:
-        task.admitted, task.queued_at = True, None
-        if not task.is_ephemeral:
-            counts.occupied += 1
-    if position is None:
-        position = change.last_position(step) + 1
-    task.position = position
-    if counts.last_position is not None:
-        counts.last_position = max(counts.last_position, position)
-
-
-def save_entered(tasks: list[Task], step: WorkflowStep, now) -> None:
-    """Save tasks that `enter()`ed `step` at `now` in one UPDATE.
-
-    What they share is written once; only what differs per task (position, and admitted /
-    queued_at when a queue-mode step admitted some and queued the rest) goes in a CASE.
-    Django's bulk_update would build a CASE for every field: six times the SQL and Python.
-    """
-    if not tasks:
-        return
-    values = {"step": step, "entered_step_at": now, "updated_at": now}
-    for name in ("position", "admitted", "queued_at"):
-        distinct = {getattr(t, name) for t in tasks}
-        if len(distinct) == 1:
-            values[name] = distinct.pop()
-        else:
-            values[name] = Case(
-                *(When(pk=t.pk, then=Value(getattr(t, name))) for t in tasks),
-                output_field=Task._meta.get_field(name),
-            )
-    Task.objects.filter(pk__in=[t.pk for t in tasks]).update(**values)
-
-
-def after_admission(change: BoardChange, task: Task, outcome: Outcome) -> None:
-    if outcome is not Outcome.QUEUED:
-        task_admitted.send(sender=Task, change=change, task=task, step=change.steps[task.step_id])
-
-
-def vacated(change: BoardChange, step: WorkflowStep) -> None:
-    """The post-move signal: capacity opened in `step` (boards.pull fills it)."""
-    step_vacated.send(sender=WorkflowStep, change=change, step=step)
-
-
-def renumber(change: BoardChange, step: WorkflowStep, task: Task, index: int) -> None:
-    """Put `task` at `index` of the step's order and number the step 0..n-1."""
-    others = list(
-        Task.objects.filter(step=step, archived_at__isnull=True)
-        .exclude(pk=task.pk)
-        .in_board_order()
-        .only("id", "position")
-    )
-    index = max(0, min(index, len(others)))
-    order = others[:index] + [task] + others[index:]
-    moved = []
-    for position, item in enumerate(order):
-        if item.position != position or item is task:
-            item.position = position
-            moved.append(item)
-    Task.objects.bulk_update([t for t in moved if t is not task], ["position"])
-    change.counts(step).last_position = len(order) - 1
-    change.orders[step.pk] = [str(t.pk) for t in order]
+def check_external_ref(change: BoardChange, external_ref: str | None) -> None:
+    """An external ref (a GitHub issue, say) names at most one live task of a board."""
+    if external_ref and Task.objects.filter(
+        workflow=change.workflow, external_ref=external_ref, archived_at__isnull=True
+    ).exists():
+        raise Conflict(f'A live task already has external_ref "{external_ref}".', code="external_ref_exists")
 
 
 # --- services: each is one door's outermost transaction -------------------------------
@@ -175,12 +68,7 @@ def task_create(
     check_force(workflow=workflow, actor=actor, force=force, reason=reason)
     with board_change(workflow.pk, actor=actor) as change:
         target = change.step(step.pk) if step is not None else change.start_step()
-        if external_ref and Task.objects.filter(
-            workflow=change.workflow, external_ref=external_ref, archived_at__isnull=True
-        ).exists():
-            raise Conflict(
-                f'A live task already has external_ref "{external_ref}".', code="external_ref_exists"
-            )
+        check_external_ref(change, external_ref)
         outcome = decide(change, target, counts=not is_ephemeral, force=force)
         task = Task(
             workflow=change.workflow,
@@ -192,7 +80,7 @@ def task_create(
         )
         enter(change, task, target, outcome, position)
         sql.insert([task])
-        change.record(task, _event_kind(outcome, EventKind.CREATED), to_step=target, reason=reason, action="create")
+        change.record(task, event_kind(outcome, EventKind.CREATED), to_step=target, reason=reason, action="create")
         change.announce("task.created", task=task)
         after_admission(change, task, outcome)
         return Admission(task, outcome)
@@ -230,17 +118,15 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
         change.announce("task.moved", task=task)
         return Admission(task, outcome)
     outcome = decide(change, target, counts=not task.is_ephemeral, force=force)
-    opened = leave(change, task)
+    leave(change, task)
     enter(change, task, target, outcome)
     if position is not None:
         renumber(change, target, task, position)
     task.save(update_fields=MOVED_FIELDS)
-    kind = _event_kind(outcome, EventKind.MOVED)
+    kind = event_kind(outcome, EventKind.MOVED)
     change.record(task, kind, from_step=source, to_step=target, reason=reason, action="move")
     change.announce("task.moved", task=task)
     after_admission(change, task, outcome)
-    if opened:
-        vacated(change, source)
     return Admission(task, outcome)
 
 
@@ -276,22 +162,19 @@ def bulk_move(change: BoardChange, tasks: list[Task], target: WorkflowStep) -> l
                 f"(WIP limit {target.wip_limit}, {counts.occupied} occupied)."
             ),
         )
-    sources, results = {}, []
+    results = []
     for task in movers:
         source = change.steps[task.step_id]
         outcome = decide(change, target, counts=not task.is_ephemeral)
-        if leave(change, task):
-            sources[source.pk] = source
+        leave(change, task)
         enter(change, task, target, outcome)
-        change.record(task, _event_kind(outcome, EventKind.MOVED), from_step=source, to_step=target, action="bulk_move")
+        change.record(task, event_kind(outcome, EventKind.MOVED), from_step=source, to_step=target, action="bulk_move")
         results.append(Admission(task, outcome))
     save_entered(movers, target, change.now)
     if movers:
         change.announce("task.moved", task=movers[0])
     for admission in results:
         after_admission(change, admission.task, admission.outcome)
-    for source in sources.values():
-        vacated(change, source)
     return results
 
 
@@ -302,14 +185,12 @@ def task_archive(*, task: Task, actor) -> Task:
         if task.archived_at is not None:
             return task
         step = change.steps[task.step_id]
-        opened = leave(change, task)
+        leave(change, task)
         task.archived_at = task.updated_at = change.now
         task.save(update_fields=["archived_at", "updated_at"])
         change.record(task, EventKind.ARCHIVED, from_step=step, action="archive")
         task_retired.send(sender=Task, change=change, task=task)
         change.announce("task.archived", task=task)
-        if opened:
-            vacated(change, step)
         return task
 
 
@@ -322,17 +203,12 @@ def task_restore(*, task: Task, actor, force: bool = False, reason: str = "") ->
         step = change.steps[task.step_id]
         if task.archived_at is None:
             return Admission(task, Outcome.ADMITTED if task.admitted else Outcome.QUEUED)
-        if task.external_ref and Task.objects.filter(
-            Q(workflow=change.workflow, external_ref=task.external_ref, archived_at__isnull=True)
-        ).exists():
-            raise Conflict(
-                f'A live task already has external_ref "{task.external_ref}".', code="external_ref_exists"
-            )
+        check_external_ref(change, task.external_ref)
         outcome = decide(change, step, counts=not task.is_ephemeral, force=force)
         task.archived_at = None
         enter(change, task, step, outcome)
         task.save(update_fields=["archived_at", "position", "admitted", "queued_at", "entered_step_at", "updated_at"])
-        change.record(task, _event_kind(outcome, EventKind.RESTORED), to_step=step, reason=reason, action="restore")
+        change.record(task, event_kind(outcome, EventKind.RESTORED), to_step=step, reason=reason, action="restore")
         change.announce("task.restored", task=task)
         after_admission(change, task, outcome)
         return Admission(task, outcome)
@@ -353,7 +229,7 @@ def task_make_permanent(*, task: Task, actor, force: bool = False, reason: str =
         task.is_ephemeral = False
         enter(change, task, step, outcome, position=task.position)
         task.save(update_fields=["is_ephemeral", "admitted", "queued_at", "entered_step_at", "updated_at"])
-        kind = _event_kind(outcome, EventKind.MOVED)
+        kind = event_kind(outcome, EventKind.MOVED)
         change.record(task, kind, from_step=step, to_step=step, reason=reason, action="make_permanent")
         change.announce("task.updated", task=task)
         after_admission(change, task, outcome)
@@ -365,11 +241,9 @@ def task_delete(*, task: Task, actor) -> None:
     with board_change(task.workflow_id, actor=actor) as change:
         task = change.lock_task(task.pk)
         step = change.steps[task.step_id]
-        opened = leave(change, task)
+        leave(change, task)
         change.record(task, EventKind.DELETED, from_step=step, action="delete", title=task.title)
         task_retired.send(sender=Task, change=change, task=task)
         change.deleted.add(task.pk)
         change.announce("task.deleted", task=task)
         task.delete()
-        if opened:
-            vacated(change, step)

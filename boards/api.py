@@ -1,18 +1,15 @@
-import functools
 
 import django_filters
-from django.core.exceptions import ValidationError
-from django.db import connection
 from django.db.models import F, Q
-from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from boards import admission
+from boards import access, admission
+from boards.access import check_role, visible_tasks
+from boards.messages import task_data
 from boards.models import EventKind, Priority, Task, TaskEvent
-from boards.selectors import task_data
 from boards.serializers import (
     PRIORITY_CHOICES,
     BulkMoveSerializer,
@@ -24,12 +21,8 @@ from boards.serializers import (
     TaskUpdateSerializer,
 )
 from boards.services import task_update
-from kandev import sql
 from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
-from kandev.errors import Invalid
 from kandev.validation import validated
-from workflows.access import check_role
-from workflows.models import Membership, Workflow, WorkflowStep
 
 ADMISSION_RESPONSES = {
     202: TaskSerializer,
@@ -61,43 +54,6 @@ class TaskFilter(django_filters.FilterSet):
         return queryset.filter(Q(title__icontains=value) | Q(external_ref__icontains=value))
 
 
-@functools.cache
-def _with_workflow_and_role(model, vendor: str) -> str:
-    """A step or task by id, with its workflow and the user's role in its workspace.
-    Every create and move runs it (kandev/sql.py says why it is hand-written)."""
-    workspace = sql.column(Workflow, "workspace")
-    return (
-        f"SELECT {sql.columns(model, 'o')}, {sql.columns(Workflow, 'w')}, m.{sql.column(Membership, 'role')}"
-        f" FROM {sql.table(model)} o"
-        f" JOIN {sql.table(Workflow)} w ON w.{sql.column(Workflow, 'id')} = o.{sql.column(model, 'workflow')}"
-        f" JOIN {sql.table(Membership)} m ON m.{sql.column(Membership, 'workspace')} = w.{workspace}"
-        f" WHERE o.{sql.column(model, 'id')} = %s AND m.{sql.column(Membership, 'user')} = %s"
-    )
-
-
-def _member_object(model, user, pk):
-    """(`model` row `pk` with `.workflow` and `.member_role`) if `user` is a member of its
-    workspace, else None."""
-    statement = _with_workflow_and_role(model, connection.vendor)
-    rows = sql.fetch(statement, [sql.uuid_param(pk), user.pk], model, Workflow)
-    if not rows:
-        return None
-    ((obj, workflow, role),) = rows
-    obj.workflow, obj.member_role = workflow, role
-    return obj
-
-
-def member_step(user, step_id, field: str = "step_id") -> WorkflowStep:
-    """A step of a workspace the user belongs to, or a 400 on `field` (existence is not leaked).
-
-    `step.member_role` is the user's role there, read in the same query.
-    """
-    step = _member_object(WorkflowStep, user, step_id)
-    if step is None:
-        raise Invalid({field: ["No such step."]})
-    return step
-
-
 @extend_schema_view(
     list=extend_schema(responses=TaskSerializer(many=True)),
     retrieve=extend_schema(responses=TaskSerializer),
@@ -112,7 +68,7 @@ class TaskViewSet(
 
     def get_queryset(self):
         return (
-            Task.objects.filter(workflow__workspace__memberships__user=self.request.user)
+            visible_tasks(self.request.user)
             .annotate(member_role=F("workflow__workspace__memberships__role"))
             .select_related("workflow")
             .order_by("workflow_id", "step_id", "position", "priority", "created_at", "id")
@@ -120,35 +76,14 @@ class TaskViewSet(
 
     def writable_task(self) -> Task:
         """The task of the URL for a write: 404 unless the user is a member, 403 for a viewer."""
-        try:
-            task = _member_object(Task, self.request.user, self.kwargs["pk"])
-        except ValidationError:  # not a UUID
-            task = None
-        if task is None:
-            raise Http404
-        check_role(task.member_role, write=True)
-        return task
+        return access.writable(Task, self.request.user, self.kwargs["pk"])
 
     @extend_schema(request=TaskCreateSerializer, responses={201: TaskSerializer, **ADMISSION_RESPONSES})
     def create(self, request):
         data = self.validated(TaskCreateSerializer)
-        step = member_step(request.user, data["step_id"]) if data.get("step_id") else None
-        if step is not None:
-            if data.get("workflow_id") and data["workflow_id"] != step.workflow_id:
-                raise Invalid({"step_id": ["This step is not in the given workflow."]})
-            workflow, role = step.workflow, step.member_role
-        else:
-            workflow = (
-                Workflow.objects.filter(
-                    pk=data["workflow_id"], workspace__memberships__user=request.user
-                )
-                .annotate(member_role=F("workspace__memberships__role"))
-                .first()
-            )
-            if workflow is None:
-                raise Invalid({"workflow_id": ["No such workflow."]})
-            role = workflow.member_role
-        check_role(role, write=True)
+        workflow, step = access.placement(
+            request.user, workflow_id=data.get("workflow_id"), step_id=data.get("step_id")
+        )
         result = admission.task_create(
             workflow=workflow,
             actor=request.user,
@@ -183,7 +118,7 @@ class TaskViewSet(
         data = self.validated(TaskMoveSerializer)
         result = admission.task_move(
             task=task,
-            to_step=member_step(request.user, data["step_id"]),
+            to_step=access.member_step(request.user, data["step_id"]),
             actor=request.user,
             position=data.get("position"),
             force=data["force"],
@@ -198,7 +133,7 @@ class TaskViewSet(
     @action(detail=False, methods=["post"], url_path="bulk-move")
     def bulk_move(self, request):
         data = self.validated(BulkMoveSerializer)
-        step = member_step(request.user, data["step_id"])
+        step = access.member_step(request.user, data["step_id"])
         check_role(step.member_role, write=True)
         results = admission.task_bulk_move(task_ids=data["task_ids"], to_step=step, actor=request.user)
         return Response([task_data(r.task) for r in results])

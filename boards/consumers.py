@@ -10,9 +10,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from accounts.websocket import current_user, session_digest
+from boards.access import role_in
 from boards.events import board_group, viewer_group
-from boards.selectors import board_snapshot
-from workflows.access import role_in
+from boards.snapshots import board_snapshot
 from workflows.models import Role, Workflow
 
 # Every role may watch a board; a role taken out of this set loses its open sockets too.

@@ -1,13 +1,14 @@
 """The board's commit point and its lock order (admission.md).
 
-Every change to a board runs inside `board_change()`, within an outermost
-`@board_transaction`. It takes, in this order:
+Every change to a board runs inside `board_change()` (changes.py), within an outermost
+`@board_transaction`; `open_change()` takes, in this order:
   1. the workflow row (orders all changes of one board), locked by bumping its version,
   2. every step row of the board, ascending id, in one query,
   3. the task rows it changes (`lock_task`).
 Session rows and the workspace's session guard, when a change needs them, come after.
 """
 
+import dataclasses
 import functools
 import logging
 import random
@@ -21,7 +22,9 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from boards.events import broadcast_on_commit
+from boards.messages import change_message
 from boards.models import LIVE, Task, TaskEvent
+from boards.selectors import step_counts
 from kandev import sql
 from kandev.errors import Invalid, KandevError
 from workflows.models import Workflow, WorkflowStep
@@ -83,6 +86,8 @@ class BoardChange:
     events: list = field(default_factory=list)
     deleted: set = field(default_factory=set)
     orders: dict = field(default_factory=dict)  # step id -> task ids, when renumbered
+    unsettled: set = field(default_factory=set)  # step ids that may now admit something
+    filled: set = field(default_factory=set)  # (step id, task id) admitted by a fill
     message: dict | None = None
     dirty: bool = False
     _counts: dict = field(default_factory=dict)
@@ -130,8 +135,6 @@ class BoardChange:
         Counts this change read are current (every write keeps them so); only the steps it
         touched without reading (a renamed step, say) cost one query, for all of them.
         """
-        from boards.selectors import step_counts  # selectors import this module
-
         known = {pk: (c.occupied, c.queued) for pk, c in self._counts.items() if pk in self.touched}
         missing = self.touched - known.keys()
         return known | (step_counts(missing) if missing else {})
@@ -162,14 +165,46 @@ class BoardChange:
             detail=detail,
         ))
 
+    def opened(self, *steps) -> None:
+        """Room may have opened in `steps` (a task left, a limit rose, a feeder was set):
+        they fill before the change commits."""
+        self.unsettled.update(step.pk for step in steps)
+
+    def arrived(self, step: WorkflowStep) -> None:
+        """A pullable task arrived in `step`: the limited steps it feeds may pull it."""
+        self.unsettled.update(pk for pk, s in self.steps.items() if s.pull_from_step_id == step.pk and s.is_limited)
+
     def touch(self, *steps) -> None:
         self.dirty = True
         self.touched.update(step.pk for step in steps)
+
+    @contextmanager
+    def savepoint(self):
+        """A savepoint that also owns this change's state: on any error inside, the database
+        and every field of the change (events, counts, message, ...) go back to where they
+        were, and the error goes on."""
+        saved = {f.name: _copied(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        saved["_counts"] = {pk: dataclasses.replace(c) for pk, c in self._counts.items()}
+        try:
+            with transaction.atomic():
+                yield self
+        except BaseException:
+            for name, value in saved.items():
+                setattr(self, name, value)
+            raise
+
+    def live_message(self) -> dict:
+        """The message live viewers get when this change commits."""
+        return change_message(self)
 
     def announce(self, type_: str, **payload) -> None:
         """Name the change for live viewers; the first announcement wins (it is the cause)."""
         if self.message is None:
             self.message = {"type": type_, **payload}
+
+
+def _copied(value):
+    return value.copy() if isinstance(value, (dict, set, list)) else value
 
 
 @functools.cache
@@ -205,17 +240,21 @@ def _statements(vendor: str) -> dict:
     }
 
 
-@contextmanager
-def board_change(workflow_id, *, actor=None):
-    """Lock a board for one change (bumping its version); on clean exit broadcast."""
+def open_change(workflow_id, *, actor=None) -> BoardChange:
+    """Steps 1 and 2 of the lock order: the board, its version bumped, and its steps."""
     statements = _statements(connection.vendor)
     bumped = sql.fetch(statements["lock_and_bump"], [sql.uuid_param(workflow_id)], Workflow)
     if not bumped:
         raise NotFound("Not found.")
     ((workflow,),) = bumped
     steps = [step for (step,) in sql.fetch(statements["lock_steps"], [sql.uuid_param(workflow.pk)], WorkflowStep)]
-    change = BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
-    yield change
+    return BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
+
+
+def close_change(change: BoardChange) -> None:
+    """Write the change's history and send its live message on commit; a change that
+    changed nothing takes its version bump back."""
+    workflow = change.workflow
     if not change.dirty:
         # Nothing changed: take the bump back (still under the lock, so nobody saw it).
         Workflow.objects.filter(pk=workflow.pk).update(version=F("version") - 1)
@@ -224,6 +263,4 @@ def board_change(workflow_id, *, actor=None):
     for event in change.events:  # ties each event to its commit: history replays change by change
         event.detail["version"] = change.version
     sql.insert(change.events)
-    from boards.selectors import change_message  # selectors import this module
-
-    broadcast_on_commit(workflow.pk, change_message(change))
+    broadcast_on_commit(workflow.pk, change.live_message())

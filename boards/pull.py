@@ -1,32 +1,38 @@
-"""The pull: a limited step that gained capacity fills itself, in the same transaction.
+"""The pull: a limited step with room fills itself, in the same transaction.
 
 First its own overflow queue (oldest `queued_at`, then position, id: a bulk move queues its
-tasks in one instant, in the given order), then its feeder's tasks in
-board order (position, priority rank, created, id), until full; each pulled task opens
-capacity in the feeder, so the pull cascades up the feeder chain. It reacts to the
-admission service's post-move signal, and the reconciler runs the same `fill()`.
+tasks in one instant, in the given order), then its feeder's tasks in board order
+(position, priority rank, created, id), until full. `settle()` fills every step a change
+marked (`BoardChange.opened()` / `arrived()`), and what a fill does marks more: the feeder
+it took from has room, and the step it filled now holds pullable tasks for its consumers.
+So a pull cascades up and down the feeder chain until the board is settled (product.md §3).
 """
 
-import logging
 from functools import partial
 
 from django.db import transaction
 from django.db.models import Subquery
-from django.dispatch import receiver
 
 from agents.models import HOLDING_SLOT
-from boards.admission import Outcome, after_admission, save_entered
-from boards.locking import BoardChange, board_change, board_transaction
+from boards.locking import BoardChange
 from boards.models import LIVE, EventKind, Task
-from boards.signals import step_vacated
+from boards.placement import Outcome, after_admission, save_entered
 from kandev import metrics
-from workflows.models import Workflow, WorkflowStep
+from workflows.models import WorkflowStep
 
-logger = logging.getLogger(__name__)
 
-@receiver(step_vacated)
-def pull_into_vacated_step(sender, *, change: BoardChange, step: WorkflowStep, **kwargs):
-    fill(change, step)
+def settle(change: BoardChange) -> None:
+    """Fill the marked steps, in board order, until no step is left to fill.
+
+    It ends: each fill admits tasks it has not admitted into that step before in this
+    change (`change.filled`), or marks nothing."""
+    while True:
+        change.unsettled &= change.steps.keys()  # a step deleted in this change fills nothing
+        if not change.unsettled:
+            return
+        step = min((change.steps[pk] for pk in change.unsettled), key=lambda s: s.position)
+        change.unsettled.discard(step.pk)
+        fill(change, step)
 
 
 def pull_candidates(feeder: WorkflowStep):
@@ -41,11 +47,8 @@ def pull_candidates(feeder: WorkflowStep):
     )
 
 
-def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -> None:
-    visited = set() if _visited is None else _visited
-    if step.pk in visited:  # feeder cycles are refused at configuration; this is the backstop
-        return
-    visited.add(step.pk)
+def fill(change: BoardChange, step: WorkflowStep) -> None:
+    """Fill `step` while it has room: its own queue first, then its feeder."""
     counts = change.counts(step)
     free = step.wip_limit - counts.occupied if step.is_limited else None
     if free is not None and free <= 0:
@@ -58,17 +61,18 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
     if free <= 0 or feeder is None:
         return
     feeder_counts = change.counts(feeder)
-    candidates = pull_candidates(feeder)
+    candidates = _not_filled_before(change, step, pull_candidates(feeder))
     if counts.last_position is None:
         # The step's last task left in this change: read its new end with the candidates,
         # not in a query of its own, so a pull costs the same whatever it vacated.
         end = Task.objects.filter(LIVE, step=step).order_by("-position").values("position")[:1]
         candidates = candidates.annotate(step_end=Subquery(end))
-    pulled = list(candidates[:free])
-    if not pulled:
+    rows = list(candidates[:free])
+    if not rows:
         return
     if counts.last_position is None:
-        counts.last_position = -1 if pulled[0].step_end is None else pulled[0].step_end
+        counts.last_position = -1 if rows[0].step_end is None else rows[0].step_end
+    pulled = _as_changed(change, rows)
     if feeder_counts.last_position is not None and max(t.position for t in pulled) >= feeder_counts.last_position:
         feeder_counts.last_position = None
     last = change.last_position(step)
@@ -84,21 +88,36 @@ def fill(change: BoardChange, step: WorkflowStep, _visited: set | None = None) -
     for task in pulled:
         change.record(task, EventKind.PULLED, from_step=feeder, to_step=step, action="pull")
     change.announce("task.pulled", task=pulled[0])
-    for task in pulled:
+    _filled(change, step, pulled)
+    change.opened(feeder)
+
+
+def _as_changed(change: BoardChange, rows) -> list[Task]:
+    """The change's own instance of each row it already wrote (the task a door created or
+    moved), so the door's answer and the live message show where the fill put it."""
+    return [change.changed_tasks.get(row.pk, row) for row in rows]
+
+
+def _not_filled_before(change: BoardChange, step: WorkflowStep, tasks):
+    """A task a fill admitted into `step` once in this change is not admitted there again
+    (an `on_enter` that sends it back to the feeder would pull it forever)."""
+    again = [task_id for step_id, task_id in change.filled if step_id == step.pk]
+    return tasks.exclude(pk__in=again) if again else tasks
+
+
+def _filled(change: BoardChange, step: WorkflowStep, tasks: list[Task]) -> None:
+    change.filled.update((step.pk, task.pk) for task in tasks)
+    change.arrived(step)
+    for task in tasks:
         after_admission(change, task, Outcome.ADMITTED)
-    fill(change, feeder, visited)
 
 
 def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) -> int:
     if change.counts(step).queued <= 0:
         return 0
-    queue = (
-        Task.objects.queued()
-        .filter(step=step)
-        .order_by("queued_at", "position", "id")
-        .select_for_update(skip_locked=True)
-    )
-    promoted = list(queue if free is None else queue[:free])
+    queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id")
+    queue = _not_filled_before(change, step, queue.select_for_update(skip_locked=True))
+    promoted = _as_changed(change, queue if free is None else queue[:free])
     if not promoted:
         return 0
     counts = change.counts(step)
@@ -106,37 +125,11 @@ def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) ->
     for task in promoted:
         waits[task.pk] = (change.now - task.queued_at).total_seconds()
         task.admitted, task.queued_at, task.updated_at = True, None, change.now
-    Task.objects.filter(pk__in=[t.pk for t in promoted]).update(
-        admitted=True, queued_at=None, updated_at=change.now
-    )
+    Task.objects.filter(pk__in=[t.pk for t in promoted]).update(admitted=True, queued_at=None, updated_at=change.now)
     counts.occupied += len(promoted)
     counts.queued -= len(promoted)
     for task in promoted:
         change.record(task, EventKind.PROMOTED, to_step=step, action="promote", waited_seconds=waits[task.pk])
     change.announce("task.pulled", task=promoted[0])
-    for task in promoted:
-        after_admission(change, task, Outcome.ADMITTED)
+    _filled(change, step, promoted)
     return len(promoted)
-
-
-@board_transaction
-def reconcile_board(*, workflow_id) -> bool:
-    """Fill every step of one board that has room; True when anything moved."""
-    with board_change(workflow_id) as change:
-        for step in sorted(change.steps.values(), key=lambda s: s.position):
-            fill(change, step)
-        return change.dirty
-
-
-def reconcile_all() -> int:
-    """One reconciler pass over every board with a limit or a queue; returns boards changed."""
-    changed = 0
-    workflow_ids = (
-        Workflow.objects.filter(steps__wip_limit__gt=0).values_list("id", flat=True).distinct()
-    )
-    for workflow_id in workflow_ids:
-        try:
-            changed += reconcile_board(workflow_id=workflow_id)
-        except Exception:  # one broken board must not stop the others
-            logger.exception("reconciling board %s failed", workflow_id)
-    return changed

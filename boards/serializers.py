@@ -1,22 +1,10 @@
-import unicodedata
-
 from rest_framework import serializers
 
+from boards.messages import task_data
 from boards.models import EventKind, Priority, Task, TaskEvent
-from boards.selectors import task_data
+from kandev.text import clean_text
 
 PRIORITY_CHOICES = [p.label for p in Priority]
-
-
-def clean_text(value: str, *, multiline: bool = False) -> str:
-    """Refuse control characters, and text made only of invisible ones (zero-width and
-    bidi controls, category Cf, and spaces): a title is shown on every viewer's board."""
-    allowed = {"\n", "\t", "\r"} if multiline else set()
-    if any(unicodedata.category(ch) == "Cc" and ch not in allowed for ch in value):
-        raise serializers.ValidationError("Control characters are not allowed.")
-    if value and all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in value):
-        raise serializers.ValidationError("Must contain visible characters.")
-    return value
 
 
 class TaskSerializer(serializers.Serializer):

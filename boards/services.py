@@ -1,6 +1,7 @@
 """Task writes that are not admissions: they change a card, never its step."""
 
-from boards.locking import board_change, board_transaction
+from boards.changes import board_change
+from boards.locking import board_transaction
 from boards.models import Task
 
 

@@ -1,7 +1,5 @@
 """Signals sent inside the admission transaction.
 
-`step_vacated`: a task stopped occupying a step (moved, archived, deleted, became ephemeral)
-or the step's limit/feeder changed; the pull (boards.pull) fills the step.
 `task_admitted`: a task was admitted into a step (created, moved, pulled, promoted, restored);
 the step-event engine runs the step's `on_enter` actions.
 `task_retired`: a task was archived or is about to be deleted; its agent sessions end.
@@ -10,6 +8,5 @@ All carry `change`, the locked `BoardChange` of the transaction.
 
 from django.dispatch import Signal
 
-step_vacated = Signal()
 task_admitted = Signal()
 task_retired = Signal()

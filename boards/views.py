@@ -12,10 +12,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.models import Priority, Task
-from boards.selectors import board_snapshot
-from workflows.access import WRITE_ROLES, role_in
-from workflows.models import Membership, OnFull, Workflow
+from boards.snapshots import board_snapshot
+from workflows.models import OnFull, Workflow
 
 # Name -> pull rank, for the add-task select and the script's card order.
 PRIORITY_RANKS = {p.label: p.value for p in Priority}
@@ -26,7 +26,7 @@ DEFAULT_PRIORITY = Priority(Task._meta.get_field("priority").default).label
 @login_required
 def home(request):
     memberships = (
-        Membership.objects.filter(user=request.user)
+        memberships_of(request.user)
         .select_related("workspace")
         .prefetch_related("workspace__workflows")
         .order_by("workspace__name", "workspace__created_at")

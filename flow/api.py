@@ -10,6 +10,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from boards.access import require_role
 from flow import figures
 from flow.serializers import (
     AgingSerializer,
@@ -24,7 +25,6 @@ from flow.serializers import (
 )
 from kandev.api import ErrorSerializer
 from kandev.renderers import JSONRenderer
-from workflows.access import require_role
 from workflows.models import Workflow
 
 

@@ -5,6 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.response import Response
 
+from boards.access import require_role, visible, visible_workflows
 from integrations import watch as watches
 from integrations.intake import intake_create
 from integrations.models import Intake, ReviewWatch
@@ -17,7 +18,6 @@ from integrations.serializers import (
 from kandev.api import ErrorSerializer
 from kandev.errors import Invalid
 from kandev.validation import parse_uuid, validated
-from workflows.access import require_role
 from workflows.models import Workflow, WorkflowStep
 
 WORKFLOW_FILTER = [OpenApiParameter("workflow", str, description="Workflow id")]
@@ -25,7 +25,7 @@ WORKFLOW_FILTER = [OpenApiParameter("workflow", str, description="Workflow id")]
 
 def writable_target(user, workflow_id, step_id) -> tuple[Workflow, WorkflowStep | None]:
     """The workflow (and optional step of it) a member may point an integration at."""
-    workflow = Workflow.objects.filter(pk=workflow_id, workspace__memberships__user=user).first()
+    workflow = visible_workflows(user).filter(pk=workflow_id).first()
     if workflow is None:
         raise Invalid({"workflow_id": ["No such workflow."]})
     require_role(user, workflow.workspace_id, write=True)
@@ -43,9 +43,7 @@ class MemberQuerysetMixin:
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation: no user
             return self.model.objects.none()
-        queryset = self.model.objects.filter(
-            workflow__workspace__memberships__user=self.request.user
-        )
+        queryset = visible(self.model.objects.all(), self.request.user)
         workflow = self.request.query_params.get("workflow")
         if self.action == "list" and workflow:
             queryset = queryset.filter(workflow_id=parse_uuid(workflow, "workflow"))

@@ -13,10 +13,11 @@ from rest_framework import serializers
 
 from boards import admission
 from boards.models import Priority, Task
-from boards.serializers import PriorityField, TitleField, clean_text
+from boards.serializers import PriorityField, TitleField
 from integrations.models import Intake
 from kandev.errors import Conflict, Invalid, KandevError, WipLimitReached
 from kandev.parsers import TooDeep, load_json
+from kandev.text import clean_text
 from kandev.validation import validated
 from workflows.models import Workflow, WorkflowStep
 

@@ -19,15 +19,16 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from boards import admission
-from boards.api import member_step
+from boards import access, admission
+from boards.access import check_role, visible_workflows
+from boards.messages import step_data, task_data
 from boards.models import Priority, Task
-from boards.selectors import board_snapshot, step_counts, step_data, task_data
+from boards.selectors import step_counts
 from boards.serializers import TaskCreateSerializer, TaskMoveSerializer
+from boards.snapshots import board_snapshot
 from kandev.errors import Invalid, KandevError
 from kandev.validation import parse_uuid, validated
 from workflows import services
-from workflows.access import require_role
 from workflows.models import Workflow, WorkflowStep
 from workflows.serializers import StepUpdateSerializer
 
@@ -103,9 +104,7 @@ def build_server(*, user_id=None) -> MCPServer:
         return user
 
     def member_workflow(user, workflow_id: str) -> Workflow:
-        workflow = Workflow.objects.filter(
-            pk=parse_uuid(workflow_id, "workflow_id"), workspace__memberships__user=user
-        ).first()
+        workflow = visible_workflows(user).filter(pk=parse_uuid(workflow_id, "workflow_id")).first()
         if workflow is None:
             raise NotFound("Not found.")
         return workflow
@@ -119,7 +118,7 @@ def build_server(*, user_id=None) -> MCPServer:
     @board_tool
     def list_workflows(ctx: Context, workspace_id: str | None = None) -> list[dict[str, Any]]:
         """The workflows (boards) you can see, optionally of one workspace."""
-        workflows = Workflow.objects.filter(workspace__memberships__user=acting_user(ctx))
+        workflows = visible_workflows(acting_user(ctx))
         if workspace_id:
             workflows = workflows.filter(workspace_id=parse_uuid(workspace_id, "workspace_id"))
         return [
@@ -171,18 +170,9 @@ def build_server(*, user_id=None) -> MCPServer:
                 external_ref=external_ref,
             ),
         )
-        step = member_step(user, data["step_id"]) if data.get("step_id") else None
-        if step is not None:
-            if data.get("workflow_id") and data["workflow_id"] != step.workflow_id:
-                raise Invalid({"step_id": ["This step is not in the given workflow."]})
-            workflow = step.workflow
-        else:
-            workflow = Workflow.objects.filter(
-                pk=data["workflow_id"], workspace__memberships__user=user
-            ).first()
-            if workflow is None:
-                raise Invalid({"workflow_id": ["No such workflow."]})
-        require_role(user, workflow.workspace_id, write=True)
+        workflow, step = access.placement(
+            user, workflow_id=data.get("workflow_id"), step_id=data.get("step_id")
+        )
         result = admission.task_create(
             workflow=workflow,
             actor=user,
@@ -202,19 +192,10 @@ def build_server(*, user_id=None) -> MCPServer:
         """Move a task to a step (or reorder it inside its step with `position`)."""
         user = acting_user(ctx)
         data = validated(TaskMoveSerializer, given(step_id=step_id, position=position))
-        task = (
-            Task.objects.filter(
-                pk=parse_uuid(task_id, "task_id"), workflow__workspace__memberships__user=user
-            )
-            .select_related("workflow")
-            .first()
-        )
-        if task is None:
-            raise NotFound("Not found.")
-        require_role(user, task.workflow.workspace_id, write=True)
+        task = access.writable(Task, user, parse_uuid(task_id, "task_id"))
         result = admission.task_move(
             task=task,
-            to_step=member_step(user, data["step_id"]),
+            to_step=access.member_step(user, data["step_id"]),
             actor=user,
             position=data.get("position"),
         )
@@ -234,20 +215,14 @@ def build_server(*, user_id=None) -> MCPServer:
         """Read a step's wip_limit, pull_from_step_id and on_full, or change them (only the
         arguments given change). Raising a limit or setting a feeder pulls at once."""
         user = acting_user(ctx)
-        step = (
-            WorkflowStep.objects.filter(
-                pk=parse_uuid(step_id, "step_id"), workflow__workspace__memberships__user=user
-            )
-            .select_related("workflow")
-            .first()
-        )
+        step = access.member_object(WorkflowStep, user, parse_uuid(step_id, "step_id"))
         if step is None:
             raise NotFound("Not found.")
         changes = given(wip_limit=wip_limit, on_full=on_full)
         if pull_from_step_id != UNCHANGED:
             changes["pull_from_step_id"] = pull_from_step_id
         if changes:
-            require_role(user, step.workflow.workspace_id, write=True)
+            check_role(step.member_role, write=True)
             step = services.step_update(
                 step=step, actor=user, **validated(StepUpdateSerializer, changes, partial=True)
             )

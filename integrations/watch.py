@@ -16,12 +16,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from boards import admission
+from boards.access import role_in
 from boards.models import Task
 from integrations.github import GitHub, PullRequest, external_ref
 from integrations.models import GITHUB_API, ReviewWatch
 from kandev.errors import Conflict, Forbidden, Invalid, KandevError, WipLimitReached
 from kandev.validation import whole_number
-from workflows.access import role_in
 from workflows.models import Role, Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)

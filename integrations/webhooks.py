@@ -5,7 +5,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from boards.selectors import task_data
+from boards.messages import task_data
 from integrations.intake import MAX_BODY_BYTES, BodyTooLarge, deliver
 from integrations.models import Intake
 from kandev.errors import Invalid, KandevError

@@ -3,8 +3,6 @@
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from boards.admission import Admission
-
 
 class ErrorSerializer(serializers.Serializer):
     code = serializers.CharField()
@@ -17,7 +15,7 @@ class WipConflictSerializer(ErrorSerializer):
     occupied = serializers.IntegerField()
 
 
-def admission_response(admission: Admission, data: dict, *, created: bool = False) -> Response:
+def admission_response(admission, data: dict, *, created: bool = False) -> Response:
     """202 when the task waits in an overflow queue; else 201 for creations, 200 for the rest."""
     if admission.queued:
         return Response(data, status=status.HTTP_202_ACCEPTED)

@@ -1,20 +1,14 @@
-"""Prometheus metrics at /metrics (product.md §8).
+"""Prometheus counters and histograms every layer may count into (product.md §8).
 
-Gauges are read from the database at scrape time by `BoardCollector`, so every process
-reports the same truth. Counters and the histogram are process-local values that
+Counters and the histogram are process-local values that
 prometheus_client aggregates across processes when PROMETHEUS_MULTIPROC_DIR is set
 (multiprocess mode: each worker writes its own files; the scrape merges them).
 Label values are ids: names change and are not unique.
 """
 
-import hmac
 import os
 
-from django.conf import settings
-from django.db.models import Count
-from django.http import HttpResponse, JsonResponse
 from prometheus_client import (
-    CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
     Counter,
@@ -22,8 +16,6 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
-from prometheus_client.metrics_core import GaugeMetricFamily
-from prometheus_client.registry import Collector
 
 ADMISSIONS_REJECTED = Counter(
     "kandev_admissions_rejected", "Admissions refused because the step was full.", ["reason"]
@@ -50,65 +42,6 @@ TASK_CYCLE = Histogram(
 )
 
 
-class BoardCollector(Collector):
-    """Step occupancy and limits, session queue and slot use: counted at scrape time."""
-
-    def collect(self):
-        from agents.models import AgentSession, SessionStatus
-        from boards.models import Task
-        from workflows.models import Workflow, WorkflowStep
-
-        occupancy = GaugeMetricFamily(
-            "kandev_step_occupancy", "Live admitted tasks in a step.", labels=["workflow", "step"]
-        )
-        wip_limit = GaugeMetricFamily(
-            "kandev_step_wip_limit",
-            "A step's WIP limit (0 = unlimited).",
-            labels=["workflow", "step"],
-        )
-        occupied = dict(
-            Task.objects.occupying()
-            .values("step_id")
-            .annotate(n=Count("id"))
-            .values_list("step_id", "n")
-        )
-        for step_id, workflow_id, limit in WorkflowStep.objects.values_list(
-            "id", "workflow_id", "wip_limit"
-        ):
-            labels = [str(workflow_id), str(step_id)]
-            occupancy.add_metric(labels, occupied.get(step_id, 0))
-            wip_limit.add_metric(labels, limit)
-        yield occupancy
-        yield wip_limit
-
-        by_status = {
-            (workflow_id, status): n
-            for workflow_id, status, n in AgentSession.objects.filter(
-                status__in=[SessionStatus.QUEUED, SessionStatus.STARTING, SessionStatus.RUNNING]
-            )
-            .values("workflow_id", "status")
-            .annotate(n=Count("id"))
-            .values_list("workflow_id", "status", "n")
-        }
-        families = {
-            SessionStatus.QUEUED: GaugeMetricFamily(
-                "kandev_sessions_queued", "Sessions waiting for a slot.", labels=["workflow"]
-            ),
-            SessionStatus.STARTING: GaugeMetricFamily(
-                "kandev_sessions_starting",
-                "Sessions holding a slot while a runner boots.",
-                labels=["workflow"],
-            ),
-            SessionStatus.RUNNING: GaugeMetricFamily(
-                "kandev_sessions_running", "Sessions running a turn.", labels=["workflow"]
-            ),
-        }
-        for workflow_id in Workflow.objects.values_list("id", flat=True):
-            for status, family in families.items():
-                family.add_metric([str(workflow_id)], by_status.get((workflow_id, status), 0))
-        yield from families.values()
-
-
 def counters_exposition() -> bytes:
     """Counters and histograms: this process's, or every process's in multiprocess mode."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -116,48 +49,3 @@ def counters_exposition() -> bytes:
         multiprocess.MultiProcessCollector(registry)
         return generate_latest(registry)
     return generate_latest(REGISTRY)
-
-
-def exposition() -> bytes:
-    gauges = CollectorRegistry(auto_describe=False)
-    gauges.register(BoardCollector())
-    return counters_exposition() + generate_latest(gauges)
-
-
-def _bearer_ok(request) -> bool:
-    expected = settings.KANDEV_METRICS_TOKEN
-    header = request.headers.get("Authorization", "")
-    scheme, _, given = header.partition(" ")
-    return (
-        bool(expected)
-        and scheme.lower() == "bearer"
-        and hmac.compare_digest(given.strip(), expected)
-    )
-
-
-def _user(request):
-    from accounts.authentication import user_for_key
-
-    scheme, _, key = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() == "token" and key.strip():
-        return user_for_key(key.strip())
-    return request.user if request.user.is_authenticated else None
-
-
-def metrics_view(request):
-    """Prometheus text for a staff user (session or API token) or the metrics bearer token."""
-    if not _bearer_ok(request):
-        user = _user(request)
-        if user is None:
-            return JsonResponse(
-                {
-                    "code": "not_authenticated",
-                    "detail": "Authentication credentials were not provided.",
-                },
-                status=401,
-            )
-        if not user.is_staff:
-            return JsonResponse(
-                {"code": "permission_denied", "detail": "Metrics are for staff only."}, status=403
-            )
-    return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)

@@ -13,8 +13,9 @@ from flow.urls import page_urlpatterns as flow_pages
 from integrations.api import IntakeViewSet, ReviewWatchViewSet
 from integrations.webhooks import hook
 from kandev import views
-from kandev.metrics import metrics_view
-from teams.urls import api_urlpatterns as teams_api, page_urlpatterns as teams_pages
+from kandev.metrics_view import metrics_view
+from teams.urls import api_urlpatterns as teams_api
+from teams.urls import page_urlpatterns as teams_pages
 from workflows.api import StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 
 router = DefaultRouter(trailing_slash=True)

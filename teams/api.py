@@ -12,7 +12,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from boards.access import require_role
 from kandev.api import ErrorSerializer
+from kandev.validation import validated
 from teams import services
 from teams.models import Invite
 from teams.serializers import (
@@ -23,16 +25,9 @@ from teams.serializers import (
     MemberSerializer,
     MemberUpdateSerializer,
 )
-from workflows.access import require_role
 from workflows.models import Membership, Workspace
 
 ERRORS = {400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}
-
-
-def _validated(request, serializer_class) -> dict:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def _workspace(request, workspace_id, *, owner: bool = False) -> Workspace:
@@ -53,7 +48,7 @@ class MemberListView(APIView):
     @extend_schema(request=MemberAddSerializer, responses={201: MemberSerializer, **ERRORS})
     def post(self, request, workspace_id):
         workspace = _workspace(request, workspace_id, owner=True)
-        data = _validated(request, MemberAddSerializer)
+        data = validated(MemberAddSerializer, request.data)
         user = services.find_user(username=data.get("username", ""), email=data.get("email", ""))
         membership = services.member_add(workspace=workspace, user=user, role=data["role"])
         return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
@@ -63,7 +58,7 @@ class MemberDetailView(APIView):
     @extend_schema(request=MemberUpdateSerializer, responses={200: MemberSerializer, **ERRORS})
     def patch(self, request, workspace_id, user_id):
         workspace = _workspace(request, workspace_id, owner=True)
-        data = _validated(request, MemberUpdateSerializer)
+        data = validated(MemberUpdateSerializer, request.data)
         try:
             membership = services.member_update(workspace=workspace, user_id=user_id, **data)
         except Membership.DoesNotExist:
@@ -91,7 +86,7 @@ class InviteListView(APIView):
     @extend_schema(request=InviteCreateSerializer, responses={201: InviteCreatedSerializer, **ERRORS})
     def post(self, request, workspace_id):
         workspace = _workspace(request, workspace_id, owner=True)
-        data = _validated(request, InviteCreateSerializer)
+        data = validated(InviteCreateSerializer, request.data)
         invite, token = services.invite_create(workspace=workspace, actor=request.user, **data)
         url = request.build_absolute_uri(reverse("invite", kwargs={"token": token}))
         body = {"id": invite.pk, "url": url, "role": invite.role, "expires_at": invite.expires_at}

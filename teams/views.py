@@ -16,10 +16,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from boards.access import role_in
 from kandev.errors import Conflict, Invalid
 from teams import services
 from teams.models import Invite, InviteState
-from workflows.access import role_in
 from workflows.models import Membership, Role, Workspace
 
 

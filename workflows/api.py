@@ -5,17 +5,19 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards.api import WorkflowEventFilter, member_step
-from boards.selectors import board_events, board_snapshot, step_counts, step_data
+from boards.access import member_step, memberships_of, require_role, visible, visible_workflows
+from boards.api import WorkflowEventFilter
+from boards.messages import step_data
+from boards.selectors import board_events, step_counts
 from boards.serializers import TaskEventSerializer
+from boards.snapshots import board_snapshot
 from kandev.api import ErrorSerializer
 from kandev.errors import Invalid
 from kandev.renderers import JSONRenderer
 from kandev.validation import parse_uuid, validated, whole_number
 from workflows import services
-from workflows.access import require_role
 from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
-from workflows.models import Membership, Workflow, WorkflowStep, Workspace
+from workflows.models import Workflow, WorkflowStep, Workspace
 from workflows.portable import export_document, templates
 from workflows.serializers import (
     BoardSerializer,
@@ -36,10 +38,10 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self):
-        return Workspace.objects.filter(memberships__user=self.request.user).order_by("created_at", "id")
+        return visible(Workspace.objects.all(), self.request.user, "").order_by("created_at", "id")
 
     def get_serializer_context(self):
-        roles = dict(Membership.objects.filter(user=self.request.user).values_list("workspace_id", "role"))
+        roles = dict(memberships_of(self.request.user).values_list("workspace_id", "role"))
         return {**super().get_serializer_context(), "roles": roles}
 
     def perform_create(self, serializer):
@@ -96,7 +98,7 @@ class WorkflowViewSet(viewsets.ModelViewSet):
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self):
-        queryset = Workflow.objects.filter(workspace__memberships__user=self.request.user)
+        queryset = visible_workflows(self.request.user)
         workspace = self.request.query_params.get("workspace")
         if self.action == "list" and workspace:
             queryset = queryset.filter(workspace_id=parse_uuid(workspace, "workspace"))
@@ -107,9 +109,7 @@ class WorkflowViewSet(viewsets.ModelViewSet):
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
-        workspace = Workspace.objects.filter(
-            pk=data.pop("workspace_id"), memberships__user=self.request.user
-        ).first()
+        workspace = visible(Workspace.objects.all(), self.request.user, "").filter(pk=data.pop("workspace_id")).first()
         if workspace is None:
             raise Invalid({"workspace_id": ["No such workspace."]})
         require_role(self.request.user, workspace.pk, write=True)
@@ -203,7 +203,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     queryset = WorkflowStep.objects.none()  # the model, for the schema; rows come from get_queryset
 
     def get_queryset(self):
-        queryset = WorkflowStep.objects.filter(workflow__workspace__memberships__user=self.request.user)
+        queryset = visible(WorkflowStep.objects.all(), self.request.user)
         workflow = self.request.query_params.get("workflow")
         if self.action == "list" and workflow:
             queryset = queryset.filter(workflow_id=parse_uuid(workflow, "workflow"))
@@ -220,9 +220,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     @extend_schema(request=StepSerializer, responses={201: StepSerializer, 400: ErrorSerializer})
     def create(self, request):
         data = dict(validated(StepSerializer, request.data))
-        workflow = Workflow.objects.filter(
-            pk=data.pop("workflow_id"), workspace__memberships__user=request.user
-        ).first()
+        workflow = visible_workflows(request.user).filter(pk=data.pop("workflow_id")).first()
         if workflow is None:
             raise Invalid({"workflow_id": ["No such workflow."]})
         require_role(request.user, workflow.workspace_id, write=True)

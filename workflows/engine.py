@@ -5,16 +5,15 @@ the admission service sends `task_admitted`, `on_turn_complete` when an agent se
 turn completes (agents.services), `on_exit` when the engine itself moves a task out of a
 step. Transitions go through the admission service (`boards.admission.move`) inside the
 caller's transaction. A transition refused by a full step is deferred work, not a failure:
-a savepoint undoes what it had done (the source step's `on_exit` effects included), the
+the change's savepoint undoes what it had done (the source step's `on_exit` effects included), the
 task stays where it is, and a `deferred` event on the task's history says why.
 """
 
-import dataclasses
 import logging
 import uuid
+from collections.abc import Callable
 from contextvars import ContextVar
 
-from django.db import transaction
 from django.dispatch import receiver
 
 from boards import admission
@@ -33,6 +32,14 @@ _depth: ContextVar[int] = ContextVar("engine_chain_depth", default=0)
 
 MOVES = {"move_to_next", "move_to_previous", "move_to_step"}
 
+# Actions other apps provide (agents: auto_start_agent), registered in their AppConfig.ready()
+# so the engine never imports them. Each is called as action(change, task=..., step=...).
+ACTIONS: dict[str, Callable] = {}
+
+
+def register_action(kind: str, action: Callable) -> None:
+    ACTIONS[kind] = action
+
 
 @receiver(task_admitted)
 def run_on_enter(sender, *, change: BoardChange, task: Task, step: WorkflowStep, **kwargs):
@@ -49,10 +56,8 @@ def run(change: BoardChange, task: Task, step: WorkflowStep, event: str) -> None
         if task.step_id != step.pk or task.archived_at is not None:
             return  # an earlier action moved the task on: the rest belonged to this step
         kind = action.get("type")
-        if kind == "auto_start_agent":
-            from agents.services import admit_session  # agents builds on the engine
-
-            admit_session(change, task=task, step=step)
+        if kind in ACTIONS:
+            ACTIONS[kind](change, task=task, step=step)
         elif kind in MOVES:
             target = _target(change, step, action)
             if target is not None:
@@ -89,14 +94,12 @@ def transition(
             },
         )
         return False
-    saved = _Saved.take(change)
     token = _depth.set(depth + 1)
     try:
-        with transaction.atomic():
+        with change.savepoint():
             _run_on_exit(change, task, source)
             admission.move(change, task, target, reason=f"step event {cause}")
     except WipLimitReached as refused:
-        saved.restore(change)
         task.refresh_from_db()
         change.record(
             task,
@@ -117,45 +120,5 @@ def _run_on_exit(change: BoardChange, task: Task, source: WorkflowStep) -> None:
     # The task is already on its way to the transition's target, so exit actions that
     # would move it again are not run; their side effects (a session) are.
     for action in source.actions("on_exit"):
-        if action.get("type") == "auto_start_agent":
-            from agents.services import admit_session
-
-            admit_session(change, task=task, step=source)
-
-
-@dataclasses.dataclass
-class _Saved:
-    """The in-memory part of a board change, so a refused transition can be undone
-    alongside its savepoint (the database side)."""
-
-    events: int
-    touched: set
-    changed_tasks: dict
-    deleted: set
-    orders: dict
-    message: dict | None
-    dirty: bool
-    counts: dict
-
-    @classmethod
-    def take(cls, change: BoardChange) -> "_Saved":
-        return cls(
-            events=len(change.events),
-            touched=set(change.touched),
-            changed_tasks=dict(change.changed_tasks),
-            deleted=set(change.deleted),
-            orders=dict(change.orders),
-            message=change.message,
-            dirty=change.dirty,
-            counts={pk: dataclasses.replace(c) for pk, c in change._counts.items()},
-        )
-
-    def restore(self, change: BoardChange) -> None:
-        del change.events[self.events :]
-        change.touched = self.touched
-        change.changed_tasks = self.changed_tasks
-        change.deleted = self.deleted
-        change.orders = self.orders
-        change.message = self.message
-        change.dirty = self.dirty
-        change._counts = self.counts
+        if action.get("type") in ACTIONS:
+            ACTIONS[action["type"]](change, task=task, step=source)

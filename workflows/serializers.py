@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from boards.serializers import clean_text
+from kandev.text import clean_text
 from workflows.models import OnFull, OnSessionLimit, Workflow, Workspace
 from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_WIP_LIMIT
 

@@ -6,9 +6,9 @@ from django.db.models import F
 from django.utils.text import slugify
 
 from boards.admission import bulk_move
-from boards.locking import BoardChange, board_change, board_transaction
+from boards.changes import board_change
+from boards.locking import BoardChange, board_transaction
 from boards.models import Task
-from boards.pull import fill
 from kandev.errors import Conflict, Invalid
 from workflows.models import Membership, OnFull, OnSessionLimit, Role, Workflow, WorkflowStep, Workspace
 from workflows.portable import build_steps, import_document, templates
@@ -164,7 +164,7 @@ def step_create(
         change.steps[step.pk] = step
         _place_step(change, step, len(change.steps) if position is None else position)
         change.announce("step.updated", step_id=str(step.pk))
-        fill(change, step)
+        change.opened(step)
         return step
 
 
@@ -196,7 +196,7 @@ def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
         change.touch(step)
         change.announce("step.updated", step_id=str(step.pk))
         # A raised limit, a new feeder or a switch to unlimited can open capacity.
-        fill(change, step)
+        change.opened(step)
         return step
 
 

@@ -11,8 +11,8 @@ from agents import services
 from agents.models import HOLDING_SLOT, AgentSession, SessionStatus
 from agents.services import IllegalSessionTransition, SessionLimitReached
 from boards import admission
+from boards.changes import reconcile_all
 from boards.models import EventKind, Task, TaskEvent
-from boards.pull import reconcile_all
 from kandev.errors import Conflict, Forbidden, Invalid
 from tests.agents.conftest import AUTO_START, run_turn, session_of, statuses
 from tests.factories import StepFactory, UserFactory, WorkflowFactory
@@ -118,7 +118,7 @@ class TestSeedScenario:
             admission.task_create(workflow=workflow, actor=owner, title=f"PR {i}").task
             for i in range(3)
         ]
-        reconcile_all()  # Review pulls what fits: PR 0 and PR 1, each starting an agent
+        # Review pulled what fits as they arrived: PR 0 and PR 1, each starting an agent
         assert [Task.objects.get(pk=t.pk).step for t in prs] == [review, review, waiting]
         assert statuses(prs[:2]) == [S.STARTING, S.STARTING]
         session = session_of(prs[0])
@@ -147,9 +147,9 @@ class TestSeedScenario:
         reviewed = make_task(review, "reviewed")
         admission.task_move(task=reviewed, to_step=done, actor=owner)
         assert Task.objects.get(pk=working.pk).step == doing
-        run_turn(session_of(working))
-        assert reconcile_all() == 1
+        run_turn(session_of(working))  # its agent is done: Review pulls it in the same commit
         assert Task.objects.get(pk=working.pk).step == review
+        assert reconcile_all() == 0
 
 
 class TestLimits:

@@ -47,10 +47,10 @@ class TestCreate:
         assert Task.objects.count() == 2
 
     def test_unlimited_step_takes_everything(self, board, make_task):
-        backlog, _, _ = board
+        _, _, done = board
         for i in range(20):
-            make_task(backlog, f"t{i}")
-        assert Task.objects.filter(step=backlog).count() == 20
+            make_task(done, f"t{i}")
+        assert Task.objects.filter(step=done).count() == 20
 
     def test_ephemeral_tasks_do_not_count(self, board, make_task):
         _, doing, _ = board
@@ -69,13 +69,13 @@ class TestCreate:
         assert live_titles(doing) == ["b", "c"]
 
     def test_position_defaults_to_last_and_ties_order_by_priority(self, board, make_task):
-        backlog, _, _ = board
-        first = make_task(backlog, "first")
-        second = make_task(backlog, "second")
+        _, _, done = board
+        first = make_task(done, "first")
+        second = make_task(done, "second")
         assert (first.position, second.position) == (0, 1)
-        low = make_task(backlog, "low", position=5, priority=3)
-        critical = make_task(backlog, "critical", position=5, priority=0)
-        assert live_titles(backlog) == ["first", "second", "critical", "low"]
+        low = make_task(done, "low", position=5, priority=3)
+        critical = make_task(done, "critical", position=5, priority=0)
+        assert live_titles(done) == ["first", "second", "critical", "low"]
         assert low.position == critical.position == 5
 
     def test_a_live_external_ref_is_unique_per_workflow(self, board, make_task):
@@ -129,13 +129,13 @@ class TestMove:
 
 class TestBulkMove:
     def test_is_all_or_nothing(self, board, make_task, owner):
-        backlog, doing, _ = board
+        _, doing, done = board
         make_task(doing, "a")
-        tasks = [make_task(backlog, f"t{i}") for i in range(2)]
+        tasks = [make_task(done, f"t{i}") for i in range(2)]
         with pytest.raises(WipLimitReached) as refused:
             admission.task_bulk_move(task_ids=[t.pk for t in tasks], to_step=doing, actor=owner)
         assert "room for 1 of the 2 tasks" in refused.value.detail
-        assert Task.objects.filter(step=backlog).count() == 2
+        assert Task.objects.filter(step=done).count() == 2
         assert live_titles(doing) == ["a"]
 
     def test_moves_everything_when_it_fits(self, board, make_task, owner):

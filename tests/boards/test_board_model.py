@@ -11,9 +11,10 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from boards import admission
 from boards.models import Task
 from kandev.errors import Conflict, WipLimitReached
+from tests.boards.settling import unsettled
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows import services
-from workflows.models import Role
+from workflows.models import OnFull, Role
 
 
 @dataclass
@@ -23,10 +24,12 @@ class ModelTask:
     priority: int
     seq: int
     archived: bool = False
+    queued: int | None = None  # when it joined its step's overflow queue; None: admitted
 
 
 class BoardMachine(RuleBasedStateMachine):
-    """Steps 0 (start, unlimited) -> 1 (limit, pulls from 0) -> 2 (limit, pulls from 1)."""
+    """Steps 0 (start, unlimited) -> 1 (limit 2, pulls from 0) -> 2 (limit 1, queue mode,
+    pulls from 1). After every operation the model settles the board (product.md §3)."""
 
     def __init__(self):
         super().__init__()
@@ -35,53 +38,80 @@ class BoardMachine(RuleBasedStateMachine):
         MembershipFactory(workspace=workflow.workspace, user=self.user, role=Role.OWNER)
         s0 = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
         s1 = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=s0)
-        s2 = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=1, pull_from_step=s1)
+        s2 = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=1, pull_from_step=s1,
+                         on_full=OnFull.QUEUE)
         self.workflow = workflow
         self.steps = [s0, s1, s2]
         self.limits = [0, 2, 1]
+        self.queues = [False, False, True]
         self.feeder = {1: 0, 2: 1}
         self.lowered = set()  # steps whose limit went below their occupancy
         self.tasks: dict = {}  # task id -> ModelTask
         self.seq = 0
 
     # --- the model's rules -------------------------------------------------------------
+    def next_seq(self):
+        self.seq += 1
+        return self.seq
+
     def live(self, step):
         return [(pk, t) for pk, t in self.tasks.items() if t.step == step and not t.archived]
 
     def order(self, step):
-        return [pk for pk, t in sorted(self.live(step), key=lambda kv: (kv[1].position, kv[1].priority, kv[1].seq))]
+        admitted = [kv for kv in self.live(step) if kv[1].queued is None]
+        return [pk for pk, t in sorted(admitted, key=lambda kv: (kv[1].position, kv[1].priority, kv[1].seq))]
+
+    def queue(self, step):
+        waiting = [kv for kv in self.live(step) if kv[1].queued is not None]
+        return [pk for pk, t in sorted(waiting, key=lambda kv: (kv[1].queued, kv[1].position))]
 
     def last(self, step):
         return max((t.position for _, t in self.live(step)), default=-1)
 
     def full(self, step):
-        return self.limits[step] > 0 and len(self.live(step)) >= self.limits[step]
+        return self.limits[step] > 0 and len(self.order(step)) >= self.limits[step]
 
-    def fill(self, step, visited=None):
-        visited = visited or set()
-        if step in visited or self.limits[step] == 0 or step not in self.feeder:
-            return
-        visited.add(step)
-        free = self.limits[step] - len(self.live(step))
-        feeder = self.feeder[step]
-        pulled = self.order(feeder)[: max(free, 0)]
+    def refuses(self, step):
+        return self.full(step) and not self.queues[step]
+
+    def place(self, step, position=None):
+        """(position, queued) of a task entering `step`: queued when the step is full (queue mode)."""
+        queued = self.next_seq() if self.full(step) else None
+        return (self.last(step) + 1 if position is None else position), queued
+
+    def fill(self, step) -> bool:
+        """Own queue first, oldest first; then the feeder in pull order; True if anything moved."""
+        free = self.limits[step] - len(self.order(step)) if self.limits[step] else None
+        if free is not None and free <= 0:
+            return False
+        promoted = self.queue(step) if free is None else self.queue(step)[:free]
+        for pk in promoted:
+            self.tasks[pk].queued = None
+        if free is None or step not in self.feeder:
+            return bool(promoted)
+        pulled = self.order(self.feeder[step])[: free - len(promoted)]
         for pk in pulled:
             self.tasks[pk].step, self.tasks[pk].position = step, self.last(step) + 1
-        if pulled:
-            self.fill(feeder, visited)
+        return bool(promoted or pulled)
+
+    def settle(self):
+        """Fill until no step can admit anything more: pulls cascade up and down the chain."""
+        while any([self.fill(step) for step in reversed(range(len(self.steps)))]):
+            pass
 
     # --- operations ----------------------------------------------------------------------
     @rule(step=st.integers(0, 2), priority=st.integers(0, 4), position=st.none() | st.integers(0, 3))
     def create(self, step, priority, position):
-        if self.full(step):
+        if self.refuses(step):
             with pytest.raises(WipLimitReached):
                 admission.task_create(workflow=self.workflow, step=self.steps[step], actor=self.user, title="t",
                                       priority=priority, position=position)
             return
         task = admission.task_create(workflow=self.workflow, step=self.steps[step], actor=self.user, title="t",
                                      priority=priority, position=position).task
-        self.seq += 1
-        self.tasks[task.pk] = ModelTask(step, self.last(step) + 1 if position is None else position, priority, self.seq)
+        position, queued = self.place(step, position)
+        self.tasks[task.pk] = ModelTask(step, position, priority, self.next_seq(), queued=queued)
+        self.settle()
 
     @precondition(lambda self: self.tasks)
     @rule(data=st.data(), to=st.integers(0, 2))
@@ -94,14 +124,13 @@ class BoardMachine(RuleBasedStateMachine):
             return
         if model.step == to:
             return  # reordering is covered by the example-based tests
-        if self.full(to):
+        if self.refuses(to):
             with pytest.raises(WipLimitReached):
                 admission.task_move(task=task, to_step=self.steps[to], actor=self.user)
             return
         admission.task_move(task=task, to_step=self.steps[to], actor=self.user)
-        source = model.step
-        model.step, model.position = to, self.last(to) + 1
-        self.fill(source)
+        model.step, (model.position, model.queued) = to, self.place(to)
+        self.settle()
 
     @precondition(lambda self: self.tasks)
     @rule(data=st.data())
@@ -111,30 +140,50 @@ class BoardMachine(RuleBasedStateMachine):
         if not model.archived:
             admission.task_archive(task=task, actor=self.user)
             model.archived = True
-            self.fill(model.step)
-        elif self.full(model.step):
+        elif self.refuses(model.step):
             with pytest.raises(WipLimitReached):
                 admission.task_restore(task=task, actor=self.user)
+            return
         else:
             admission.task_restore(task=task, actor=self.user)
-            model.archived, model.position = False, self.last(model.step) + 1
+            model.position, model.queued = self.place(model.step)  # placed while still archived
+            model.archived = False
+        self.settle()
 
     @rule(step=st.integers(1, 2), limit=st.integers(0, 4))
     def set_limit(self, step, limit):
         services.step_update(step=self.steps[step], actor=self.user, wip_limit=limit)
         self.limits[step] = limit
-        if limit and len(self.live(step)) > limit:
+        if limit and len(self.order(step)) > limit:
             self.lowered.add(step)
-        self.fill(step)
+        self.settle()
+
+    @rule(step=st.integers(1, 2), pulls=st.booleans())
+    def set_feeder(self, step, pulls):
+        feeder = self.steps[step - 1].pk if pulls else None
+        services.step_update(step=self.steps[step], actor=self.user, pull_from_step_id=feeder)
+        if pulls:
+            self.feeder[step] = step - 1
+        else:
+            self.feeder.pop(step, None)
+        self.settle()
 
     # --- checked after every step --------------------------------------------------------
     @invariant()
     def board_matches_the_model(self):
         for i, step in enumerate(self.steps):
-            real = list(Task.objects.occupying().filter(step=step).in_board_order().values_list("id", flat=True))
+            live = Task.objects.filter(step=step, archived_at__isnull=True, is_ephemeral=False)
+            admitted = live.filter(admitted=True).order_by("position", "priority", "created_at", "id")
+            real = list(admitted.values_list("id", flat=True))
             assert real == self.order(i)
+            queued = live.filter(admitted=False).order_by("queued_at", "position", "id")
+            assert list(queued.values_list("id", flat=True)) == self.queue(i)
             if self.limits[i] and i not in self.lowered:
                 assert len(real) <= self.limits[i]
+
+    @invariant()
+    def board_is_settled(self):
+        assert unsettled(self.workflow) == []
 
 
 @pytest.mark.django_db

@@ -6,10 +6,10 @@ from django.test.utils import CaptureQueriesContext
 
 def test_per_step_shows_the_first_tasks_of_each_column_with_exact_counts(api, board, make_task):
     backlog, doing, done = board
+    make_task(doing, "d0")
+    make_task(doing, "d1")  # In Progress is full: Backlog keeps its tasks
     for i in range(5):
         make_task(backlog, f"b{i}")
-    make_task(doing, "d0")
-    make_task(doing, "d1")
     make_task(done, "x", is_ephemeral=True)
     url = f"/api/v1/workflows/{backlog.workflow_id}/board/"
     whole = api.get(url).json()

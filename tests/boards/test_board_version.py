@@ -1,7 +1,7 @@
 """The version is bumped with the workflow lock; a change that changes nothing takes it back."""
 
 from boards import admission
-from boards.pull import reconcile_board
+from boards.changes import reconcile_board
 from workflows.models import Workflow
 
 

@@ -1,8 +1,8 @@
 """The pull (product.md §3): order, cascade, triggers."""
 
 from boards import admission
+from boards.changes import reconcile_all
 from boards.models import EventKind, Task, TaskEvent
-from boards.pull import reconcile_all
 from tests.factories import StepFactory
 from workflows import services
 
@@ -89,10 +89,13 @@ def test_ephemeral_and_archived_tasks_are_never_pulled(board, make_task, owner):
 
 def test_the_reconciler_fills_stranded_capacity(board, make_task, owner):
     backlog, doing, _ = board
+    make_task(doing, "a")
+    make_task(doing, "b")
     make_task(backlog, "waiting")
     # Capacity opened behind the service's back (as after a crash between commit and pull).
-    assert titles(doing) == []
+    Task.objects.filter(title="a").delete()
+    assert titles(doing) == ["b"]
     assert reconcile_all() == 1
-    assert titles(doing) == ["waiting"]
+    assert titles(doing) == ["b", "waiting"]
     assert reconcile_all() == 0
 

@@ -4,8 +4,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from boards import admission
+from boards.changes import reconcile_board
 from boards.models import EventKind, Task, TaskEvent
-from boards.pull import reconcile_board
 from tests.factories import StepFactory
 
 LIMIT = 15

@@ -67,14 +67,16 @@ class TestPolling:
     def test_a_null_step_means_the_start_step_and_known_pulls_are_not_duplicated(
         self, github, board
     ):
-        backlog, _, _ = board
+        backlog, doing, _ = board
         github.open_pull(REPO, 1)
         watch = make_watch(github, backlog)
         ReviewWatch.objects.filter(pk=watch.pk).update(step=None)
         poll_watch(watch=watch)
         before = board_state(backlog.workflow)
         assert poll_watch(watch=watch).admitted == []
-        assert refs(backlog) == ["github:acme/api#1"]
+        created = TaskEvent.objects.get(kind="created")
+        assert created.to_step_id == backlog.pk  # then In Progress, which had room, pulled it
+        assert refs(doing) == ["github:acme/api#1"]
         assert board_state(backlog.workflow) == before
 
     def test_follows_pagination_across_every_page(self, board):

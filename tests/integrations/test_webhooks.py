@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from django.test import Client
 
-from boards.models import Task
+from boards.models import Task, TaskEvent
 from integrations.intake import signature_for
 from integrations.models import Intake
 from tests.concurrency import race_ok
@@ -117,7 +117,8 @@ class TestDelivery:
         backlog, _, _ = board
         intake_id, secret = create_intake(api, workflow=backlog.workflow)
         assert deliver(intake_id, secret, {"title": "t", "external_ref": "x"}).status_code == 201
-        assert Task.objects.get().step == backlog
+        # created in Backlog (then In Progress, which had room, pulled it)
+        assert TaskEvent.objects.get(kind="created").to_step_id == backlog.pk
 
     def test_the_same_live_external_ref_is_200_and_creates_nothing(self, api, board):
         backlog, _, _ = board

@@ -90,8 +90,8 @@ def test_member_gets_the_snapshot_with_the_version(owner, workflow, board, make_
 
 def test_committed_move_and_its_pull_arrive_as_one_message(owner, workflow, board, make_task):
     backlog, doing, done = board
-    waiting = make_task(backlog, "Waiting")
     working = [make_task(doing, f"Working {n}") for n in range(2)]
+    waiting = make_task(backlog, "Waiting")  # In Progress is full: it waits
 
     async def scenario():
         viewer = communicator(workflow, await database_sync_to_async(session_headers)(owner))
@@ -121,7 +121,7 @@ def test_committed_move_and_its_pull_arrive_as_one_message(owner, workflow, boar
 
 def test_a_rolled_back_change_sends_nothing(owner, workflow, board, make_task):
     backlog, doing, done = board
-    first, second = make_task(backlog, "First"), make_task(backlog, "Second")
+    first, second = make_task(done, "First"), make_task(done, "Second")
     make_task(doing, "Busy")
 
     async def scenario():

@@ -236,7 +236,7 @@ def world(db):
 
     task = create(backlog, "Write the brief")
     create(done, "Shipped")
-    archived = create(backlog, "Old")
+    archived = create(done, "Old")  # restored into Done, which has no limit
     task_archive(task=archived, actor=owner)
     scratch = create(backlog, "Scratch", is_ephemeral=True)
     owner_token, _ = ApiToken.issue(user=owner)

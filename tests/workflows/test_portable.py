@@ -153,13 +153,13 @@ class TestImport:
     def test_the_imported_board_enforces_its_limits_and_pulls(self, api, workflow):
         response = import_(api, workflow.workspace, valid_document())
         todo, doing, _ = response.json()["workflows"][0]["steps"]
-        for title in "abc":
-            api.post("/api/v1/tasks/", {"step_id": todo["id"], "title": title}, format="json")
         created = [
             api.post("/api/v1/tasks/", {"step_id": doing["id"], "title": t}, format="json")
             for t in "xyz"
         ]
         assert [r.status_code for r in created] == [201, 201, 409]
+        for title in "abc":  # Doing is full: they wait in To do
+            api.post("/api/v1/tasks/", {"step_id": todo["id"], "title": title}, format="json")
         api.post(f"/api/v1/tasks/{created[0].json()['id']}/archive/")
         board = api.get(f"/api/v1/workflows/{todo['workflow_id']}/board/").json()
         assert [t["title"] for t in board["steps"][1]["tasks"]] == ["y", "a"]

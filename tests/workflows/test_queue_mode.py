@@ -123,7 +123,7 @@ class TestBulkMove:
     ):
         backlog, doing, done = queue_board
         first = make_task(doing, "first")
-        movers = [make_task(backlog, title) for title in ("m1", "m2", "m3", "m4")]
+        movers = [make_task(done, title) for title in ("m1", "m2", "m3", "m4")]
         order = [movers[2], movers[0], movers[3], movers[1]]
         response = api.post(
             "/api/v1/tasks/bulk-move/",
@@ -148,16 +148,16 @@ class TestBulkMove:
         assert promoted == ["m1", "m4", "m2"]
 
     def test_into_a_full_rejecting_step_moves_nothing(self, api, board, make_task):
-        backlog, doing, _ = board
+        _, doing, done = board
         make_task(doing, "a")
-        movers = [make_task(backlog, t) for t in ("m1", "m2")]
+        movers = [make_task(done, t) for t in ("m1", "m2")]
         response = api.post(
             "/api/v1/tasks/bulk-move/",
             {"task_ids": [str(t.pk) for t in movers], "step_id": str(doing.pk)},
             format="json",
         )
         assert response.status_code == 409
-        assert Task.objects.filter(step=backlog).count() == 2
+        assert Task.objects.filter(step=done).count() == 2
 
 
 # --- races on PostgreSQL: real threads, one connection each, released by a barrier ----------

@@ -50,7 +50,9 @@ def test_unknown_event_actions_are_refused(api, board):
 
 def test_deleting_a_step_with_live_tasks_needs_a_target(api, board, make_task):
     backlog, doing, done = board
-    make_task(backlog, "a")
+    make_task(doing, "x")
+    make_task(doing, "y")
+    make_task(backlog, "a")  # In Progress is full: it stays
     refused = api.delete(f"/api/v1/steps/{backlog.pk}/")
     assert refused.status_code == 409
     assert refused.json()["code"] == "step_not_empty"
@@ -66,9 +68,9 @@ def test_deleting_a_step_with_live_tasks_needs_a_target(api, board, make_task):
 
 def test_moving_tasks_out_of_a_deleted_step_respects_the_target_limit(api, board, make_task):
     backlog, doing, _ = board
-    make_task(backlog, "a")
-    make_task(backlog, "b")
-    make_task(doing, "c")  # leaves room for one
+    make_task(doing, "c")
+    for title in ("a", "b", "d"):  # In Progress pulls "a" and is full
+        make_task(backlog, title)
     refused = api.delete(f"/api/v1/steps/{backlog.pk}/?move_tasks_to={doing.pk}")
     assert refused.status_code == 409
     assert refused.json()["code"] == "wip_limit_reached"
@@ -78,8 +80,8 @@ def test_moving_tasks_out_of_a_deleted_step_respects_the_target_limit(api, board
 def test_every_committed_change_bumps_the_version_once(api, board, make_task):
     backlog, doing, _ = board
     version = Workflow.objects.get(pk=backlog.workflow_id).version
-    make_task(backlog, "a")
-    api.patch(f"/api/v1/steps/{doing.pk}/", {"wip_limit": 3}, format="json")  # pulls "a": one change
+    make_task(backlog, "a")  # and In Progress pulls it: one change
+    api.patch(f"/api/v1/steps/{doing.pk}/", {"wip_limit": 3}, format="json")
     api.post("/api/v1/tasks/", {"step_id": str(doing.pk), "title": "x", "priority": "bogus"}, format="json")  # 400
     assert Workflow.objects.get(pk=backlog.workflow_id).version == version + 2
 

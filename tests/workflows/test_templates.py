@@ -82,13 +82,14 @@ def test_a_template_board_enforces_its_limit_and_pulls(api, workflow):
     waiting, review, done = board_of(api, workflow_id)["steps"]
     for title in ("pr-1", "pr-2", "pr-3"):
         api.post("/api/v1/tasks/", {"workflow_id": workflow_id, "title": title}, format="json")
-    moves = []
-    for task in board_of(api, workflow_id)["steps"][0]["tasks"]:
-        moves.append(
-            api.post(f"/api/v1/tasks/{task['id']}/move/", {"step_id": review["id"]}, format="json")
-        )
-    assert [m.status_code for m in moves] == [200, 200, 409]
-    api.post(f"/api/v1/tasks/{moves[0].json()['id']}/move/", {"step_id": done["id"]}, format="json")
+    # Review (limit 2) pulled what fits as the tasks arrived; the third waits
+    steps = board_of(api, workflow_id)["steps"]
+    assert [[t["title"] for t in s["tasks"]] for s in steps] == [["pr-3"], ["pr-1", "pr-2"], []]
+    (third,) = steps[0]["tasks"]
+    refused = api.post(f"/api/v1/tasks/{third['id']}/move/", {"step_id": review["id"]}, format="json")
+    assert refused.status_code == 409
+    first = steps[1]["tasks"][0]
+    api.post(f"/api/v1/tasks/{first['id']}/move/", {"step_id": done["id"]}, format="json")
     steps = board_of(api, workflow_id)["steps"]
     assert [t["title"] for t in steps[1]["tasks"]] == ["pr-2", "pr-3"]
     assert steps[0]["tasks"] == []

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from django.db import close_old_connections
 
 from agents.services import reconcile_sessions
-from boards.pull import reconcile_all
+from boards.changes import reconcile_all
 from integrations.watch import poll_due_watches
 
 logger = logging.getLogger(__name__)

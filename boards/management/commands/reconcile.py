@@ -3,7 +3,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from boards.pull import reconcile_all
+from boards.changes import reconcile_all
 
 
 class Command(BaseCommand):

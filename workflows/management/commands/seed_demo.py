@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand
 from django.utils.crypto import salted_hmac
 
 from boards.admission import task_create
+from boards.changes import reconcile_board
 from boards.models import Priority, Task
-from boards.pull import reconcile_board
 from flow.demo import seed_month
 from workflows import services
 from workflows.models import Membership, Role, Workflow, Workspace

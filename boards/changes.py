@@ -1,0 +1,45 @@
+"""A board change from its locks to its commit, ending settled (product.md §3).
+
+`board_change()` is how every service changes a board: it locks the board (locking.py),
+lets the service write, fills every step the writes may have given room or candidates
+(pull.py), then writes the history and sends one live message, in one version step.
+"""
+
+import logging
+from contextlib import contextmanager
+
+from boards.locking import board_transaction, close_change, open_change
+from boards.pull import settle
+from workflows.models import Workflow
+
+logger = logging.getLogger(__name__)
+
+
+@contextmanager
+def board_change(workflow_id, *, actor=None):
+    """Lock a board for one change; on clean exit settle it, record it and broadcast it."""
+    change = open_change(workflow_id, actor=actor)
+    yield change
+    settle(change)
+    close_change(change)
+
+
+@board_transaction
+def reconcile_board(*, workflow_id) -> bool:
+    """Fill every step of one board that has room; True when anything moved. The backstop
+    for a crash between a commit and its follow-up work: every change already settles."""
+    with board_change(workflow_id) as change:
+        change.opened(*change.steps.values())
+    return change.dirty
+
+
+def reconcile_all() -> int:
+    """One reconciler pass over every board with a limit or a queue; returns boards changed."""
+    changed = 0
+    workflow_ids = Workflow.objects.filter(steps__wip_limit__gt=0).values_list("id", flat=True).distinct()
+    for workflow_id in workflow_ids:
+        try:
+            changed += reconcile_board(workflow_id=workflow_id)
+        except Exception:  # one broken board must not stop the others
+            logger.exception("reconciling board %s failed", workflow_id)
+    return changed

@@ -1,0 +1,73 @@
+"""What a board change looks like to a viewer: tasks and steps as plain JSON values, and
+the live message of one committed change (api.md, WebSocket)."""
+
+from boards.models import Priority, Task
+from workflows.models import WorkflowStep
+
+PRIORITY_NAMES = {p.value: p.label for p in Priority}
+
+
+def iso(value):
+    return value.isoformat() if value is not None else None
+
+
+def task_data(task: Task) -> dict:
+    """A task as the API and live messages show it: plain JSON values only."""
+    return {
+        "id": str(task.pk),
+        "workflow_id": str(task.workflow_id),
+        "step_id": str(task.step_id),
+        "title": task.title,
+        "description": task.description,
+        "priority": PRIORITY_NAMES[task.priority],
+        "position": task.position,
+        "admitted": task.admitted,
+        "queued_at": iso(task.queued_at),
+        "archived_at": iso(task.archived_at),
+        "is_ephemeral": task.is_ephemeral,
+        "external_ref": task.external_ref,
+        "created_at": iso(task.created_at),
+        "updated_at": iso(task.updated_at),
+        "entered_step_at": iso(task.entered_step_at),
+    }
+
+
+def change_message(change) -> dict:
+    """The live message for one committed board change (api.md, WebSocket). Each `steps[]`
+    entry is the whole step as `GET /api/v1/steps/{id}/` shows it, so viewers never refetch."""
+    message = dict(change.message or {"type": "workflow.updated"})
+    primary = message.pop("task", None)
+    if primary is not None:
+        message["task"] = (
+            {"id": str(primary.pk), "step_id": str(primary.step_id)}
+            if primary.pk in change.deleted
+            else task_data(primary)
+        )
+    counts = change.touched_counts()
+    message.update(
+        version=change.version,
+        tasks=[task_data(t) for pk, t in change.changed_tasks.items() if pk not in change.deleted],
+        deleted_task_ids=[str(pk) for pk in change.deleted],
+        steps=[step_data(change.steps[pk], *counts[pk]) for pk in change.touched if pk in change.steps],
+    )
+    if change.orders:
+        message["orders"] = {str(pk): ids for pk, ids in change.orders.items()}
+    return message
+
+
+def step_data(step: WorkflowStep, occupied: int, queued: int) -> dict:
+    return {
+        "id": str(step.pk),
+        "workflow_id": str(step.workflow_id),
+        "name": step.name,
+        "position": step.position,
+        "color": step.color,
+        "is_start_step": step.is_start_step,
+        "wip_limit": step.wip_limit,
+        "pull_from_step_id": str(step.pull_from_step_id) if step.pull_from_step_id else None,
+        "on_full": step.on_full,
+        "events": step.events,
+        "occupied": occupied,
+        "queued": queued,
+        "over_limit": step.is_limited and occupied > step.wip_limit,
+    }

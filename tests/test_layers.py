@@ -1,0 +1,98 @@
+"""The layers are real: read every project module's imports (ast, nothing is imported).
+
+- No import cycle between project modules, counting every import wherever it is written.
+- No function-level import of a project module (the sign of a dodged cycle), except in an
+  `AppConfig.ready()`, which is where Django connects receivers and registrations.
+- The apps form layers: kandev's shared modules < accounts < boards < workflows < agents <
+  integrations < the entry points (kandev's urls, asgi, settings, /metrics; commands). Imports of another
+  app's `models` do not count: foreign keys are data, not layering; the module check above
+  still sees them.
+"""
+
+import ast
+import graphlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("accounts", "workflows", "boards", "agents", "integrations", "kandev")
+PROJECT = {"kandev.urls", "kandev.asgi", "kandev.settings", "kandev.wsgi", "kandev.metrics_view"}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for app in APPS:
+        for path in (ROOT / app).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            found[name] = path
+    return found
+
+
+def imports(path: Path, known: set[str]):
+    """(module imported, line, at top level?, inside AppConfig.ready?) for project modules."""
+    tree = ast.parse(path.read_text())
+    top = {id(node) for node in tree.body}
+    ready = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == "ready"
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # `from boards import admission` imports the module boards.admission
+            targets = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in known]
+            targets = targets or [node.module]
+        else:
+            continue
+        for target in targets:
+            if target.split(".")[0] in APPS:
+                yield target, node.lineno, id(node) in top, id(node) in ready
+
+
+def graph() -> tuple[dict, list]:
+    found = modules()
+    edges, late = {name: set() for name in found}, []
+    for name, path in found.items():
+        for target, line, at_top, in_ready in imports(path, set(found)):
+            edges[name].add(target)
+            if not at_top and not in_ready:
+                late.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    return edges, late
+
+
+def app_of(module: str) -> str:
+    """Entry points (the project's modules, management commands) sit on top of every app."""
+    return "project" if module in PROJECT or ".management.commands." in module else module.split(".")[0]
+
+
+LAYERS = ["kandev", "accounts", "boards", "workflows", "agents", "integrations", "project"]
+
+
+def test_no_import_cycle_between_modules():
+    edges, _ = graph()
+    try:
+        graphlib.TopologicalSorter(edges).prepare()
+    except graphlib.CycleError as cycle:
+        raise AssertionError(f"import cycle: {' -> '.join(cycle.args[1])}") from None
+
+
+def test_no_function_level_import_of_project_modules():
+    _, late = graph()
+    assert late == []
+
+
+def test_apps_import_downward_only():
+    edges, _ = graph()
+    upward = sorted(
+        f"{module} imports {target}"
+        for module, targets in edges.items()
+        for target in targets
+        if not target.endswith(".models")
+        and not module.endswith(".apps")
+        and LAYERS.index(app_of(target)) > LAYERS.index(app_of(module))
+    )
+    assert upward == []
