@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from accounts.models import ApiToken
-from boards.events import access_changed_on_commit
+from accounts.signals import token_revoked
 
 
 @admin.register(ApiToken)
@@ -13,4 +13,4 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         if change and "revoked_at" in form.changed_data:
-            access_changed_on_commit(obj.user_id)  # a revoked key's open sockets close
+            token_revoked.send(sender=ApiToken, user_id=obj.user_id)  # its open sockets close

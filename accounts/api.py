@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 
 from accounts.models import ApiToken
-from boards.events import access_changed_on_commit
+from accounts.signals import token_revoked
 from kandev.api import ErrorSerializer
 from kandev.text import clean_text
 
@@ -77,5 +77,5 @@ class ApiTokenViewSet(
         token = self.get_object()
         if token.revoked_at is None:
             ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
-            access_changed_on_commit(token.user_id)  # its open sockets close (product.md §7b)
+            token_revoked.send(sender=ApiToken, user_id=token.user_id)  # its open sockets close (§7b)
         return Response(status=status.HTTP_204_NO_CONTENT)

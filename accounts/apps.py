@@ -5,4 +5,4 @@ class AccountsConfig(AppConfig):
     name = "accounts"
 
     def ready(self):
-        from accounts import schema, signals  # noqa: F401  (the OpenAPI auth scheme; access-change receivers)
+        from accounts import schema  # noqa: F401  the OpenAPI auth scheme

@@ -1,31 +1,6 @@
-"""Access lost outside kandev's own services — Django's logout, and memberships and users
-changed through the admin or the ORM — reaches open board sockets (product.md §7b): each
-change asks the user's sockets to re-check their access after commit."""
+"""Signals accounts sends for the apps above it (it must not know them)."""
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.signals import user_logged_out
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
+from django.dispatch import Signal
 
-from accounts.websocket import session_digest
-from boards.events import access_changed_on_commit
-
-
-@receiver(user_logged_out)
-def logged_out(sender, request, user, **kwargs):
-    if user is not None:
-        access_changed_on_commit(user.pk, ended_session=session_digest(request.session.session_key))
-
-
-@receiver(post_save, sender="workflows.Membership")
-@receiver(post_delete, sender="workflows.Membership")
-def membership_changed(sender, instance, created=False, **kwargs):
-    if not created:  # a new membership takes nothing away
-        access_changed_on_commit(instance.user_id)
-
-
-@receiver(post_save, sender=get_user_model())
-def user_changed(sender, instance, created, update_fields=None, **kwargs):
-    # Deactivation or a new password (which signs sessions out); a sign-in's last_login is neither.
-    if not created and set(update_fields or ()) != {"last_login"}:
-        access_changed_on_commit(instance.pk)
+# An API token stopped being valid (revoked through the API or the admin); sent with `user_id`.
+token_revoked = Signal()

@@ -5,4 +5,4 @@ class BoardsConfig(AppConfig):
     name = "boards"
 
     def ready(self):
-        from kandev import db  # noqa: F401  timestamps parsed in C on PostgreSQL
+        from boards import revocation  # noqa: F401  access lost closes open sockets

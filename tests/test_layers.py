@@ -4,7 +4,8 @@
 - No function-level import of a project module (the sign of a dodged cycle), except in an
   `AppConfig.ready()`, which is where Django connects receivers and registrations.
 - The apps form layers: kandev's shared modules < accounts < boards < workflows < agents <
-  integrations < the entry points (kandev's urls, asgi, settings, /metrics; commands). Imports of another
+  integrations < teams < flow < the entry points (kandev's urls, asgi and its lifespan,
+  settings, /metrics; commands). Imports of another
   app's `models` do not count: foreign keys are data, not layering; the module check above
   still sees them.
 """
@@ -14,8 +15,8 @@ import graphlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("accounts", "workflows", "boards", "agents", "integrations", "kandev")
-PROJECT = {"kandev.urls", "kandev.asgi", "kandev.settings", "kandev.wsgi", "kandev.metrics_view"}
+APPS = ("accounts", "workflows", "boards", "agents", "integrations", "teams", "flow", "kandev")
+PROJECT = {"kandev.urls", "kandev.asgi", "kandev.lifespan", "kandev.settings", "kandev.wsgi", "kandev.metrics_view"}
 
 
 def modules() -> dict[str, Path]:
@@ -69,7 +70,7 @@ def app_of(module: str) -> str:
     return "project" if module in PROJECT or ".management.commands." in module else module.split(".")[0]
 
 
-LAYERS = ["kandev", "accounts", "boards", "workflows", "agents", "integrations", "project"]
+LAYERS = ["kandev", "accounts", "boards", "workflows", "agents", "integrations", "teams", "flow", "project"]
 
 
 def test_no_import_cycle_between_modules():
