@@ -74,6 +74,7 @@ def _names(vendor: str) -> dict:
         "us_at": _EPOCH_US[vendor].format(sql.column(e, "at")),
         "least": _LEAST[vendor],
         "greatest": _GREATEST[vendor],
+        "vendor": vendor,
         "step_table": sql.table(WorkflowStep),
         "step_id": sql.column(WorkflowStep, "id"),
         "step_limit": sql.column(WorkflowStep, "wip_limit"),
@@ -91,11 +92,15 @@ def _kinds_list(kinds) -> str:
 
 
 def _transitions(n: dict) -> str:
-    """CTEs `s` (state events up to %s = `to`) and `d` (each with the task's previous
-    state): one row per state event of the board, for aggregating in the database."""
+    """CTEs `s` (state events up to %s = `to`), `l` (each with its task's previous and
+    next state event) and `d`: the state events of the window (from %s = `from` on), each
+    with the task's previous state, and each task's state at `from` (its last state event
+    before, with no previous one: the history before `from` telescopes into it). Tasks
+    gone by then are left out. One ordered pass over the covering index, no sort."""
+    window = f"OVER (PARTITION BY {n['task']} ORDER BY {n['at']}, {n['id']})"
     return f"""
     s AS (
-        SELECT {n["id"]} AS id, {n["task"]} AS task_id, {n["at"]} AS at, {n["us_at"]} AS u,
+        SELECT {n["task"]}, {n["at"]}, {n["id"]},
                COALESCE({n["to"]}, {n["from"]}) AS step_id,
                CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
                     WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state
@@ -104,16 +109,29 @@ def _transitions(n: dict) -> str:
           AND {n["kind"]} IN ({_kinds_list(STATE_KINDS)})
           AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})
     ),
-    d AS (
-        SELECT u, step_id, state,
-               LAG(step_id) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_step,
-               LAG(state) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_state,
-               LAG(u) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_u
+    l AS (
+        SELECT {n["at"]} AS at, step_id, state,
+               LEAD({n["at"]}) {window} AS next_at,
+               LAG({n["at"]}) {window} AS prev_at,
+               LAG(step_id) {window} AS prev_step,
+               LAG(state) {window} AS prev_state
         FROM s
+    ),
+    d AS (
+        SELECT {_EPOCH_US[n["vendor"]].format("at")} AS u, step_id, state,
+               CASE WHEN at >= %s THEN prev_step END AS prev_step,
+               CASE WHEN at >= %s THEN prev_state END AS prev_state,
+               CASE WHEN at >= %s THEN {_EPOCH_US[n["vendor"]].format("prev_at")} END AS prev_u
+        FROM l
+        WHERE at >= %s OR (state > {GONE} AND (next_at IS NULL OR next_at >= %s))
     )"""
 
 
-def cfd_deltas(workflow_id, *, to, from_us: int, step_us: int, last: int) -> list[tuple]:
+def _transitions_params(workflow_id, frm, to) -> list:
+    return [sql.uuid_param(workflow_id), _instant(to), *[_instant(frm)] * 5]
+
+
+def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -> list[tuple]:
     """(point index, step id, state, net change) for the points from + k*step (k < last)
     and `to` (k = last): a change at instant u counts from the first point >= u."""
     n = _names(connection.vendor)
@@ -128,7 +146,7 @@ def cfd_deltas(workflow_id, *, to, from_us: int, step_us: int, last: int) -> lis
     ) x
     GROUP BY point, step_id, state
     """
-    params = [sql.uuid_param(workflow_id), _instant(to), from_us, from_us, step_us, step_us, last]
+    params = [*_transitions_params(workflow_id, frm, to), from_us, from_us, step_us, step_us, last]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.fetchall()
@@ -197,7 +215,9 @@ def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us
 
 def _occupancy(n: dict) -> str:
     """CTE `seg`: each period of constant occupancy of a limited step overlapping the
-    window, with its start/end (`u`, `next_u`: null while it lasts) and clipped (s0, s1)."""
+    window, with its start/end (`u`, `next_u`: null while it lasts) and clipped (s0, s1).
+    Only limited steps' changes go in (the join first), and every window below is in the
+    one order (step, u): a single sort."""
     return f"""
     WITH {_transitions(n)},
     deltas AS (
@@ -205,29 +225,32 @@ def _occupancy(n: dict) -> str:
         UNION ALL
         SELECT u, prev_step, -1 FROM d WHERE prev_state = {ADMITTED}
     ),
-    -- Everything before the window collapses into one change at `from` (the occupancy
-    -- then), so the running sums below sort only the window's changes.
-    k AS (SELECT step_id, CASE WHEN u < %s THEN %s ELSE u END AS u, delta FROM deltas),
-    c AS (SELECT step_id, u, SUM(delta) AS delta FROM k GROUP BY step_id, u),
+    -- The state at `from` counts as a change at `from`.
+    k AS (
+        SELECT x.step_id, st.{n["step_limit"]} AS lim, CASE WHEN x.u < %s THEN %s ELSE x.u END AS u, x.delta
+        FROM deltas x JOIN {n["step_table"]} st ON st.{n["step_id"]} = x.step_id
+        WHERE st.{n["step_limit"]} > 0
+    ),
+    c AS (SELECT step_id, u, lim, SUM(delta) AS delta FROM k GROUP BY step_id, u, lim),
     o AS (
-        SELECT step_id, u,
+        SELECT step_id, u, lim,
                SUM(delta) OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS occ,
                LEAD(u) OVER (PARTITION BY step_id ORDER BY u) AS next_u
         FROM c
     ),
     seg AS (
-        SELECT o.step_id, o.occ, st.{n["step_limit"]} AS lim, o.u, o.next_u,
-               {n["greatest"]}(o.u, %s) AS s0, {n["least"]}(COALESCE(o.next_u, %s), %s) AS s1
-        FROM o JOIN {n["step_table"]} st ON st.{n["step_id"]} = o.step_id
-        WHERE st.{n["step_limit"]} > 0 AND o.u <= %s AND COALESCE(o.next_u, %s) >= %s
+        SELECT step_id, occ, lim, u, next_u,
+               {n["greatest"]}(u, %s) AS s0, {n["least"]}(COALESCE(next_u, %s), %s) AS s1
+        FROM o
+        WHERE u <= %s AND COALESCE(next_u, %s) >= %s
     )"""
 
 
-def _occupancy_params(workflow_id, to, from_us, to_us) -> list:
-    return [sql.uuid_param(workflow_id), _instant(to), from_us, from_us, from_us, to_us, to_us, to_us, to_us, from_us]
+def _occupancy_params(workflow_id, frm, to, from_us, to_us) -> list:
+    return [*_transitions_params(workflow_id, frm, to), from_us, from_us, from_us, to_us, to_us, to_us, to_us, from_us]
 
 
-def step_limit_periods(workflow_id, *, to, from_us: int, to_us: int) -> list[tuple]:
+def step_limit_periods(workflow_id, *, frm, to, from_us: int, to_us: int) -> list[tuple]:
     """Each limited step's time in the window as alternating periods over / not over its
     current limit (gaps and islands): (step id, over, started us, ended us or None while it
     lasts, us at the limit, us over it, highest occupancy, most over the limit)."""
@@ -235,11 +258,18 @@ def step_limit_periods(workflow_id, *, to, from_us: int, to_us: int) -> list[tup
     statement = (
         _occupancy(n)
         + """,
-    isl AS (
-        SELECT step_id, occ, lim, u, next_u, s0, s1, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
-               ROW_NUMBER() OVER (PARTITION BY step_id ORDER BY u)
-               - ROW_NUMBER() OVER (PARTITION BY step_id, CASE WHEN occ > lim THEN 1 ELSE 0 END ORDER BY u) AS grp
+    f AS (
+        SELECT step_id, occ, lim, u, next_u, s0, s1, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over
         FROM seg
+    ),
+    -- Gaps and islands: a period starts where `over` changes; its number is the running
+    -- count of starts (in the order of `o`, so no sort).
+    g AS (
+        SELECT f.*, CASE WHEN LAG(over) OVER (PARTITION BY step_id ORDER BY u) = over THEN 0 ELSE 1 END AS starts
+        FROM f
+    ),
+    isl AS (
+        SELECT g.*, SUM(starts) OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS grp FROM g
     )
     SELECT step_id, over, MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
            SUM(CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END),
@@ -251,7 +281,7 @@ def step_limit_periods(workflow_id, *, to, from_us: int, to_us: int) -> list[tup
     """
     )
     with connection.cursor() as cursor:
-        cursor.execute(statement, _occupancy_params(workflow_id, to, from_us, to_us))
+        cursor.execute(statement, _occupancy_params(workflow_id, frm, to, from_us, to_us))
         rows = cursor.fetchall()
     # A period whose last part has no end (COUNT(next_u) < COUNT(*)) is still going on; the
     # int()s: PostgreSQL sums bigints as numeric.
@@ -276,7 +306,7 @@ def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
         return cursor.fetchall()
 
 
-def queue_wait_ranks(workflow_id, *, to, from_us: int, percentiles) -> list[tuple]:
+def queue_wait_ranks(workflow_id, *, frm, to, percentiles) -> list[tuple]:
     """(step id, waits, rank, wait us): of the waits in each step's queue that ended in the
     window, sorted, only the ranks that the percentiles interpolate between (0-based)."""
     n = _names(connection.vendor)
@@ -285,7 +315,7 @@ def queue_wait_ranks(workflow_id, *, to, from_us: int, percentiles) -> list[tupl
     WITH {_transitions(n)},
     w AS (
         SELECT prev_step AS step_id, u - prev_u AS wait FROM d
-        WHERE prev_state = {QUEUED} AND (state <> {QUEUED} OR step_id <> prev_step) AND u >= %s
+        WHERE prev_state = {QUEUED} AND (state <> {QUEUED} OR step_id <> prev_step)
     ),
     r AS (
         SELECT step_id, wait, ROW_NUMBER() OVER (PARTITION BY step_id ORDER BY wait) - 1 AS rn,
@@ -295,5 +325,5 @@ def queue_wait_ranks(workflow_id, *, to, from_us: int, percentiles) -> list[tupl
     SELECT step_id, n, rn, wait FROM r WHERE {wanted}
     """
     with connection.cursor() as cursor:
-        cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(to), from_us])
+        cursor.execute(statement, _transitions_params(workflow_id, frm, to))
         return cursor.fetchall()
