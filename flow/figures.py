@@ -102,8 +102,6 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
         not_active=board.ids(BACKLOG) + done,
         frm=window.start,
         to=window.end,
-        from_us=us(window.start),
-        to_us=us(window.end),
     )
     items = []
     for task_id, title, created, started, finished in rows:

@@ -42,6 +42,19 @@ _EPOCH_US = {
     "sqlite": "(CAST(strftime('%%s', {0}) AS INTEGER) * 1000000 + CAST(substr({0} || '.000000', 21, 6) AS INTEGER))",
 }
 _LEAST = {"postgresql": "LEAST", "sqlite": "MIN"}
+# Each task's last state event before %s (`from`). PostgreSQL walks the (workflow, task,
+# at, id) index backwards and keeps each task's first row: no sort, no window function
+# (a LEAD over those events costs twice as much); SQLite has no DISTINCT ON.
+_LAST_BEFORE = {
+    "postgresql": """
+        SELECT DISTINCT ON ({task}) {columns} {events} AND {at} < %s
+        ORDER BY {task} DESC, {at} DESC, {id} DESC""",
+    "sqlite": """
+        SELECT task_id, at, id, step_id, state FROM (
+            SELECT {columns}, LEAD({at}) OVER (PARTITION BY {task} ORDER BY {at}, {id}) AS next_at
+            {events} AND {at} < %s
+        ) WHERE next_at IS NULL""",
+}
 _GREATEST = {"postgresql": "GREATEST", "sqlite": "MAX"}
 
 
@@ -92,43 +105,45 @@ def _kinds_list(kinds) -> str:
 
 
 def _transitions(n: dict) -> str:
-    """CTEs `s` (state events up to %s = `to`), `l` (each with its task's previous and
-    next state event) and `d`: the state events of the window (from %s = `from` on), each
-    with the task's previous state, and each task's state at `from` (its last state event
-    before, with no previous one: the history before `from` telescopes into it). Tasks
-    gone by then are left out. One ordered pass over the covering index, no sort."""
-    window = f"OVER (PARTITION BY {n['task']} ORDER BY {n['at']}, {n['id']})"
-    return f"""
-    s AS (
-        SELECT {n["task"]}, {n["at"]}, {n["id"]},
+    """CTEs `before`, `s`, `l` and `d`: the state events of the window [%s = `from`, %s =
+    `to`], each with the task's previous state, and each task's state at `from` (its last
+    state event before, with no previous state: the history before `from` telescopes into
+    it), leaving out the tasks gone by then."""
+    columns = f"""{n["task"]} AS task_id, {n["at"]} AS at, {n["id"]} AS id,
                COALESCE({n["to"]}, {n["from"]}) AS step_id,
                CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
-                    WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state
-        FROM {n["event"]}
-        WHERE {n["workflow"]} = %s AND {n["at"]} <= %s
+                    WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state"""
+    events = f"""FROM {n["event"]}
+        WHERE {n["workflow"]} = %s
           AND {n["kind"]} IN ({_kinds_list(STATE_KINDS)})
-          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})
+          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})"""
+    window = "OVER (PARTITION BY task_id ORDER BY at, id)"
+    us = _EPOCH_US[n["vendor"]]
+    before = _LAST_BEFORE[n["vendor"]].format(columns=columns, events=events, task=n["task"], at=n["at"], id=n["id"])
+    return f"""
+    before AS ({before}),
+    s AS (
+        SELECT {columns}, 1 AS w {events} AND {n["at"]} >= %s AND {n["at"]} <= %s
+        UNION ALL
+        SELECT task_id, at, id, step_id, state, 0 FROM before WHERE state > {GONE}
     ),
     l AS (
-        SELECT {n["at"]} AS at, step_id, state,
-               LEAD({n["at"]}) {window} AS next_at,
-               LAG({n["at"]}) {window} AS prev_at,
-               LAG(step_id) {window} AS prev_step,
-               LAG(state) {window} AS prev_state
+        SELECT at, step_id, state, w,
+               LAG(at) {window} AS prev_at, LAG(step_id) {window} AS prev_step, LAG(state) {window} AS prev_state
         FROM s
     ),
     d AS (
-        SELECT {_EPOCH_US[n["vendor"]].format("at")} AS u, step_id, state,
-               CASE WHEN at >= %s THEN prev_step END AS prev_step,
-               CASE WHEN at >= %s THEN prev_state END AS prev_state,
-               CASE WHEN at >= %s THEN {_EPOCH_US[n["vendor"]].format("prev_at")} END AS prev_u
+        SELECT {us.format("at")} AS u, step_id, state,
+               CASE WHEN w = 1 THEN prev_step END AS prev_step,
+               CASE WHEN w = 1 THEN prev_state END AS prev_state,
+               CASE WHEN w = 1 THEN {us.format("prev_at")} END AS prev_u
         FROM l
-        WHERE at >= %s OR (state > {GONE} AND (next_at IS NULL OR next_at >= %s))
     )"""
 
 
 def _transitions_params(workflow_id, frm, to) -> list:
-    return [sql.uuid_param(workflow_id), _instant(to), *[_instant(frm)] * 5]
+    wf = sql.uuid_param(workflow_id)
+    return [wf, _instant(frm), wf, _instant(frm), _instant(to)]
 
 
 def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -> list[tuple]:
@@ -152,32 +167,47 @@ def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -
         return cursor.fetchall()
 
 
-def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to, from_us: int, to_us: int) -> list[tuple]:
+def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> list[tuple]:
     """(task id, title, created us, started us, finished us) of every task whose first entry
     into a done step lies in the window; started is its first entry into an active step."""
     n = _names(connection.vendor)
     entry = (
-        f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)})"
-        f" AND NOT ({n['kind']} = '{EventKind.MOVED}' AND {n['from']} = {n['to']})"
+        f"e.{n['kind']} IN ({_kinds_list(ENTRY_KINDS)})"
+        f" AND NOT (e.{n['kind']} = '{EventKind.MOVED}' AND e.{n['from']} = e.{n['to']})"
     )
+    # The tasks that entered a done step in the window, then each one's history through
+    # the covering index; instants are compared as stored (the same order) and turned
+    # into microseconds once per task.
+    us = _EPOCH_US[n["vendor"]]
     statement = f"""
-    SELECT f.task_id, t.{n["task_title"]}, f.created, f.started, f.finished FROM (
-        SELECT {n["task"]} AS task_id, MIN({n["us_at"]}) AS created,
-               MIN(CASE WHEN {entry} AND {n["to"]} NOT IN ({_in(not_active)}) THEN {n["us_at"]} END) AS started,
-               MIN(CASE WHEN {entry} AND {n["to"]} IN ({_in(done)}) THEN {n["us_at"]} END) AS finished
-        FROM {n["event"]}
-        WHERE {n["workflow"]} = %s AND {n["task"]} IN (
-            SELECT {n["task"]} FROM {n["event"]}
+    SELECT f.task_id, t.{n["task_title"]}, {us.format("f.created")}, {us.format("f.started")}, {us.format("f.finished")}
+    FROM (
+        SELECT e.{n["task"]} AS task_id, MIN(e.{n["at"]}) AS created,
+               MIN(CASE WHEN {entry} AND e.{n["to"]} NOT IN ({_in(not_active)}) THEN e.{n["at"]} END) AS started,
+               MIN(CASE WHEN {entry} AND e.{n["to"]} IN ({_in(done)}) THEN e.{n["at"]} END) AS finished
+        FROM (
+            SELECT DISTINCT {n["task"]} AS task_id FROM {n["event"]}
             WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
-        )
-        GROUP BY {n["task"]}
+        ) w
+        JOIN {n["event"]} e ON e.{n["workflow"]} = %s AND e.{n["task"]} = w.task_id
+        GROUP BY e.{n["task"]}
     ) f
     LEFT JOIN {n["task_table"]} t ON t.{n["task_id"]} = f.task_id
     WHERE f.finished >= %s AND f.finished <= %s
     ORDER BY f.finished, f.task_id
     """
     wf = sql.uuid_param(workflow_id)
-    params = [*_ids(not_active), *_ids(done), wf, wf, *_ids(done), _instant(frm), _instant(to), from_us, to_us]
+    params = [
+        *_ids(not_active),
+        *_ids(done),
+        wf,
+        *_ids(done),
+        _instant(frm),
+        _instant(to),
+        wf,
+        _instant(frm),
+        _instant(to),
+    ]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.fetchall()
