@@ -261,7 +261,8 @@ def _occupancy(n: dict) -> str:
         FROM deltas x JOIN {n["step_table"]} st ON st.{n["step_id"]} = x.step_id
         WHERE st.{n["step_limit"]} > 0
     ),
-    c AS (SELECT step_id, u, lim, SUM(delta) AS delta FROM k GROUP BY step_id, u, lim),
+    -- An integer, so the running sum below is a bigint (a numeric on PostgreSQL otherwise).
+    c AS (SELECT step_id, u, lim, CAST(SUM(delta) AS INTEGER) AS delta FROM k GROUP BY step_id, u, lim),
     o AS (
         SELECT step_id, u, lim,
                SUM(delta) OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS occ,
