@@ -264,13 +264,13 @@ def _occupancy(n: dict) -> str:
     -- An integer, so the running sum below is a bigint (a numeric on PostgreSQL otherwise).
     c AS (SELECT step_id, u, lim, CAST(SUM(delta) AS INTEGER) AS delta FROM k GROUP BY step_id, u, lim),
     o AS (
-        SELECT step_id, u, lim,
+        SELECT step_id, u, lim, delta,
                SUM(delta) OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS occ,
                LEAD(u) OVER (PARTITION BY step_id ORDER BY u) AS next_u
         FROM c
     ),
     seg AS (
-        SELECT step_id, occ, lim, u, next_u,
+        SELECT step_id, occ, delta, lim, u, next_u,
                {n["greatest"]}(u, %s) AS s0, {n["least"]}(COALESCE(next_u, %s), %s) AS s1
         FROM o
         WHERE u <= %s AND COALESCE(next_u, %s) >= %s
@@ -289,22 +289,18 @@ def step_limit_periods(workflow_id, *, frm, to, from_us: int, to_us: int) -> lis
     statement = (
         _occupancy(n)
         + """,
-    f AS (
-        SELECT step_id, occ, lim, u, next_u, s0, s1, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over
-        FROM seg
-    ),
-    -- Gaps and islands: a period starts where `over` changes; its number is the running
-    -- count of starts (in the order of `o`, so no sort).
-    g AS (
-        SELECT f.*, CASE WHEN LAG(over) OVER (PARTITION BY step_id ORDER BY u) = over THEN 0 ELSE 1 END AS starts
-        FROM f
-    ),
+    -- Gaps and islands: a period starts where `over` changes (the occupancy before a row
+    -- is occ - delta); its number is the running count of starts, in the order of `o`.
     isl AS (
-        SELECT g.*, SUM(starts) OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS grp FROM g
+        SELECT step_id, u, next_u, occ, lim, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
+               CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END AS at_limit,
+               CASE WHEN occ > lim THEN s1 - s0 ELSE 0 END AS over_limit,
+               SUM(CASE WHEN (occ - delta > lim) = (occ > lim) THEN 0 ELSE 1 END)
+                   OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS grp
+        FROM seg
     )
     SELECT step_id, over, MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
-           SUM(CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END),
-           SUM(CASE WHEN occ > lim THEN s1 - s0 ELSE 0 END),
+           SUM(at_limit), SUM(over_limit),
            MAX(occ), MAX(occ - lim)
     FROM isl
     GROUP BY step_id, over, grp
