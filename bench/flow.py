@@ -3,8 +3,10 @@
 Creates a fresh PostgreSQL database beside DATABASE_URL's (suffix `_flowbench`), migrates
 it, writes a board's history with one INSERT ... SELECT generate_series (tasks of ten
 events each, spread over a year: back and forth between the steps, some forced, archived
-at the end), then times every `/flow/` endpoint through the API for a 90-day window
-(median of --reps) and prints the EXPLAIN ANALYZE plan of each statement on TaskEvent.
+at the end), then times every `/flow/` endpoint through the API for the 90 days ending
+with the history (median of --reps) and prints the EXPLAIN ANALYZE plan of each statement
+on TaskEvent. With --reuse, a database a previous run wrote is kept (the board is written
+once and measured many times).
 Standalone: not part of bench/run.py yet.
 """
 
@@ -31,6 +33,19 @@ def fresh_database(url: str) -> None:
     with psycopg.connect(psycopg.conninfo.make_conninfo(url, dbname="postgres"), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def backend_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a PostgreSQL backend on this machine: on a shared
+    machine, less noisy than wall time (parallel workers are not counted)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def database_exists(url: str) -> bool:
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(psycopg.conninfo.make_conninfo(url, dbname="postgres"), autocommit=True) as conn:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is not None
 
 
 def write_history(workflow, steps, events: int) -> None:
@@ -74,7 +89,8 @@ def write_history(workflow, steps, events: int) -> None:
             """,
             [str(workflow.pk), str(steps[1].pk), str(workflow.pk)],
         )
-        cursor.execute("ANALYZE boards_taskevent")
+        # As autovacuum would on an append-only table: the index-only scans need the visibility map.
+        cursor.execute("VACUUM ANALYZE boards_taskevent")
         cursor.execute("ANALYZE boards_task")
 
 
@@ -84,16 +100,20 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--days", type=int, default=90)
     parser.add_argument("--no-plans", action="store_true")
+    parser.add_argument("--reuse", action="store_true", help="keep the board a previous run wrote")
     args = parser.parse_args()
 
     base = os.environ.get("DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/kandev_bench"
     url = base.split("?")[0] + "_flowbench"
-    fresh_database(url)
+    reuse = args.reuse and database_exists(url)
+    if not reuse:
+        fresh_database(url)
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev.settings")
     import django
 
     django.setup()
+    from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -101,42 +121,55 @@ def main() -> None:
     from rest_framework.test import APIClient
 
     from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
-    from workflows.models import Role
+    from workflows.models import Role, Workflow
 
     call_command("migrate", verbosity=0)
-    user = UserFactory(username="bench")
-    workflow = WorkflowFactory(name="Flow bench")
-    MembershipFactory(workspace=workflow.workspace, user=user, role=Role.OWNER)
-    names = [("Backlog", 0), ("In Progress", 5), ("Review", 3), ("Test", 2), ("Done", 0)]
-    steps = [StepFactory(workflow=workflow, name=n, position=i, wip_limit=limit) for i, (n, limit) in enumerate(names)]
-
-    started = time.perf_counter()
-    write_history(workflow, steps, args.events)
+    if reuse:
+        user = get_user_model().objects.get(username="bench")
+        workflow = Workflow.objects.get(name="Flow bench")
+    else:
+        user = UserFactory(username="bench")
+        workflow = WorkflowFactory(name="Flow bench")
+        MembershipFactory(workspace=workflow.workspace, user=user, role=Role.OWNER)
+        names = [("Backlog", 0), ("In Progress", 5), ("Review", 3), ("Test", 2), ("Done", 0)]
+        steps = [
+            StepFactory(workflow=workflow, name=n, position=i, wip_limit=limit) for i, (n, limit) in enumerate(names)
+        ]
+        started = time.perf_counter()
+        write_history(workflow, steps, args.events)
+        print(f"history written in {time.perf_counter() - started:.1f} s")
     with connection.cursor() as cursor:
-        cursor.execute("SELECT COUNT(*) FROM boards_taskevent")
-        (count,) = cursor.fetchone()
-    print(f"history: {count} events written in {time.perf_counter() - started:.1f} s")
+        cursor.execute("SELECT COUNT(*), MAX(at) FROM boards_taskevent")
+        count, last = cursor.fetchone()
+    print(f"history: {count} events, the last at {last.isoformat()}")
 
     client = APIClient()
     client.force_authenticate(user)
-    to = timezone.now()
+    to = last  # the window ends with the history, also when the board is reused later
     window = {"from": (to - timezone.timedelta(days=args.days)).isoformat(), "to": to.isoformat()}
     plans = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
     print(
-        f"\n{'endpoint':<14}{'median ms':>10}{'min ms':>9}{'max ms':>9}{'queries':>9}"
+        f"\n{'endpoint':<14}{'median ms':>10}{'min ms':>9}{'max ms':>9}{'cpu ms':>9}{'queries':>9}"
         f"  ({args.days}-day window, {args.reps} runs)"
     )
     for name in ENDPOINTS:
         url = f"/api/v1/workflows/{workflow.pk}/flow/{name}/"
-        times = []
+        times, cpu = [], []
         for _ in range(args.reps):
             with CaptureQueriesContext(connection) as captured:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time() + backend_cpu(backend)
                 response = client.get(url, window)
                 times.append((time.perf_counter() - t0) * 1000)
+                cpu.append((time.process_time() + backend_cpu(backend) - c0) * 1000)
             assert response.status_code == 200, response.content[:300]
         plans[name] = [q["sql"] for q in captured.captured_queries if "boards_taskevent" in q["sql"]]
-        print(f"{name:<14}{statistics.median(times):>10.0f}{min(times):>9.0f}{max(times):>9.0f}{len(captured):>9}")
+        print(
+            f"{name:<14}{statistics.median(times):>10.0f}{min(times):>9.0f}{max(times):>9.0f}"
+            f"{statistics.median(cpu):>9.0f}{len(captured):>9}"
+        )
 
     if args.no_plans:
         return

@@ -65,7 +65,7 @@ def cfd(workflow, window: Window, interval: str) -> dict:
     counts = {s.pk: [0] * len(points) for s in board.steps}
     queued = {s.pk: [0] * len(points) for s in board.steps}
     rows = queries.cfd_deltas(
-        workflow.pk, to=window.end, from_us=us(window.start), step_us=us(EPOCH + step), last=regular
+        workflow.pk, frm=window.start, to=window.end, from_us=us(window.start), step_us=us(EPOCH + step), last=regular
     )
     deltas = {}
     for point, step_id, state, delta in rows:
@@ -102,8 +102,6 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
         not_active=board.ids(BACKLOG) + done,
         frm=window.start,
         to=window.end,
-        from_us=us(window.start),
-        to_us=us(window.end),
     )
     items = []
     for task_id, title, created, started, finished in rows:
@@ -204,7 +202,7 @@ def limits(workflow, window: Window) -> dict:
     start_us, end_us = us(window.start), us(window.end)
     shares, breaches = {}, []
     for step_id, over, started, ended, at, above, highest, most in queries.step_limit_periods(
-        workflow.pk, to=window.end, from_us=start_us, to_us=end_us
+        workflow.pk, frm=window.start, to=window.end, from_us=start_us, to_us=end_us
     ):
         step_id = _uuid(step_id)
         total = shares.get(step_id, (0, 0, 0))
@@ -267,7 +265,7 @@ def queues(workflow, window: Window) -> dict:
     board = BoardSteps.of(workflow)
     ranks = {}
     for step_id, n, rank, wait in queries.queue_wait_ranks(
-        workflow.pk, to=window.end, from_us=us(window.start), percentiles=PERCENTILES
+        workflow.pk, frm=window.start, to=window.end, percentiles=PERCENTILES
     ):
         ranks.setdefault(_uuid(step_id), {"n": int(n)})[int(rank)] = int(wait) / 1e6
     counted = (

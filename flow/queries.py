@@ -42,6 +42,19 @@ _EPOCH_US = {
     "sqlite": "(CAST(strftime('%%s', {0}) AS INTEGER) * 1000000 + CAST(substr({0} || '.000000', 21, 6) AS INTEGER))",
 }
 _LEAST = {"postgresql": "LEAST", "sqlite": "MIN"}
+# Each task's last state event before %s (`from`). PostgreSQL walks the (workflow, task,
+# at, id) index backwards and keeps each task's first row: no sort, no window function
+# (a LEAD over those events costs twice as much); SQLite has no DISTINCT ON.
+_LAST_BEFORE = {
+    "postgresql": """
+        SELECT DISTINCT ON ({task}) {columns} {events} AND {at} < %s
+        ORDER BY {task} DESC, {at} DESC, {id} DESC""",
+    "sqlite": """
+        SELECT task_id, at, id, step_id, state FROM (
+            SELECT {columns}, LEAD({at}) OVER (PARTITION BY {task} ORDER BY {at}, {id}) AS next_at
+            {events} AND {at} < %s
+        ) WHERE next_at IS NULL""",
+}
 _GREATEST = {"postgresql": "GREATEST", "sqlite": "MAX"}
 
 
@@ -74,6 +87,7 @@ def _names(vendor: str) -> dict:
         "us_at": _EPOCH_US[vendor].format(sql.column(e, "at")),
         "least": _LEAST[vendor],
         "greatest": _GREATEST[vendor],
+        "vendor": vendor,
         "step_table": sql.table(WorkflowStep),
         "step_id": sql.column(WorkflowStep, "id"),
         "step_limit": sql.column(WorkflowStep, "wip_limit"),
@@ -91,29 +105,48 @@ def _kinds_list(kinds) -> str:
 
 
 def _transitions(n: dict) -> str:
-    """CTEs `s` (state events up to %s = `to`) and `d` (each with the task's previous
-    state): one row per state event of the board, for aggregating in the database."""
-    return f"""
-    s AS (
-        SELECT {n["id"]} AS id, {n["task"]} AS task_id, {n["at"]} AS at, {n["us_at"]} AS u,
+    """CTEs `before`, `s`, `l` and `d`: the state events of the window [%s = `from`, %s =
+    `to`], each with the task's previous state, and each task's state at `from` (its last
+    state event before, with no previous state: the history before `from` telescopes into
+    it), leaving out the tasks gone by then."""
+    columns = f"""{n["task"]} AS task_id, {n["at"]} AS at, {n["id"]} AS id,
                COALESCE({n["to"]}, {n["from"]}) AS step_id,
                CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
-                    WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state
-        FROM {n["event"]}
-        WHERE {n["workflow"]} = %s AND {n["at"]} <= %s
+                    WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state"""
+    events = f"""FROM {n["event"]}
+        WHERE {n["workflow"]} = %s
           AND {n["kind"]} IN ({_kinds_list(STATE_KINDS)})
-          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})
+          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})"""
+    window = "OVER (PARTITION BY task_id ORDER BY at, id)"
+    us = _EPOCH_US[n["vendor"]]
+    before = _LAST_BEFORE[n["vendor"]].format(columns=columns, events=events, task=n["task"], at=n["at"], id=n["id"])
+    return f"""
+    before AS ({before}),
+    s AS (
+        SELECT {columns}, 1 AS w {events} AND {n["at"]} >= %s AND {n["at"]} <= %s
+        UNION ALL
+        SELECT task_id, at, id, step_id, state, 0 FROM before WHERE state > {GONE}
+    ),
+    l AS (
+        SELECT at, step_id, state, w,
+               LAG(at) {window} AS prev_at, LAG(step_id) {window} AS prev_step, LAG(state) {window} AS prev_state
+        FROM s
     ),
     d AS (
-        SELECT u, step_id, state,
-               LAG(step_id) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_step,
-               LAG(state) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_state,
-               LAG(u) OVER (PARTITION BY task_id ORDER BY at, id) AS prev_u
-        FROM s
+        SELECT {us.format("at")} AS u, step_id, state,
+               CASE WHEN w = 1 THEN prev_step END AS prev_step,
+               CASE WHEN w = 1 THEN prev_state END AS prev_state,
+               CASE WHEN w = 1 THEN {us.format("prev_at")} END AS prev_u
+        FROM l
     )"""
 
 
-def cfd_deltas(workflow_id, *, to, from_us: int, step_us: int, last: int) -> list[tuple]:
+def _transitions_params(workflow_id, frm, to) -> list:
+    wf = sql.uuid_param(workflow_id)
+    return [wf, _instant(frm), wf, _instant(frm), _instant(to)]
+
+
+def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -> list[tuple]:
     """(point index, step id, state, net change) for the points from + k*step (k < last)
     and `to` (k = last): a change at instant u counts from the first point >= u."""
     n = _names(connection.vendor)
@@ -128,38 +161,53 @@ def cfd_deltas(workflow_id, *, to, from_us: int, step_us: int, last: int) -> lis
     ) x
     GROUP BY point, step_id, state
     """
-    params = [sql.uuid_param(workflow_id), _instant(to), from_us, from_us, step_us, step_us, last]
+    params = [*_transitions_params(workflow_id, frm, to), from_us, from_us, step_us, step_us, last]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.fetchall()
 
 
-def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to, from_us: int, to_us: int) -> list[tuple]:
+def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> list[tuple]:
     """(task id, title, created us, started us, finished us) of every task whose first entry
     into a done step lies in the window; started is its first entry into an active step."""
     n = _names(connection.vendor)
     entry = (
-        f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)})"
-        f" AND NOT ({n['kind']} = '{EventKind.MOVED}' AND {n['from']} = {n['to']})"
+        f"e.{n['kind']} IN ({_kinds_list(ENTRY_KINDS)})"
+        f" AND NOT (e.{n['kind']} = '{EventKind.MOVED}' AND e.{n['from']} = e.{n['to']})"
     )
+    # The tasks that entered a done step in the window, then each one's history through
+    # the covering index; instants are compared as stored (the same order) and turned
+    # into microseconds once per task.
+    us = _EPOCH_US[n["vendor"]]
     statement = f"""
-    SELECT f.task_id, t.{n["task_title"]}, f.created, f.started, f.finished FROM (
-        SELECT {n["task"]} AS task_id, MIN({n["us_at"]}) AS created,
-               MIN(CASE WHEN {entry} AND {n["to"]} NOT IN ({_in(not_active)}) THEN {n["us_at"]} END) AS started,
-               MIN(CASE WHEN {entry} AND {n["to"]} IN ({_in(done)}) THEN {n["us_at"]} END) AS finished
-        FROM {n["event"]}
-        WHERE {n["workflow"]} = %s AND {n["task"]} IN (
-            SELECT {n["task"]} FROM {n["event"]}
+    SELECT f.task_id, t.{n["task_title"]}, {us.format("f.created")}, {us.format("f.started")}, {us.format("f.finished")}
+    FROM (
+        SELECT e.{n["task"]} AS task_id, MIN(e.{n["at"]}) AS created,
+               MIN(CASE WHEN {entry} AND e.{n["to"]} NOT IN ({_in(not_active)}) THEN e.{n["at"]} END) AS started,
+               MIN(CASE WHEN {entry} AND e.{n["to"]} IN ({_in(done)}) THEN e.{n["at"]} END) AS finished
+        FROM (
+            SELECT DISTINCT {n["task"]} AS task_id FROM {n["event"]}
             WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
-        )
-        GROUP BY {n["task"]}
+        ) w
+        JOIN {n["event"]} e ON e.{n["workflow"]} = %s AND e.{n["task"]} = w.task_id
+        GROUP BY e.{n["task"]}
     ) f
     LEFT JOIN {n["task_table"]} t ON t.{n["task_id"]} = f.task_id
     WHERE f.finished >= %s AND f.finished <= %s
     ORDER BY f.finished, f.task_id
     """
     wf = sql.uuid_param(workflow_id)
-    params = [*_ids(not_active), *_ids(done), wf, wf, *_ids(done), _instant(frm), _instant(to), from_us, to_us]
+    params = [
+        *_ids(not_active),
+        *_ids(done),
+        wf,
+        *_ids(done),
+        _instant(frm),
+        _instant(to),
+        wf,
+        _instant(frm),
+        _instant(to),
+    ]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.fetchall()
@@ -197,7 +245,9 @@ def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us
 
 def _occupancy(n: dict) -> str:
     """CTE `seg`: each period of constant occupancy of a limited step overlapping the
-    window, with its start/end (`u`, `next_u`: null while it lasts) and clipped (s0, s1)."""
+    window, with its start/end (`u`, `next_u`: null while it lasts) and clipped (s0, s1).
+    Only limited steps' changes go in (the join first), and every window below is in the
+    one order (step, u): a single sort."""
     return f"""
     WITH {_transitions(n)},
     deltas AS (
@@ -205,29 +255,33 @@ def _occupancy(n: dict) -> str:
         UNION ALL
         SELECT u, prev_step, -1 FROM d WHERE prev_state = {ADMITTED}
     ),
-    -- Everything before the window collapses into one change at `from` (the occupancy
-    -- then), so the running sums below sort only the window's changes.
-    k AS (SELECT step_id, CASE WHEN u < %s THEN %s ELSE u END AS u, delta FROM deltas),
-    c AS (SELECT step_id, u, SUM(delta) AS delta FROM k GROUP BY step_id, u),
+    -- The state at `from` counts as a change at `from`.
+    k AS (
+        SELECT x.step_id, st.{n["step_limit"]} AS lim, CASE WHEN x.u < %s THEN %s ELSE x.u END AS u, x.delta
+        FROM deltas x JOIN {n["step_table"]} st ON st.{n["step_id"]} = x.step_id
+        WHERE st.{n["step_limit"]} > 0
+    ),
+    -- An integer, so the running sum below is a bigint (a numeric on PostgreSQL otherwise).
+    c AS (SELECT step_id, u, lim, CAST(SUM(delta) AS INTEGER) AS delta FROM k GROUP BY step_id, u, lim),
     o AS (
-        SELECT step_id, u,
+        SELECT step_id, u, lim, delta,
                SUM(delta) OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS occ,
                LEAD(u) OVER (PARTITION BY step_id ORDER BY u) AS next_u
         FROM c
     ),
     seg AS (
-        SELECT o.step_id, o.occ, st.{n["step_limit"]} AS lim, o.u, o.next_u,
-               {n["greatest"]}(o.u, %s) AS s0, {n["least"]}(COALESCE(o.next_u, %s), %s) AS s1
-        FROM o JOIN {n["step_table"]} st ON st.{n["step_id"]} = o.step_id
-        WHERE st.{n["step_limit"]} > 0 AND o.u <= %s AND COALESCE(o.next_u, %s) >= %s
+        SELECT step_id, occ, delta, lim, u, next_u,
+               {n["greatest"]}(u, %s) AS s0, {n["least"]}(COALESCE(next_u, %s), %s) AS s1
+        FROM o
+        WHERE u <= %s AND COALESCE(next_u, %s) >= %s
     )"""
 
 
-def _occupancy_params(workflow_id, to, from_us, to_us) -> list:
-    return [sql.uuid_param(workflow_id), _instant(to), from_us, from_us, from_us, to_us, to_us, to_us, to_us, from_us]
+def _occupancy_params(workflow_id, frm, to, from_us, to_us) -> list:
+    return [*_transitions_params(workflow_id, frm, to), from_us, from_us, from_us, to_us, to_us, to_us, to_us, from_us]
 
 
-def step_limit_periods(workflow_id, *, to, from_us: int, to_us: int) -> list[tuple]:
+def step_limit_periods(workflow_id, *, frm, to, from_us: int, to_us: int) -> list[tuple]:
     """Each limited step's time in the window as alternating periods over / not over its
     current limit (gaps and islands): (step id, over, started us, ended us or None while it
     lasts, us at the limit, us over it, highest occupancy, most over the limit)."""
@@ -235,15 +289,18 @@ def step_limit_periods(workflow_id, *, to, from_us: int, to_us: int) -> list[tup
     statement = (
         _occupancy(n)
         + """,
+    -- Gaps and islands: a period starts where `over` changes (the occupancy before a row
+    -- is occ - delta); its number is the running count of starts, in the order of `o`.
     isl AS (
-        SELECT step_id, occ, lim, u, next_u, s0, s1, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
-               ROW_NUMBER() OVER (PARTITION BY step_id ORDER BY u)
-               - ROW_NUMBER() OVER (PARTITION BY step_id, CASE WHEN occ > lim THEN 1 ELSE 0 END ORDER BY u) AS grp
+        SELECT step_id, u, next_u, occ, lim, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
+               CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END AS at_limit,
+               CASE WHEN occ > lim THEN s1 - s0 ELSE 0 END AS over_limit,
+               SUM(CASE WHEN (occ - delta > lim) = (occ > lim) THEN 0 ELSE 1 END)
+                   OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS grp
         FROM seg
     )
     SELECT step_id, over, MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
-           SUM(CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END),
-           SUM(CASE WHEN occ > lim THEN s1 - s0 ELSE 0 END),
+           SUM(at_limit), SUM(over_limit),
            MAX(occ), MAX(occ - lim)
     FROM isl
     GROUP BY step_id, over, grp
@@ -251,7 +308,7 @@ def step_limit_periods(workflow_id, *, to, from_us: int, to_us: int) -> list[tup
     """
     )
     with connection.cursor() as cursor:
-        cursor.execute(statement, _occupancy_params(workflow_id, to, from_us, to_us))
+        cursor.execute(statement, _occupancy_params(workflow_id, frm, to, from_us, to_us))
         rows = cursor.fetchall()
     # A period whose last part has no end (COUNT(next_u) < COUNT(*)) is still going on; the
     # int()s: PostgreSQL sums bigints as numeric.
@@ -276,7 +333,7 @@ def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
         return cursor.fetchall()
 
 
-def queue_wait_ranks(workflow_id, *, to, from_us: int, percentiles) -> list[tuple]:
+def queue_wait_ranks(workflow_id, *, frm, to, percentiles) -> list[tuple]:
     """(step id, waits, rank, wait us): of the waits in each step's queue that ended in the
     window, sorted, only the ranks that the percentiles interpolate between (0-based)."""
     n = _names(connection.vendor)
@@ -285,7 +342,7 @@ def queue_wait_ranks(workflow_id, *, to, from_us: int, percentiles) -> list[tupl
     WITH {_transitions(n)},
     w AS (
         SELECT prev_step AS step_id, u - prev_u AS wait FROM d
-        WHERE prev_state = {QUEUED} AND (state <> {QUEUED} OR step_id <> prev_step) AND u >= %s
+        WHERE prev_state = {QUEUED} AND (state <> {QUEUED} OR step_id <> prev_step)
     ),
     r AS (
         SELECT step_id, wait, ROW_NUMBER() OVER (PARTITION BY step_id ORDER BY wait) - 1 AS rn,
@@ -295,5 +352,5 @@ def queue_wait_ranks(workflow_id, *, to, from_us: int, percentiles) -> list[tupl
     SELECT step_id, n, rn, wait FROM r WHERE {wanted}
     """
     with connection.cursor() as cursor:
-        cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(to), from_us])
+        cursor.execute(statement, _transitions_params(workflow_id, frm, to))
         return cursor.fetchall()

@@ -142,6 +142,20 @@ def test_queue_wait_percentiles_interpolate(workflow, history):
     }
 
 
+def test_a_queue_wait_begun_before_the_window_counts_whole(workflow, history):
+    """The state at `from` comes from each task's last event before it: the wait's start."""
+    bl, do, rv, dn = history["steps"]
+    task = uuid.uuid4()
+    TaskEventFactory(workflow=workflow, task_id=task, kind="queued", to_step_id=rv.pk, at=hours(-5))
+    TaskEventFactory(workflow=workflow, task_id=task, kind="moved", from_step_id=rv.pk, to_step_id=rv.pk, at=hours(-3))
+    TaskEventFactory(workflow=workflow, task_id=task, kind="promoted", to_step_id=rv.pk, at=hours(2))
+    review = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Review")
+    assert review["waits"] == 1
+    assert review["wait_percentiles"] == {"50": 7 * 3600, "85": 7 * 3600, "95": 7 * 3600}
+    points = figures.cfd(workflow, WINDOW, "hour")["points"]
+    assert [p["queued"][str(rv.pk)] for p in points][:5] == [1, 1, 1, 0, 0]  # promoted at 2: counted from 2
+
+
 def test_cycle_and_lead_times_from_first_active_to_first_done(workflow, history):
     t = history["tasks"]
     data = figures.cycle_times(workflow, WINDOW)
@@ -239,7 +253,8 @@ def test_a_breach_still_going_on_has_no_end(workflow, history, owner):
 
 
 def test_a_breach_going_on_at_the_window_start_is_shown_from_there(workflow, history):
-    review = next(r for r in figures.limits(workflow, Window(hours(5.75), hours(12)))["limits"] if r["name"] == "Review")
+    ledger = figures.limits(workflow, Window(hours(5.75), hours(12)))["limits"]
+    review = next(r for r in ledger if r["name"] == "Review")
     first = review["breaches"][0]
     assert (first["started_at"], first["ended_at"], first["causes"]) == (hours(5.75), hours(6), [])
     assert review["over_limit_ratio"] == pytest.approx((0.25 + 1) / 6.25)
