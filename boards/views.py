@@ -4,8 +4,6 @@ Pages are server-rendered from the same selectors as the API; static/board/*.js 
 them and writes through the REST API (session auth + CSRF).
 """
 
-import json
-
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
@@ -16,11 +14,42 @@ from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.models import Priority, Task
 from boards.snapshots import board_snapshot
 from workflows.models import OnFull, Workflow
+from workflows.step_rules import ACTION_TYPES
 
 # Name -> pull rank, for the add-task select and the script's card order.
 PRIORITY_RANKS = {p.label: p.value for p in Priority}
 # The select preselects what the server picks when none is sent.
 DEFAULT_PRIORITY = Priority(Task._meta.get_field("priority").default).label
+
+# What a person reads for the engine's step events and actions (the engine's names are the
+# keys; each event offers the actions step_rules allows there, in this order).
+EVENT_LABELS = {
+    "on_enter": "When a task enters",
+    "on_turn_complete": "When an agent's turn completes",
+    "on_exit": "When a task leaves",
+}
+ACTION_LABELS = {
+    "auto_start_agent": "Start an agent",
+    "move_to_next": "Move to next step",
+    "move_to_previous": "Move to previous step",
+    "move_to_step": "Move to step …",
+}
+
+
+def event_lists(events: dict) -> list[dict]:
+    """A step's events as the settings editor renders them: per event, its choices and actions."""
+    return [
+        {
+            "key": key,
+            "label": EVENT_LABELS[key],
+            "choices": [(kind, label) for kind, label in ACTION_LABELS.items() if kind in kinds],
+            "actions": [
+                {"type": action.get("type"), "step_id": str((action.get("config") or {}).get("step_id", ""))}
+                for action in events.get(key) or []
+            ],
+        }
+        for key, kinds in ACTION_TYPES.items()
+    ]
 
 
 @login_required
@@ -65,11 +94,12 @@ def board(request, workflow_id):
 def step_settings(request, workflow_id):
     workflow, _ = _member_workflow(request, workflow_id, write=True)
     steps = [
-        {**step, "events_json": json.dumps(step["events"])}
+        {**step, "event_lists": event_lists(step["events"])}
         for step in board_snapshot(workflow=workflow)["steps"]
     ]
     return render(request, "boards/settings.html", {
         "workflow": workflow,
         "steps": steps,
+        "new_step": {"event_lists": event_lists({})},
         "on_full_choices": OnFull.choices,
     })

@@ -3,11 +3,12 @@
 
 import { refusalText, send } from "./api.js";
 import { paintStepColors } from "./colors.js";
+import { eventsOf, onEditorChange, onEditorClick } from "./events-editor.js";
 
 const root = document.getElementById("step-settings");
 const workflowId = root.dataset.workflowId;
 const alertBox = document.getElementById("settings-alert");
-const FIELDS = ["name", "color", "wip_limit", "pull_from_step_id", "on_full", "is_start_step", "events"];
+const FIELDS = ["name", "color", "wip_limit", "pull_from_step_id", "on_full", "is_start_step"];
 
 function clearErrors(form) {
   for (const p of form.querySelectorAll("[data-error-for]")) p.textContent = "";
@@ -31,10 +32,9 @@ function showAlert(text) {
   alertBox.hidden = false;
 }
 
-/** The form's values as the API expects them, and the errors of those that cannot be sent. */
+/** The form's values as the API expects them. */
 function values(form) {
-  const data = {};
-  const errors = {};
+  const data = { events: eventsOf(form) };
   for (const field of FIELDS) {
     const input = form.elements[field];
     const raw = input.value;
@@ -44,17 +44,11 @@ function values(form) {
       data[field] = input.checked;
     } else if (field === "pull_from_step_id") {
       data[field] = raw || null;
-    } else if (field === "events") {
-      try {
-        data[field] = JSON.parse(raw);
-      } catch {
-        errors[field] = ["Not valid JSON."];
-      }
     } else {
       data[field] = raw;
     }
   }
-  return { data, errors };
+  return data;
 }
 
 async function submit(form, request) {
@@ -74,11 +68,7 @@ root.addEventListener("submit", (event) => {
   const form = event.target;
   event.preventDefault();
   clearErrors(form);
-  const { data, errors } = values(form);
-  if (Object.keys(errors).length) {
-    showErrors(form, errors);
-    return;
-  }
+  const data = values(form);
   submit(form, form.dataset.role === "new-step-form"
     ? send("POST", "/api/v1/steps/", { workflow_id: workflowId, ...data })
     : send("PATCH", `/api/v1/steps/${form.dataset.stepId}/`, data));
@@ -86,7 +76,7 @@ root.addEventListener("submit", (event) => {
 
 root.addEventListener("click", (event) => {
   const button = event.target.closest("button[data-action]");
-  if (!button) return;
+  if (!button || onEditorClick(button)) return;
   const form = button.closest("form");
   const { stepId } = form.dataset;
   const { action } = button.dataset;
@@ -102,5 +92,7 @@ root.addEventListener("click", (event) => {
     submit(form, send("DELETE", `/api/v1/steps/${stepId}/${query}`));
   }
 });
+
+root.addEventListener("change", (event) => onEditorChange(event.target));
 
 paintStepColors(root.querySelectorAll("[data-step-color]"));

@@ -34,4 +34,4 @@ def test_the_settings_page_leaves_the_shared_snapshot_as_it_was(client, owner, b
     client.force_login(owner)
     assert client.get(f"/workflows/{backlog.workflow_id}/settings/").status_code == 200
     board_json = client.get(f"/api/v1/workflows/{backlog.workflow_id}/board/").json()
-    assert all("events_json" not in step for step in board_json["steps"])
+    assert all("event_lists" not in step for step in board_json["steps"])

@@ -1,9 +1,13 @@
 import os
+from pathlib import Path
 
 import pytest
 from django.test import Client
 
 from tests.servers import Server, serving_test_database
+
+AXE_SOURCE = Path(__file__).with_name("vendor").joinpath("axe-core", "axe.min.js")
+SEVERE = ("serious", "critical")
 
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -90,3 +94,33 @@ def open_board(transactional_db, chromium, board_server):
         context.close()
 
 
+
+
+def axe_report(violations) -> str:
+    """Each violation as its rule, impact and help, then the elements it was found on."""
+    lines = []
+    for violation in violations:
+        lines.append(f"{violation['id']} ({violation['impact']}): {violation['help']} <{violation['helpUrl']}>")
+        for node in violation["nodes"]:
+            why = " ".join(line.strip() for line in node["failureSummary"].splitlines())
+            lines.append(f"    at {' '.join(map(str, node['target']))}: {why}")
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="session")
+def axe():
+    """axe(page, what) fails the test on any serious or critical accessibility violation.
+
+    axe-core runs through page.evaluate, in the page's own context without a script element:
+    the app's CSP (script-src 'self') refuses an inline <script> such as add_script_tag's."""
+    source = AXE_SOURCE.read_text()
+
+    def check(page, what: str) -> None:
+        if not page.evaluate("() => typeof window.axe === 'object'"):
+            page.evaluate(source)
+        violations = page.evaluate("async () => (await window.axe.run(document)).violations")
+        severe = [v for v in violations if v["impact"] in SEVERE]
+        if severe:
+            pytest.fail(f"axe: serious or critical violations on {what}:\n{axe_report(severe)}")
+
+    return check

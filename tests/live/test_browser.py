@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from accounts.models import ApiToken
 from boards.admission import task_create
-from boards.models import Task
+from boards.models import Priority, Task
 from tests.factories import MembershipFactory, UserFactory
 from workflows.models import Role, WorkflowStep
 from workflows.services import step_update
@@ -484,3 +484,60 @@ def test_after_a_reconnect_the_board_shows_what_was_missed(
     expect(version(page)).to_have_attribute("data-version", "2")
     assert len(sockets) == 2
     assert page.evaluate("window.notReloaded") is True
+
+
+def test_every_page_passes_axe_as_a_person_goes_through_them(
+    chromium, board_server, axe, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    for priority in Priority:  # every priority's colours, and an over-limit column
+        make_task(backlog, f"A {priority.label} one", priority=priority)
+    make_task(doing, "Fix the login")
+    make_task(doing, "Fix the logout")
+    off_loop(step_update, step=doing, actor=owner, wip_limit=1)
+    queued = WorkflowStep.objects.create(workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue")
+    make_task(queued, "Reviewed first")
+    make_task(queued, "Waits in line")
+    hasher = PBKDF2PasswordHasher()
+    owner.password = hasher.encode("a real passphrase", hasher.salt())
+    owner.save(update_fields=["password"])
+    context = chromium.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{board_server.url}/")
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    axe(page, "the login page")
+    page.get_by_label("Username").fill(owner.username)
+    page.get_by_label("Password").fill("a real passphrase")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name=workflow.workspace.name)).to_be_visible()
+    axe(page, "the home page")
+
+    page.get_by_role("link", name=workflow.name).click()
+    page.wait_for_selector('[data-role="live"][data-state="live"]')
+    axe(page, "the board")
+
+    page.get_by_role("link", name="Step settings").click()
+    expect(page.get_by_role("heading", name=f"Steps of {workflow.name}")).to_be_visible()
+    page.wait_for_load_state()
+    axe(page, "the step settings")
+
+    page.get_by_role("link", name=workflow.name).click()
+    page.get_by_role("link", name="Flow").click()
+    page.wait_for_selector('[data-role="live"][data-state="live"]')
+    axe(page, "the flow page")
+
+    page.goto(f"{board_server.url}/workflows/{workflow.pk}/")
+    page.get_by_role("link", name="Members").click()
+    expect(page.get_by_role("heading", name=f"Members of {workflow.workspace.name}")).to_be_visible()
+    page.get_by_role("button", name="Invite").click()
+    link = page.get_by_label("New invite link (shown once; single use)")
+    expect(link).to_be_visible()
+    axe(page, "the members page")
+
+    newcomer = chromium.new_context(viewport={"width": 390, "height": 844})
+    invited = newcomer.new_page()
+    invited.goto(link.input_value())
+    expect(invited.get_by_role("button", name="Sign up and join")).to_be_visible()
+    axe(invited, "the invite page")
+    newcomer.close()
+    context.close()

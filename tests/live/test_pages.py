@@ -11,6 +11,7 @@ from boards.models import Priority
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 from workflows.services import step_update
+from workflows.step_rules import ACTION_TYPES
 
 pytestmark = pytest.mark.django_db
 
@@ -123,3 +124,13 @@ def test_logout_is_a_post_that_ends_the_session(owner):
     client = signed_in(owner)
     assert client.post("/accounts/logout/").status_code == 302
     assert client.get("/").status_code == 302
+
+
+def test_the_events_editor_offers_each_event_exactly_the_actions_the_engine_allows(owner, workflow, board):
+    response = signed_in(owner).get(f"/workflows/{workflow.pk}/settings/")
+    for step in [*response.context["steps"], response.context["new_step"]]:
+        offered = {events["key"]: {kind for kind, _ in events["choices"]} for events in step["event_lists"]}
+        assert offered == ACTION_TYPES
+    body = response.content.decode()
+    assert "Start an agent" in body and "Move to step …" in body
+    assert "<textarea" not in body
