@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from boards.models import Priority
+from boards.models import Priority, Task
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 from workflows.services import step_update
@@ -107,8 +107,9 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     page = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode())
     assert page.data["priority-ranks"] == {p.label: p.value for p in Priority}
     options = [attrs for tag, attrs in page.tags if tag == "option"]
-    # Three columns and the column template, each with every priority in rank order.
-    assert [o["value"] for o in options] == [p.label for p in Priority] * 4
+    # Three columns, the column template and the task dialog, each with every priority in
+    # rank order; the dialog selects the open task's.
+    assert [o["value"] for o in options] == [p.label for p in Priority] * 5
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label] * 4
 
 
@@ -123,3 +124,21 @@ def test_logout_is_a_post_that_ends_the_session(owner):
     client = signed_in(owner)
     assert client.post("/accounts/logout/").status_code == 302
     assert client.get("/").status_code == 302
+
+
+def test_a_task_link_opens_its_own_board_only(owner, workflow, board):
+    backlog, _, _ = board
+    task = Task.objects.create(workflow=workflow, step=backlog, title="Write the brief")
+    other = WorkflowFactory(name="Another board")
+    MembershipFactory(workspace=other.workspace, user=owner, role=Role.OWNER)
+    client = signed_in(owner)
+
+    body = client.get(f"/workflows/{workflow.pk}/tasks/{task.pk}/").content.decode()
+    assert f'data-open-task-id="{task.pk}"' in body
+    assert 'id="task-dialog"' in body
+    # The owner may see both boards, but a task opens only on its own board; an unknown id
+    # and a non-member get the same 404.
+    assert client.get(f"/workflows/{other.pk}/tasks/{task.pk}/").status_code == 404
+    assert client.get(f"/workflows/{workflow.pk}/tasks/{other.pk}/").status_code == 404
+    stranger = signed_in(UserFactory(username="sam"))
+    assert stranger.get(f"/workflows/{workflow.pk}/tasks/{task.pk}/").status_code == 404
