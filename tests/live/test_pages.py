@@ -7,7 +7,8 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from boards.models import Priority, Task
+from boards.admission import task_create
+from boards.models import Priority
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 from workflows.services import step_update
@@ -128,7 +129,7 @@ def test_logout_is_a_post_that_ends_the_session(owner):
 
 def test_a_task_link_opens_its_own_board_only(owner, workflow, board):
     backlog, _, _ = board
-    task = Task.objects.create(workflow=workflow, step=backlog, title="Write the brief")
+    task = task_create(workflow=workflow, step=backlog, actor=owner, title="Write the brief").task
     other = WorkflowFactory(name="Another board")
     MembershipFactory(workspace=other.workspace, user=owner, role=Role.OWNER)
     client = signed_in(owner)
