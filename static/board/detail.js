@@ -1,19 +1,29 @@
 // The task detail (product.md §7): a dialog with its own URL, /workflows/<id>/tasks/<task_id>/,
 // that fills the markup _task_dialog.html renders once. A description's Markdown becomes DOM
-// through marked and then DOMPurify (a sanitized fragment, never raw HTML); every other value
-// is set as text. Writes go through the REST API; a refusal shows the server's message.
+// through marked and then DOMPurify (a sanitized fragment); every other value is set as text.
+// Writes go through the REST API; a refusal shows the server's message.
 
 import DOMPurify from "../vendor/dompurify/purify.es.mjs";
-import { marked } from "../vendor/marked/marked.esm.js";
+import { Marked } from "../vendor/marked/marked.esm.js";
 import { refusalText, send } from "./api.js";
 
 const FIELDS = ["title", "description", "priority"];
 const FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
 const BADGES = { forced: "Forced admission", expedited: "Expedited" };
 
-/** Markdown as a sanitized DocumentFragment: scripts, handlers and javascript: URLs removed. */
+// Raw HTML in a description shows as the text it is: never parsed, so never run (nor even
+// handed to the browser's parser, whose CSP check would report its inline handlers).
+const markdown = new Marked({
+  renderer: {
+    html({ text }) {
+      return this.text({ type: "text", raw: text, text });
+    },
+  },
+});
+
+/** Markdown as a sanitized DocumentFragment (DOMPurify drops javascript: links and the like). */
 export function markdownFragment(text) {
-  return DOMPurify.sanitize(marked.parse(text ?? "", { async: false }), { RETURN_DOM_FRAGMENT: true });
+  return DOMPurify.sanitize(markdown.parse(text ?? "", { async: false }), { RETURN_DOM_FRAGMENT: true });
 }
 
 /** What a history event did, in words, with the steps by name. */
