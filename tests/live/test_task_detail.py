@@ -6,10 +6,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from boards.admission import task_archive, task_move
+from boards.admission import task_archive, task_create, task_move
 from boards.services import task_update
 from tests.factories import MembershipFactory, UserFactory
-from tests.live.test_browser import FULL, card, make_task, off_loop  # noqa: F401 (a fixture)
+from tests.live.test_browser import FULL, card, off_loop
 from workflows.models import Role
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -20,6 +20,14 @@ PAYLOAD = (
     '<img src="x" onerror="window.pwned = \'onerror\'">\n\n'
     "[a link](javascript:window.pwned='link')"
 )
+
+
+@pytest.fixture
+def make_task(owner):
+    def make(step, title, **kwargs):
+        return off_loop(task_create, workflow=step.workflow, step=step, actor=owner, title=title, **kwargs).task
+
+    return make
 
 
 def api(page, path):
@@ -44,9 +52,7 @@ def history(page):
     return dialog(page).locator('[data-role="history"] li')
 
 
-def test_a_card_opens_by_click_and_enter_and_saves_markdown_safely(
-    open_board, owner, workflow, board, make_task
-):
+def test_a_card_opens_by_click_and_enter_and_saves_markdown_safely(open_board, owner, workflow, board, make_task):
     backlog, _, _ = board
     task = make_task(backlog, "Write the brief")
     page = open_board(owner, workflow)
@@ -65,8 +71,7 @@ def test_a_card_opens_by_click_and_enter_and_saves_markdown_safely(
 
     status, saved = api(page, f"tasks/{task.pk}/")
     assert status == 200
-    assert (saved["title"], saved["description"], saved["priority"]) == (
-        "Write the product brief", PAYLOAD, "high")
+    assert (saved["title"], saved["description"], saved["priority"]) == ("Write the product brief", PAYLOAD, "high")
     rendered = dialog(page).locator('[data-role="description-html"]')
     expect(rendered.locator("strong")).to_have_text("the brief")
     assert rendered.locator("script").count() == 0
@@ -94,9 +99,7 @@ def test_a_card_opens_by_click_and_enter_and_saves_markdown_safely(
     assert page.errors == []
 
 
-def test_archive_restore_delete_and_the_history_from_a_direct_link(
-    open_board, owner, workflow, board, make_task
-):
+def test_archive_restore_delete_and_the_history_from_a_direct_link(open_board, owner, workflow, board, make_task):
     backlog, doing, _ = board
     task = make_task(backlog, "Hotfix the login")
     first = make_task(doing, "Review")
@@ -173,9 +176,7 @@ def test_live_changes_show_in_the_open_dialog_unless_the_field_is_being_edited(
     assert page.errors == []
 
 
-def test_focus_stays_in_the_dialog_which_fills_a_narrow_screen(
-    open_board, owner, workflow, board, make_task
-):
+def test_focus_stays_in_the_dialog_which_fills_a_narrow_screen(open_board, owner, workflow, board, make_task):
     backlog, _, _ = board
     task = make_task(backlog, "On the phone")
     page = open_board(owner, workflow)
