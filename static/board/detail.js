@@ -168,7 +168,7 @@ export class TaskDetail {
     else if (overtaken) this.part("changed-note").hidden = false;
     this.part("heading").textContent = task.title;
     const step = this.model.step(task.step_id)?.name ?? "";
-    const place = task.archived_at ? `Archived from ${step}` : task.admitted ? `In ${step}` : `Queued for ${step}`;
+    const place = task.archived_at ? `Archived from ${step}` : task.admitted ? `Step: ${step}` : `Queued for ${step}`;
     this.part("meta").textContent = `${place} · priority ${task.priority}`;
     this.part("archived-note").hidden = !task.archived_at;
     const shownText = this.form && !force && this.#dirty("description") ? this.form.elements.description.value : task.description;
