@@ -79,6 +79,19 @@ def _member_workflow(request, workflow_id, *, write: bool = False):
 @ensure_csrf_cookie
 def board(request, workflow_id):
     workflow, role = _member_workflow(request, workflow_id)
+    return _board_page(request, workflow, role)
+
+
+@login_required
+@ensure_csrf_cookie
+def task_detail(request, workflow_id, task_id):
+    """The board with one of its tasks open in the detail dialog (a link to the task)."""
+    workflow, role = _member_workflow(request, workflow_id)
+    task = get_object_or_404(Task.objects.only("pk"), pk=task_id, workflow=workflow)
+    return _board_page(request, workflow, role, open_task_id=task.pk)
+
+
+def _board_page(request, workflow, role, open_task_id=None):
     snapshot = board_snapshot(workflow=workflow)
     return render(request, "boards/board.html", {
         "workflow": workflow,
@@ -86,6 +99,7 @@ def board(request, workflow_id):
         "can_write": role in WRITE_ROLES,
         "priorities": PRIORITY_RANKS,
         "default_priority": DEFAULT_PRIORITY,
+        "open_task_id": open_task_id,
     })
 
 

@@ -1,6 +1,7 @@
 // The live board: the server renders the page; these modules keep a model of it, apply the
 // live messages, and write moves and new tasks through the REST API.
 
+import { TaskDetail } from "./detail.js";
 import { BoardInput } from "./input.js";
 import { Live } from "./live.js";
 import { BoardModel } from "./model.js";
@@ -14,11 +15,14 @@ const model = new BoardModel(dataBlock("priority-ranks"));
 const view = new BoardView(root, model);
 const live = new Live({ workflowId: root.dataset.workflowId, model, view });
 const writes = new BoardWrites({ model, view, live });
+const detail = new TaskDetail({ root, model, view });
 const input = new BoardInput(root, {
   canWrite: root.dataset.canWrite === "true",
   move: (taskId, stepId, index) => writes.move(taskId, stepId, index),
+  open: (taskId) => detail.open(taskId),
 });
 view.onRebuilt = () => input.enableDragging();
+view.onRendered = () => detail.modelChanged();
 
 root.addEventListener("submit", (event) => {
   const form = event.target.closest('[data-role="add-task"]');
@@ -32,3 +36,4 @@ model.load(dataBlock("board-data"));
 view.renderAll();
 input.enableDragging();
 live.connect();
+if (root.dataset.openTaskId) detail.open(root.dataset.openTaskId, { push: false });

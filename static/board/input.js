@@ -1,15 +1,21 @@
 // Moving cards: drag and drop with SortableJS (vendored, loaded before the modules as the
 // global Sortable), and the keyboard: arrows move the focus, Shift and an arrow the card.
+// A click on a card, or Enter, opens it.
 
 const LISTS = '[data-role="cards"], [data-role="queued-cards"]';
 
 export class BoardInput {
   #sortables = [];
 
-  /** move(taskId, stepId, index) is called for every move the user asks for. */
-  constructor(root, { canWrite, move }) {
-    Object.assign(this, { root, canWrite, move });
+  /** move(taskId, stepId, index) is called for every move the user asks for, open(taskId)
+      for every card they open. */
+  constructor(root, { canWrite, move, open }) {
+    Object.assign(this, { root, canWrite, move, open });
     root.addEventListener("keydown", (event) => this.#key(event));
+    root.addEventListener("click", (event) => {
+      const card = event.target.closest(".card");
+      if (card) this.open(card.dataset.taskId);
+    });
   }
 
   /** (Re)attach drag and drop to the columns shown now. */
@@ -46,6 +52,11 @@ export class BoardInput {
     const section = card.closest(".column");
     const sideways = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
     const upDown = { ArrowDown: 1, ArrowUp: -1 }[event.key];
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      this.open(card.dataset.taskId);
+      return;
+    }
     if (event.shiftKey && this.canWrite && !card.closest('[data-role="queued-cards"]')) {
       const taskId = card.dataset.taskId;
       if (sideways) {

@@ -58,6 +58,7 @@ function wipLabel(occupied, limit, over) {
 
 export class BoardView {
   onRebuilt = () => {};
+  onRendered = () => {};
 
   constructor(root, model) {
     this.root = root;
@@ -84,6 +85,7 @@ export class BoardView {
       if (again && document.activeElement !== again) again.focus();
     }
     this.root.dataset.version = String(this.model.version);
+    this.onRendered();
   }
 
   renderAll() {

@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
+from boards.admission import task_create
 from boards.models import Priority
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
@@ -108,8 +109,9 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     page = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode())
     assert page.data["priority-ranks"] == {p.label: p.value for p in Priority}
     options = [attrs for tag, attrs in page.tags if tag == "option"]
-    # Three columns and the column template, each with every priority in rank order.
-    assert [o["value"] for o in options] == [p.label for p in Priority] * 4
+    # Three columns, the column template and the task dialog, each with every priority in
+    # rank order; the dialog selects the open task's.
+    assert [o["value"] for o in options] == [p.label for p in Priority] * 5
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label] * 4
 
 
@@ -134,3 +136,21 @@ def test_the_events_editor_offers_each_event_exactly_the_actions_the_engine_allo
     body = response.content.decode()
     assert "Start an agent" in body and "Move to step …" in body
     assert "<textarea" not in body
+
+
+def test_a_task_link_opens_its_own_board_only(owner, workflow, board):
+    backlog, _, _ = board
+    task = task_create(workflow=workflow, step=backlog, actor=owner, title="Write the brief").task
+    other = WorkflowFactory(name="Another board")
+    MembershipFactory(workspace=other.workspace, user=owner, role=Role.OWNER)
+    client = signed_in(owner)
+
+    body = client.get(f"/workflows/{workflow.pk}/tasks/{task.pk}/").content.decode()
+    assert f'data-open-task-id="{task.pk}"' in body
+    assert 'id="task-dialog"' in body
+    # The owner may see both boards, but a task opens only on its own board; an unknown id
+    # and a non-member get the same 404.
+    assert client.get(f"/workflows/{other.pk}/tasks/{task.pk}/").status_code == 404
+    assert client.get(f"/workflows/{workflow.pk}/tasks/{other.pk}/").status_code == 404
+    stranger = signed_in(UserFactory(username="sam"))
+    assert stranger.get(f"/workflows/{workflow.pk}/tasks/{task.pk}/").status_code == 404

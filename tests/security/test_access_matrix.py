@@ -186,6 +186,8 @@ ENDPOINTS = [
     # The browser pages: sign-in first (API tokens do not sign a browser in).
     Endpoint("home page", "GET", "/", "302 302 200 200 200 200 200"),
     Endpoint("board page", "GET", "/workflows/{workflow}/", "302 302 404 200 200 200 404"),
+    Endpoint("task detail page", "GET", "/workflows/{workflow}/tasks/{task}/",
+             "302 302 404 200 200 200 404"),
     Endpoint("flow page", "GET", "/workflows/{workflow}/flow/", "302 302 404 200 200 200 404"),
     Endpoint("step settings page", "GET", "/workflows/{workflow}/settings/",
              "302 302 404 403 200 200 404"),

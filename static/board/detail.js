@@ -1,0 +1,328 @@
+// The task detail (product.md §7): a dialog with its own URL, /workflows/<id>/tasks/<task_id>/,
+// that fills the markup _task_dialog.html renders once. A description's Markdown becomes DOM
+// through marked and then DOMPurify (a sanitized fragment); every other value is set as text.
+// Writes go through the REST API; a refusal shows the server's message.
+
+import DOMPurify from "../vendor/dompurify/purify.es.mjs";
+import { Marked } from "../vendor/marked/marked.esm.js";
+import { refusalText, send } from "./api.js";
+
+const FIELDS = ["title", "description", "priority"];
+const FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
+const BADGES = { forced: "Forced admission", expedited: "Expedited" };
+
+// Raw HTML in a description shows as the text it is: never parsed, so never run (nor even
+// handed to the browser's parser, whose CSP check would report its inline handlers).
+const markdown = new Marked({
+  renderer: {
+    html({ text }) {
+      return this.text({ type: "text", raw: text, text });
+    },
+  },
+});
+
+/** Markdown as a sanitized DocumentFragment (DOMPurify drops javascript: links and the like). */
+export function markdownFragment(text) {
+  return DOMPurify.sanitize(markdown.parse(text ?? "", { async: false }), { RETURN_DOM_FRAGMENT: true });
+}
+
+/** What a history event did, in words, with the steps by name. */
+function eventText(event, stepName) {
+  const from = stepName(event.from_step_id);
+  const to = stepName(event.to_step_id);
+  switch (event.kind) {
+    case "created": return `Created in ${to}`;
+    case "moved": return from === to ? `Reordered in ${to}` : `Moved from ${from} to ${to}`;
+    case "pulled": return `Pulled from ${from} into ${to}`;
+    case "promoted": return `Promoted from the queue into ${to}`;
+    case "queued": return `Queued for ${to}: the step was full`;
+    case "archived": return `Archived from ${from}`;
+    case "restored": return `Restored to ${to}`;
+    case "deleted": return "Deleted";
+    case "forced": return `Forced into ${to} over its WIP limit`;
+    case "expedited": return `Expedited into ${to}`;
+    case "assigned": return "Assignee changed";
+    case "blocked": return "Blocked";
+    case "unblocked": return "Unblocked";
+    default: return event.kind;
+  }
+}
+
+export class TaskDetail {
+  #task = null; // the task as last shown (the server's values)
+  #modelKey = null; // the board model's copy of it then, to notice a live change
+  #pushed = false; // opening pushed a history entry, so closing goes back
+  #returnTo = null; // the card that gets the focus back
+
+  constructor({ root, model, view }) {
+    Object.assign(this, { root, model, view });
+    this.boardUrl = `/workflows/${root.dataset.workflowId}/`;
+    const dialog = (this.dialog = document.getElementById("task-dialog"));
+    this.form = dialog.querySelector('[data-role="task-form"]'); // none for viewers
+    this.part = (role) => dialog.querySelector(`[data-role="${role}"]`);
+    dialog.addEventListener("close", () => this.#closed());
+    dialog.addEventListener("keydown", (event) => this.#trapFocus(event));
+    dialog.addEventListener("click", (event) => this.#click(event));
+    this.form?.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.#save();
+    });
+    this.form?.elements.description.addEventListener("input", (event) => {
+      this.part("description-html").replaceChildren(markdownFragment(event.target.value));
+    });
+    window.addEventListener("popstate", () => this.followUrl());
+  }
+
+  taskUrl(taskId) {
+    return `${this.boardUrl}tasks/${taskId}/`;
+  }
+
+  /** Open the task of the current URL, or close the dialog on the board's URL. */
+  followUrl() {
+    const match = location.pathname.match(/\/tasks\/([0-9a-f-]+)\/$/);
+    if (match) {
+      this.open(match[1], { push: false });
+    } else if (this.dialog.open) {
+      this.#pushed = false;
+      this.dialog.close();
+    }
+  }
+
+  async open(taskId, { push = true } = {}) {
+    this.#returnTo = taskId;
+    this.#modelKey = this.#modelCopy(taskId);
+    const result = await this.#fetchTask(taskId);
+    if (!result.ok) {
+      this.view.showAlert(result.status === 404 ? "This task no longer exists." : refusalText(result), "refused");
+      if (!this.dialog.open && location.pathname !== this.boardUrl) history.replaceState(null, "", this.boardUrl);
+      return;
+    }
+    if (push && location.pathname !== this.taskUrl(taskId)) {
+      history.pushState({ taskId }, "", this.taskUrl(taskId));
+      this.#pushed = true;
+    } else if (!push) {
+      this.#pushed = history.state?.taskId === taskId;
+    }
+    this.#task = null;
+    this.#hideMessages();
+    this.#show(result.data, { force: true });
+    if (!this.dialog.open) this.dialog.showModal();
+    (this.form?.elements.title ?? this.dialog.querySelector('[data-action="close"]')).focus();
+    this.#loadHistory();
+  }
+
+  /** The board changed (a live message or a refetch): show the open task's new values. */
+  modelChanged() {
+    if (!this.dialog.open || !this.#task) return;
+    const key = this.#modelCopy(this.#task.id);
+    if (key === this.#modelKey) return;
+    this.#modelKey = key;
+    this.#refresh();
+  }
+
+  #modelCopy(taskId) {
+    return JSON.stringify(this.model.tasks.get(taskId) ?? null);
+  }
+
+  #fetchTask(taskId) {
+    return send("GET", `/api/v1/tasks/${taskId}/`).catch(() => ({ ok: false, status: 0, data: {
+      detail: "Network error: the task could not be loaded. Check your connection and try again.",
+    } }));
+  }
+
+  async #refresh() {
+    const id = this.#task.id;
+    const result = await this.#fetchTask(id);
+    if (this.#task?.id !== id) return; // closed or another task opened meanwhile
+    if (result.status === 404) {
+      this.#showAlert("This task was deleted by someone else.");
+      for (const button of this.dialog.querySelectorAll("form button, .task-actions button")) button.disabled = true;
+      return;
+    }
+    if (!result.ok) return; // the next change tries again
+    this.#show(result.data);
+    this.#loadHistory();
+  }
+
+  #dirty(field) {
+    return this.form.elements[field].value !== String(this.#task[field] ?? "");
+  }
+
+  /** Fill the dialog with `task`. A field the user has changed keeps their text (unless
+      `force`); when the server's value moved under it, the dialog says so. */
+  #show(task, { force = false } = {}) {
+    const previous = this.#task;
+    let overtaken = false;
+    if (this.form) {
+      for (const field of FIELDS) {
+        const input = this.form.elements[field];
+        if (force || !previous || !this.#dirty(field)) input.value = task[field] ?? "";
+        else if (task[field] !== previous[field]) overtaken = true;
+      }
+      for (const button of this.dialog.querySelectorAll("form button, .task-actions button")) button.disabled = false;
+    } else {
+      this.part("priority-text").textContent = task.priority;
+    }
+    this.#task = task;
+    if (force) this.part("changed-note").hidden = true;
+    else if (overtaken) this.part("changed-note").hidden = false;
+    this.part("heading").textContent = task.title;
+    const step = this.model.step(task.step_id)?.name ?? "";
+    const place = task.archived_at ? `Archived from ${step}` : task.admitted ? `Step: ${step}` : `Queued for ${step}`;
+    this.part("meta").textContent = `${place} · priority ${task.priority}`;
+    this.part("archived-note").hidden = !task.archived_at;
+    const shownText = this.form && !force && this.#dirty("description") ? this.form.elements.description.value : task.description;
+    this.part("description-html").replaceChildren(markdownFragment(shownText));
+    const archive = this.dialog.querySelector('[data-action="archive"]');
+    if (archive) {
+      archive.hidden = Boolean(task.archived_at);
+      this.dialog.querySelector('[data-action="restore"]').hidden = !task.archived_at;
+    }
+  }
+
+  async #loadHistory() {
+    const id = this.#task.id;
+    let page;
+    try {
+      const result = await send("GET", `/api/v1/tasks/${id}/events/?page_size=1000`);
+      if (!result.ok) return;
+      page = result.data;
+    } catch {
+      return; // the next change loads it again
+    }
+    if (this.#task?.id !== id) return;
+    const stepName = (stepId) => (stepId ? this.model.step(stepId)?.name ?? "a removed step" : "");
+    const template = document.getElementById("history-item-template");
+    this.part("history").replaceChildren(...page.results.map((event) => {
+      const item = template.content.cloneNode(true).firstElementChild;
+      const part = (role) => item.querySelector(`[data-role="${role}"]`);
+      item.dataset.kind = event.kind;
+      const badge = BADGES[event.kind];
+      if (badge) {
+        item.classList.add(`is-${event.kind}`);
+        part("badge").textContent = badge;
+        part("badge").hidden = false;
+      }
+      part("what").textContent = eventText(event, stepName);
+      part("who").textContent = event.actor ? `by ${event.actor}` : "by automation";
+      const when = part("when");
+      when.dateTime = event.at;
+      when.textContent = new Date(event.at).toLocaleString();
+      if (event.reason) {
+        part("why").textContent = `Why: ${event.reason}`;
+        part("why").hidden = false;
+      }
+      return item;
+    }));
+  }
+
+  async #save() {
+    this.#hideMessages();
+    const data = Object.fromEntries(FIELDS.map((field) => [field, this.form.elements[field].value]));
+    const result = await this.#write("PATCH", `/api/v1/tasks/${this.#task.id}/`, data);
+    if (!result) return;
+    this.#show(result.data, { force: true });
+    this.#status("Saved.");
+  }
+
+  async #click(event) {
+    const action = event.target.closest("button[data-action]")?.dataset.action;
+    if (!action) return;
+    const button = (name) => this.dialog.querySelector(`[data-action="${name}"]`);
+    const id = this.#task?.id;
+    if (action === "close") {
+      this.dialog.close();
+    } else if (action === "discard") {
+      this.#show(this.#task, { force: true });
+    } else if (action === "archive" || action === "restore") {
+      this.#hideMessages();
+      const result = await this.#write("POST", `/api/v1/tasks/${id}/${action}/`, {});
+      if (!result) return;
+      this.#show(result.data, { force: true });
+      this.#status(action === "archive" ? "Archived." : result.status === 202 ? "Restored into the step's queue." : "Restored.");
+      button(action === "archive" ? "restore" : "archive").focus();
+      this.#loadHistory();
+    } else if (action === "delete") {
+      this.part("confirm-delete").hidden = false;
+      button("confirm-delete").focus();
+    } else if (action === "cancel-delete") {
+      this.part("confirm-delete").hidden = true;
+      button("delete").focus();
+    } else if (action === "confirm-delete") {
+      const result = await this.#write("DELETE", `/api/v1/tasks/${id}/`);
+      if (!result) return;
+      this.#returnTo = null;
+      this.dialog.close();
+    }
+  }
+
+  /** A write: its result when the server took it; else the refusal is shown and null. */
+  async #write(method, url, body) {
+    let result;
+    try {
+      result = await send(method, url, body);
+    } catch {
+      this.#showAlert("Network error: nothing was saved. Check your connection and try again.");
+      return null;
+    }
+    if (result.ok) return result;
+    if (result.data.errors && this.form) {
+      for (const [field, messages] of Object.entries(result.data.errors)) {
+        const target = this.form.querySelector(`[data-error-for="${field}"]`);
+        if (!target) continue;
+        target.textContent = [].concat(messages).join(" ");
+        this.form.elements[field].setAttribute("aria-invalid", "true");
+      }
+    }
+    this.#showAlert(refusalText(result));
+    return null;
+  }
+
+  #showAlert(text) {
+    const box = this.part("dialog-alert");
+    box.textContent = text;
+    box.hidden = false;
+  }
+
+  #status(text) {
+    this.part("status").textContent = text;
+  }
+
+  #hideMessages() {
+    this.part("dialog-alert").hidden = true;
+    this.part("status").textContent = "";
+    const confirm = this.part("confirm-delete");
+    if (confirm) confirm.hidden = true;
+    for (const error of this.dialog.querySelectorAll("[data-error-for]")) error.textContent = "";
+    for (const field of this.dialog.querySelectorAll("[aria-invalid]")) field.removeAttribute("aria-invalid");
+  }
+
+  #closed() {
+    this.#task = null;
+    if (location.pathname !== this.boardUrl) {
+      if (this.#pushed) history.back();
+      else history.replaceState(null, "", this.boardUrl);
+    }
+    this.#pushed = false;
+    const card = (this.#returnTo && this.view.card(this.#returnTo)) || this.root.querySelector(".card");
+    card?.focus();
+  }
+
+  /** Tab and Shift+Tab cycle through the dialog's controls (the page behind is inert). */
+  #trapFocus(event) {
+    if (event.key !== "Tab") return;
+    const items = [...this.dialog.querySelectorAll(FOCUSABLE)]
+      .filter((element) => !element.disabled && element.getClientRects().length > 0);
+    if (!items.length) return;
+    const first = items[0];
+    const last = items[items.length - 1];
+    const inside = items.includes(document.activeElement);
+    if (event.shiftKey && (document.activeElement === first || !inside)) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && (document.activeElement === last || !inside)) {
+      event.preventDefault();
+      first.focus();
+    }
+  }
+}
