@@ -5,5 +5,6 @@ from boards import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("workflows/<uuid:workflow_id>/", views.board, name="board"),
+    path("workflows/<uuid:workflow_id>/archive/", views.archive, name="archive"),
     path("workflows/<uuid:workflow_id>/settings/", views.step_settings, name="step-settings"),
 ]

@@ -1,4 +1,4 @@
-"""The browser pages: the user's boards, one live board, and its step settings.
+"""The browser pages: the user's boards, one live board, its archive and its step settings.
 
 Pages are server-rendered from the same selectors as the API; static/board/*.js enhances
 them and writes through the REST API (session auth + CSRF).
@@ -12,10 +12,12 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from boards.api import TaskFilter
 from boards.models import Priority, Task
 from boards.selectors import board_snapshot
 from workflows.access import WRITE_ROLES, role_in
-from workflows.models import Membership, OnFull, Workflow
+from workflows.models import Membership, OnFull, Role, Workflow
+from workflows.portable import templates
 
 # Name -> pull rank, for the add-task select and the script's card order.
 PRIORITY_RANKS = {p.label: p.value for p in Priority}
@@ -24,6 +26,7 @@ DEFAULT_PRIORITY = Priority(Task._meta.get_field("priority").default).label
 
 
 @login_required
+@ensure_csrf_cookie
 def home(request):
     memberships = (
         Membership.objects.filter(user=request.user)
@@ -31,7 +34,12 @@ def home(request):
         .prefetch_related("workspace__workflows")
         .order_by("workspace__name", "workspace__created_at")
     )
-    return render(request, "boards/home.html", {"memberships": memberships})
+    return render(request, "boards/home.html", {
+        "memberships": memberships,
+        "write_roles": WRITE_ROLES,
+        "owner_role": Role.OWNER,
+        "templates": templates().values(),  # what GET /api/v1/workflow-templates/ lists
+    })
 
 
 def _member_workflow(request, workflow_id, *, write: bool = False):
@@ -72,4 +80,23 @@ def step_settings(request, workflow_id):
         "workflow": workflow,
         "steps": steps,
         "on_full_choices": OnFull.choices,
+    })
+
+
+@login_required
+@ensure_csrf_cookie
+def archive(request, workflow_id):
+    workflow, role = _member_workflow(request, workflow_id)
+    q = request.GET.get("q", "").strip()
+    # The API's own filter (GET /api/v1/tasks/?workflow=&archived=true&q=), so search means
+    # the same on both.
+    found = TaskFilter(
+        {"archived": "true", "q": q},
+        queryset=Task.objects.filter(workflow=workflow).select_related("step").order_by("-archived_at", "id"),
+    )
+    return render(request, "boards/archive.html", {
+        "workflow": workflow,
+        "tasks": found.qs,
+        "q": q,
+        "can_write": role in WRITE_ROLES,
     })

@@ -1,6 +1,7 @@
 // The live board: the server renders the page; these modules keep a model of it, apply the
 // live messages, and write moves and new tasks through the REST API.
 
+import "./filter.js";
 import { BoardInput } from "./input.js";
 import { Live } from "./live.js";
 import { BoardModel } from "./model.js";
