@@ -1,4 +1,4 @@
-"""The browser pages: the user's boards, one live board, and its step settings.
+"""The browser pages: the user's boards, one live board, its archive and its step settings.
 
 Pages are server-rendered from the same selectors as the API; static/board/*.js enhances
 them and writes through the REST API (session auth + CSRF).
@@ -11,9 +11,11 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from boards.access import WRITE_ROLES, memberships_of, role_in
+from boards.api import TaskFilter
 from boards.models import Priority, Task
 from boards.snapshots import board_snapshot
-from workflows.models import OnFull, Workflow
+from workflows.models import OnFull, Role, Workflow
+from workflows.portable import templates
 from workflows.step_rules import ACTION_TYPES
 
 # Name -> pull rank, for the add-task select and the script's card order.
@@ -53,6 +55,7 @@ def event_lists(events: dict) -> list[dict]:
 
 
 @login_required
+@ensure_csrf_cookie
 def home(request):
     memberships = (
         memberships_of(request.user)
@@ -60,7 +63,12 @@ def home(request):
         .prefetch_related("workspace__workflows")
         .order_by("workspace__name", "workspace__created_at")
     )
-    return render(request, "boards/home.html", {"memberships": memberships})
+    return render(request, "boards/home.html", {
+        "memberships": memberships,
+        "write_roles": WRITE_ROLES,
+        "owner_role": Role.OWNER,
+        "templates": templates().values(),  # what GET /api/v1/workflow-templates/ lists
+    })
 
 
 def _member_workflow(request, workflow_id, *, write: bool = False):
@@ -116,4 +124,23 @@ def step_settings(request, workflow_id):
         "steps": steps,
         "new_step": {"event_lists": event_lists({})},
         "on_full_choices": OnFull.choices,
+    })
+
+
+@login_required
+@ensure_csrf_cookie
+def archive(request, workflow_id):
+    workflow, role = _member_workflow(request, workflow_id)
+    q = request.GET.get("q", "").strip()
+    # The API's own filter (GET /api/v1/tasks/?workflow=&archived=true&q=), so search means
+    # the same on both.
+    found = TaskFilter(
+        {"archived": "true", "q": q},
+        queryset=Task.objects.filter(workflow=workflow).select_related("step").order_by("-archived_at", "id"),
+    )
+    return render(request, "boards/archive.html", {
+        "workflow": workflow,
+        "tasks": found.qs,
+        "q": q,
+        "can_write": role in WRITE_ROLES,
     })

@@ -7,11 +7,20 @@ function csrfToken() {
 
 /** A write: resolves to {ok, status, data} for every HTTP answer; a network failure rejects. */
 export async function send(method, url, body) {
+  return write(method, url, body === undefined ? undefined : JSON.stringify(body), "application/json");
+}
+
+/** A write whose body is a file's bytes (an import), answered as send() is. */
+export async function sendFile(method, url, file, contentType) {
+  return write(method, url, file, contentType);
+}
+
+async function write(method, url, body, contentType) {
   const response = await fetch(url, {
     method,
     credentials: "same-origin",
-    headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: { "Content-Type": contentType, Accept: "application/json", "X-CSRFToken": csrfToken() },
+    body,
   });
   const data = await response.json().catch(() => ({}));
   return { ok: response.ok, status: response.status, data };

@@ -2,6 +2,7 @@
 // live messages, and write moves and new tasks through the REST API.
 
 import { TaskDetail } from "./detail.js";
+import "./filter.js";
 import { BoardInput } from "./input.js";
 import { Live } from "./live.js";
 import { BoardModel } from "./model.js";

@@ -63,7 +63,11 @@ def titles(page, step):
 
 
 def drag(page, task, step):
-    card(page, task).drag_to(column(page, step).locator('[data-role="cards"]'))
+    """Drop the card at the end of the step's list (its bottom edge, below the last card):
+    the list's centre may fall on a card or between two, which depends on the layout."""
+    cards = column(page, step).locator('[data-role="cards"]')
+    box = cards.bounding_box()
+    card(page, task).drag_to(cards, target_position={"x": box["width"] / 2, "y": box["height"] - 3})
 
 
 def version(page):

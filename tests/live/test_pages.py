@@ -89,7 +89,10 @@ def test_pages_have_no_inline_script_handler_or_style(owner, workflow, board, ma
     make_task(board[1], "Busy")
     pages = [Client().get("/accounts/login/")] + [
         signed_in(owner).get(path)
-        for path in ("/", f"/workflows/{workflow.pk}/", f"/workflows/{workflow.pk}/settings/")
+        for path in (
+            "/", f"/workflows/{workflow.pk}/", f"/workflows/{workflow.pk}/settings/",
+            f"/workflows/{workflow.pk}/archive/",
+        )
     ]
     for response in pages:
         assert response.status_code == 200
@@ -109,9 +112,9 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     page = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode())
     assert page.data["priority-ranks"] == {p.label: p.value for p in Priority}
     options = [attrs for tag, attrs in page.tags if tag == "option"]
-    # Three columns, the column template and the task dialog, each with every priority in
-    # rank order; the dialog selects the open task's.
-    assert [o["value"] for o in options] == [p.label for p in Priority] * 5
+    # The filter bar ("Any" first), then three columns, the column template and the task
+    # dialog, each with every priority in rank order; the dialog selects the open task's.
+    assert [o["value"] for o in options] == [""] + [p.label for p in Priority] * 6
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label] * 4
 
 

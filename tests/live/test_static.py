@@ -50,8 +50,8 @@ def test_board_assets_are_served_hashed_with_debug_off(
     assert all(re.search(r"\.[0-9a-f]{12}\.(css|js|mjs)$", p) for p in paths), paths
     assert sorted(re.sub(r"\.[0-9a-f]{12}\.", ".", p) for p in paths) == [
         "board/api.js", "board/board.css", "board/board.js", "board/colors.js", "board/detail.js",
-        "board/input.js", "board/live.js", "board/model.js", "board/render.js", "board/writes.js",
-        "vendor/dompurify/purify.es.mjs", "vendor/marked/marked.esm.js",
+        "board/filter.js", "board/input.js", "board/live.js", "board/model.js", "board/render.js",
+        "board/writes.js", "vendor/dompurify/purify.es.mjs", "vendor/marked/marked.esm.js",
         "vendor/sortablejs/Sortable.min.js",
     ]
     context.close()

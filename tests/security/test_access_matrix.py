@@ -189,6 +189,7 @@ ENDPOINTS = [
     Endpoint("task detail page", "GET", "/workflows/{workflow}/tasks/{task}/",
              "302 302 404 200 200 200 404"),
     Endpoint("flow page", "GET", "/workflows/{workflow}/flow/", "302 302 404 200 200 200 404"),
+    Endpoint("archive page", "GET", "/workflows/{workflow}/archive/", "302 302 404 200 200 200 404"),
     Endpoint("step settings page", "GET", "/workflows/{workflow}/settings/",
              "302 302 404 403 200 200 404"),
     Endpoint("members page", "GET", "/workspaces/{workspace}/members/", "302 302 404 200 200 200 404"),
