@@ -5,7 +5,7 @@
   `AppConfig.ready()`, which is where Django connects receivers and registrations.
 - The apps form layers: kandev's shared modules < accounts < boards < workflows < agents <
   integrations < teams < flow < the entry points (kandev's urls, asgi and its lifespan,
-  settings, /metrics; commands; each app's pages, `views`). Imports of another
+  settings, /metrics; commands; each app's pages and routes, `views` and `urls`). Imports of another
   app's `models` do not count: foreign keys are data, not layering; the module check above
   still sees them.
 """
@@ -68,7 +68,7 @@ def graph() -> tuple[dict, list]:
 def app_of(module: str) -> str:
     """Entry points (the project's modules, management commands, the browser pages) sit on top
     of every app: a page shows what several apps hold."""
-    entry = module in PROJECT or ".management.commands." in module or module.endswith(".views")
+    entry = module in PROJECT or ".management.commands." in module or module.endswith((".views", ".urls"))
     return "project" if entry else module.split(".")[0]
 
 
