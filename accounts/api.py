@@ -23,8 +23,7 @@ class ApiTokenSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ApiToken
-        fields = ["id", "name", "prefix", "workspace_id", "created_at", "last_used_at",
-                  "revoked_at"]
+        fields = ["id", "name", "prefix", "workspace_id", "created_at", "last_used_at", "revoked_at"]
         read_only_fields = ["id", "prefix", "created_at", "last_used_at", "revoked_at"]
 
     def validate_name(self, value):
@@ -48,7 +47,9 @@ class TokenCreateThrottle(UserRateThrottle):
 
 
 class ApiTokenViewSet(
-    mixins.ListModelMixin, mixins.CreateModelMixin, mixins.DestroyModelMixin,
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
     serializer_class = ApiTokenSerializer

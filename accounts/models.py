@@ -26,7 +26,10 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     # A scoped token is a runner's credential: it only reaches that workspace's sessions.
     workspace = models.ForeignKey(
-        "workflows.Workspace", null=True, blank=True, on_delete=models.CASCADE,
+        "workflows.Workspace",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
         related_name="api_tokens",
     )
 
@@ -38,7 +41,5 @@ class ApiToken(models.Model):
     @classmethod
     def issue(cls, *, user, name: str = "", workspace=None) -> tuple["ApiToken", str]:
         key = secrets.token_hex(20)
-        token = cls.objects.create(
-            user=user, name=name, prefix=key[:8], key_hash=hash_token(key), workspace=workspace
-        )
+        token = cls.objects.create(user=user, name=name, prefix=key[:8], key_hash=hash_token(key), workspace=workspace)
         return token, key

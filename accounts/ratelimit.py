@@ -99,9 +99,7 @@ class LoginRateLimitMiddleware:
     def refuse_sign_in(self, request) -> HttpResponse | None:
         if (cache.get(_address_key(request)) or 0) >= settings.KANDEV_LOGIN_MAX_FAILURES:
             window = settings.KANDEV_LOGIN_WINDOW_SECONDS
-            return too_many(
-                f"Too many failed sign-in attempts. Try again in {max(window // 60, 1)} minute(s).", window
-            )
+            return too_many(f"Too many failed sign-in attempts. Try again in {max(window // 60, 1)} minute(s).", window)
         username = request.POST.get("username", "")
         if username and cache.get(_backoff_key(request, username)):
             backoff = settings.KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS
@@ -115,7 +113,5 @@ class LoginRateLimitMiddleware:
             keys.append(f"password-reset:email:{_digest(email)}")
         counts = [_count(key, window) for key in keys]
         if max(counts) > settings.KANDEV_PASSWORD_RESET_MAX:
-            return too_many(
-                f"Too many password reset requests. Try again in {max(window // 60, 1)} minute(s).", window
-            )
+            return too_many(f"Too many password reset requests. Try again in {max(window // 60, 1)} minute(s).", window)
         return None

@@ -94,9 +94,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=False, methods=["post"], filterset_class=None)
     def claim(self, request):
         data = validated(ClaimSerializer, request.data)
-        runner = data.get("runner") or (
-            request.auth.name if isinstance(request.auth, ApiToken) else ""
-        )
+        runner = data.get("runner") or (request.auth.name if isinstance(request.auth, ApiToken) else "")
         session = services.session_claim(
             user=request.user,
             runner=runner or request.user.get_username(),
@@ -107,9 +105,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         session = AgentSession.objects.select_related("task", "step", "workflow").get(pk=session.pk)
         return Response(claim_data(session, lease_seconds=settings.KANDEV_SESSION_LEASE_SECONDS))
 
-    @extend_schema(
-        request=EventSerializer, responses={200: SessionSerializer, 409: ErrorSerializer}
-    )
+    @extend_schema(request=EventSerializer, responses={200: SessionSerializer, 409: ErrorSerializer})
     @action(detail=True, methods=["post"], filterset_class=None)
     def events(self, request, pk=None):
         session = self.writable_session()
@@ -122,16 +118,12 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             )
         return Response(session_data(session))
 
-    @extend_schema(
-        request=CancelSerializer, responses={200: SessionSerializer, 409: ErrorSerializer}
-    )
+    @extend_schema(request=CancelSerializer, responses={200: SessionSerializer, 409: ErrorSerializer})
     @action(detail=True, methods=["post"], filterset_class=None)
     def cancel(self, request, pk=None):
         session = self.writable_session()
         data = validated(CancelSerializer, request.data)
-        session = services.session_cancel(
-            session=session, actor=request.user, reason=data["reason"]
-        )
+        session = services.session_cancel(session=session, actor=request.user, reason=data["reason"])
         return Response(session_data(session))
 
 
@@ -148,21 +140,11 @@ class TaskSessionsView(APIView):
         },
     )
     def post(self, request, task_id):
-        task = (
-            visible_tasks(request.user).filter(pk=task_id)
-            .select_related("workflow")
-            .first()
-        )
+        task = visible_tasks(request.user).filter(pk=task_id).select_related("workflow").first()
         if task is None:
             raise NotFound
         require_role(request.user, task.workflow.workspace_id, write=True)
         data = validated(StartSerializer, request.data)
-        session = services.session_start(
-            task=task, actor=request.user, force=data["force"], reason=data["reason"]
-        )
-        code = (
-            status.HTTP_202_ACCEPTED
-            if session.status == SessionStatus.QUEUED
-            else status.HTTP_201_CREATED
-        )
+        session = services.session_start(task=task, actor=request.user, force=data["force"], reason=data["reason"])
+        code = status.HTTP_202_ACCEPTED if session.status == SessionStatus.QUEUED else status.HTTP_201_CREATED
         return Response(session_data(session), status=code)

@@ -28,17 +28,11 @@ class AgentSession(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Null once the task is deleted: the run stays on record, cancelled.
-    task = models.ForeignKey(
-        Task, null=True, on_delete=models.SET_NULL, related_name="agent_sessions"
-    )
+    task = models.ForeignKey(Task, null=True, on_delete=models.SET_NULL, related_name="agent_sessions")
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="agent_sessions")
-    step = models.ForeignKey(
-        WorkflowStep, null=True, on_delete=models.SET_NULL, related_name="agent_sessions"
-    )
+    step = models.ForeignKey(WorkflowStep, null=True, on_delete=models.SET_NULL, related_name="agent_sessions")
     status = models.CharField(max_length=10, choices=SessionStatus.choices)
-    runner = models.CharField(
-        max_length=200, blank=True, help_text="Who claimed it; blank while unclaimed."
-    )
+    runner = models.CharField(max_length=200, blank=True, help_text="Who claimed it; blank while unclaimed.")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -54,14 +48,10 @@ class AgentSession(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["task"], condition=Q(status__in=LIVE), name="one_live_session_per_task"
-            ),
+            models.UniqueConstraint(fields=["task"], condition=Q(status__in=LIVE), name="one_live_session_per_task"),
         ]
         indexes = [
-            models.Index(
-                fields=["workflow", "status", "queued_at", "id"], name="session_by_workflow_status"
-            ),
+            models.Index(fields=["workflow", "status", "queued_at", "id"], name="session_by_workflow_status"),
             models.Index(fields=["status", "started_at", "id"], name="session_by_status"),
         ]
 

@@ -74,9 +74,7 @@ class Runner:
                 self.slots.release()
                 self.stopping.wait(self.poll_seconds)
                 continue
-            worker = threading.Thread(
-                target=self.execute, args=(session,), name=f"session-{session['id']}"
-            )
+            worker = threading.Thread(target=self.execute, args=(session,), name=f"session-{session['id']}")
             self.workers.append(worker)
             worker.start()
         self.shutdown()
@@ -107,9 +105,7 @@ class Runner:
     def report(self, session_id: str, type_: str, detail: str = "", attempts: int = 3) -> None:
         for attempt in range(attempts):
             try:
-                response = self.client.post(
-                    f"sessions/{session_id}/events/", json={"type": type_, "detail": detail}
-                )
+                response = self.client.post(f"sessions/{session_id}/events/", json={"type": type_, "detail": detail})
             except httpx.HTTPError as exc:
                 logger.warning("reporting %s for %s failed: %s", type_, session_id, exc)
                 time.sleep(0.5 * 2**attempt)
@@ -118,9 +114,7 @@ class Runner:
                 raise SessionGone(response.text)
             response.raise_for_status()
             return
-        logger.error(
-            "gave up reporting %s for session %s; its lease will expire", type_, session_id
-        )
+        logger.error("gave up reporting %s for session %s; its lease will expire", type_, session_id)
 
     # --- one session -----------------------------------------------------------------
 
@@ -157,9 +151,7 @@ class Runner:
             self.processes[session_id] = process
         if self.stopping.is_set():
             _signal_group(process, signal.SIGTERM)
-        threading.Thread(
-            target=_feed, args=(process, json.dumps(session).encode()), daemon=True
-        ).start()
+        threading.Thread(target=_feed, args=(process, json.dumps(session).encode()), daemon=True).start()
         beating = threading.Event()
         try:
             self.report(session_id, "boot_ready")
@@ -182,17 +174,13 @@ class Runner:
             self.report(session_id, "turn_completed", text)
             self.say(f"session {session_id} completed")
         elif self.stopping.is_set():
-            self.report(
-                session_id, "failed", f"The runner stopped before the turn completed.\n{text}"
-            )
+            self.report(session_id, "failed", f"The runner stopped before the turn completed.\n{text}")
             self.say(f"session {session_id} stopped")
         else:
             self.report(session_id, "failed", f"The command exited with {code}.\n{text}")
             self.say(f"session {session_id} failed with exit code {code}")
 
-    def heartbeat(
-        self, session_id: str, lease_seconds: float, done: threading.Event, process
-    ) -> None:
+    def heartbeat(self, session_id: str, lease_seconds: float, done: threading.Event, process) -> None:
         while not done.wait(max(lease_seconds / 3, 0.5)):
             try:
                 self.report(session_id, "heartbeat", attempts=1)

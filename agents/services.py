@@ -50,9 +50,7 @@ class IllegalSessionTransition(KandevError):
     code = "illegal_session_transition"
 
     def __init__(self, session: AgentSession, to: str):
-        super().__init__(
-            f"A {session.status} session cannot become {to}.", status=session.status, requested=to
-        )
+        super().__init__(f"A {session.status} session cannot become {to}.", status=session.status, requested=to)
 
 
 class SessionLimitReached(KandevError):
@@ -160,9 +158,7 @@ def admit_session(
     """
     if AgentSession.objects.filter(task=task, status__in=LIVE).exists():
         if manual:
-            raise Conflict(
-                "This task already has a live agent session.", code="session_already_live"
-            )
+            raise Conflict("This task already has a live agent session.", code="session_already_live")
         return None
     workflow = change.workflow
     blocks = _blocks(_guard(workflow.workspace_id), workflow)
@@ -185,9 +181,7 @@ def admit_session(
         if manual:
             metrics.SESSIONS_REJECTED.labels(workflow=str(workflow.pk), scope=block.scope).inc()
             raise SessionLimitReached(block)
-        transaction.on_commit(
-            metrics.SESSIONS_REJECTED.labels(workflow=str(workflow.pk), scope=block.scope).inc
-        )
+        transaction.on_commit(metrics.SESSIONS_REJECTED.labels(workflow=str(workflow.pk), scope=block.scope).inc)
         change.record(
             task,
             EventKind.SESSION,
@@ -230,9 +224,7 @@ def promote(change: BoardChange) -> list[AgentSession]:
     for session in promoted:
         _set_status(session, SessionStatus.STARTING, now=change.now)
         waited = (change.now - session.queued_at).total_seconds()
-        transaction.on_commit(
-            partial(metrics.SESSION_QUEUE_WAIT.labels(workflow=str(workflow.pk)).observe, waited)
-        )
+        transaction.on_commit(partial(metrics.SESSION_QUEUE_WAIT.labels(workflow=str(workflow.pk)).observe, waited))
     AgentSession.objects.bulk_update(promoted, ["status", "started_at"])
     return promoted
 
@@ -240,9 +232,7 @@ def promote(change: BoardChange) -> list[AgentSession]:
 def _drop_stale(change: BoardChange, queue) -> None:
     """A queued session whose task has since left its step (moved or pulled on) would start
     an agent for a step the task is no longer in: cancel it instead."""
-    stale = list(
-        queue.exclude(task__step_id=F("step_id")).select_for_update(skip_locked=True, of=("self",))
-    )
+    stale = list(queue.exclude(task__step_id=F("step_id")).select_for_update(skip_locked=True, of=("self",)))
     for session in stale:
         _set_status(
             session,
@@ -286,9 +276,7 @@ def promote_workspace(*, workspace_id, exclude=None) -> int:
     """Promote queued sessions of a workspace's boards, the board with the oldest first,
     each board in its own transaction."""
     workflow_ids = (
-        AgentSession.objects.filter(
-            workflow__workspace_id=workspace_id, status=SessionStatus.QUEUED
-        )
+        AgentSession.objects.filter(workflow__workspace_id=workspace_id, status=SessionStatus.QUEUED)
         .exclude(workflow_id=exclude)
         .values("workflow_id")
         .annotate(oldest=Min("queued_at"))
@@ -335,9 +323,7 @@ def _lock_session(session_id) -> tuple[AgentSession, Task | None]:
 
 
 @board_transaction
-def session_event(
-    *, session: AgentSession, type: str, detail: str = "", actor=None
-) -> AgentSession:
+def session_event(*, session: AgentSession, type: str, detail: str = "", actor=None) -> AgentSession:
     """A runner's report: boot_ready, turn_completed or failed. A repeated report is a no-op,
     so `on_turn_complete` runs exactly once however often the turn is reported."""
     to = EVENT_STATUS[type]
@@ -381,9 +367,7 @@ def end_task_sessions(change: BoardChange, task: Task, *, detail: str) -> None:
     held = any(s.status in HOLDING_SLOT for s in sessions)
     for session in sessions:
         _set_status(session, SessionStatus.CANCELLED, now=change.now, detail=detail)
-    AgentSession.objects.bulk_update(
-        sessions, ["status", "finished_at", "lease_expires_at", "detail"]
-    )
+    AgentSession.objects.bulk_update(sessions, ["status", "finished_at", "lease_expires_at", "detail"])
     if held:
         _slot_freed(change)
 
@@ -409,11 +393,7 @@ def session_claim(*, user, runner: str, workspace_id=None) -> AgentSession | Non
     )
     if workspace_id is not None:
         candidates = candidates.filter(workflow__workspace_id=workspace_id)
-    session = (
-        candidates.order_by("started_at", "id")
-        .select_for_update(skip_locked=True, of=("self",))
-        .first()
-    )
+    session = candidates.order_by("started_at", "id").select_for_update(skip_locked=True, of=("self",)).first()
     if session is None:
         return None
     session.runner = runner[:200]
@@ -440,9 +420,7 @@ def expire_board_leases(*, workflow_id) -> int:
                 now=change.now,
                 detail="The runner's lease expired (no heartbeat).",
             )
-        AgentSession.objects.bulk_update(
-            expired, ["status", "finished_at", "lease_expires_at", "detail"]
-        )
+        AgentSession.objects.bulk_update(expired, ["status", "finished_at", "lease_expires_at", "detail"])
         if expired:
             _slot_freed(change)
             for task in Task.objects.filter(pk__in=[s.task_id for s in expired]).only("id", "step_id"):

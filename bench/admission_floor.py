@@ -33,8 +33,7 @@ MODES = ("floor", "service", "http")
 # The minimal correct admission: lock the step, count its live tasks, insert, commit.
 LOCK_STEP = "SELECT id, wip_limit FROM workflows_workflowstep WHERE id = %s FOR UPDATE"
 COUNT_LIVE = (
-    "SELECT count(*) FROM boards_task"
-    " WHERE step_id = %s AND archived_at IS NULL AND NOT is_ephemeral AND admitted"
+    "SELECT count(*) FROM boards_task WHERE step_id = %s AND archived_at IS NULL AND NOT is_ephemeral AND admitted"
 )
 
 
@@ -100,9 +99,7 @@ def _truncate(dsn: str):
         conn.execute("VACUUM ANALYZE boards_task")
 
 
-def run(
-    *, dsn: str, workspace, user, key: str, server, threads: int, duration: float, reps: int
-) -> dict:
+def run(*, dsn: str, workspace, user, key: str, server, threads: int, duration: float, reps: int) -> dict:
     port = server.port
     shared, (shared_step,) = workflow_with_steps(
         workspace,
@@ -156,9 +153,7 @@ def run(
                     outcomes = {"ok": len(lat)}
                 else:
                     before = cpu_seconds(server.process.pid)
-                    lat, elapsed, outcomes = asyncio.run(
-                        _http(port, key, threads, duration, scope, board_for)
-                    )
+                    lat, elapsed, outcomes = asyncio.run(_http(port, key, threads, duration, scope, board_for))
                     cpu = cpu_ms_per_op(before, cpu_seconds(server.process.pid), len(lat))
                     errors = [k for k in outcomes if k != "ok"]
                 summary = run_summary(lat, elapsed, outcomes=outcomes, errors=errors[:5])
@@ -167,9 +162,7 @@ def run(
                 runs[(mode, scope)].append(summary)
                 figures[mode] = summary["rate"]
             for mode in ("service", "http"):
-                ratios[(mode, scope)].append(
-                    figures[mode] / figures["floor"] if figures["floor"] else None
-                )
+                ratios[(mode, scope)].append(figures[mode] / figures["floor"] if figures["floor"] else None)
         ceiling.append(_framework_ceiling(server, threads, duration))
     _truncate(dsn)
 

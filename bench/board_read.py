@@ -73,9 +73,7 @@ def run(*, workspace, user, key: str, port: int, sizes, samples: int) -> dict:
         bump, token = bumper(workflow), {"Authorization": f"Token {key}"}
         json_path = f"/api/v1/workflows/{workflow.pk}/board/"
         html_path = f"/workflows/{workflow.pk}/"
-        status, queries, size_bytes = _queries(
-            api_client, json_path, bump, HTTP_AUTHORIZATION=f"Token {key}"
-        )
+        status, queries, size_bytes = _queries(api_client, json_path, bump, HTTP_AUTHORIZATION=f"Token {key}")
         assert status == 200, f"board JSON answered {status}"
         _, times = asyncio.run(_times(port, json_path, token, samples, bump))
         _, cached = asyncio.run(_times(port, json_path, token, samples))

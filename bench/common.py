@@ -114,9 +114,7 @@ def timed_threads(n: int, duration: float, make_worker) -> tuple[list[float], fl
     # The action runs once, as the last party arrives: the clock starts after every setup.
     barrier = threading.Barrier(
         n + 1,
-        action=lambda: state.update(
-            started=time.perf_counter(), deadline=time.perf_counter() + duration
-        ),
+        action=lambda: state.update(started=time.perf_counter(), deadline=time.perf_counter() + duration),
     )
     latencies: list[list[float]] = [[] for _ in range(n)]
     errors: list = []
@@ -167,12 +165,8 @@ class HttpConnection:
         self.reader = self.writer = None
 
     async def open(self):
-        self.reader, self.writer = await asyncio.open_connection(
-            "127.0.0.1", self.port, limit=2**20
-        )
-        self.writer.transport.get_extra_info("socket").setsockopt(
-            socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
-        )
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port, limit=2**20)
+        self.writer.transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     async def request(self, method: str, path: str, body=None, headers: dict | None = None):
         if self.writer is None:

@@ -84,9 +84,7 @@ async def _run(port, workflow, doing, done, key, viewers: int, moves: int, gap: 
     ready_count = [0]
     results = []
     tasks = [
-        asyncio.create_task(
-            _viewer(port, workflow.pk, key, moves, ready, ready_count, viewers, results)
-        )
+        asyncio.create_task(_viewer(port, workflow.pk, key, moves, ready, ready_count, viewers, results))
         for _ in range(viewers)
     ]
     await asyncio.wait_for(ready.wait(), 120)
@@ -98,17 +96,10 @@ async def _run(port, workflow, doing, done, key, viewers: int, moves: int, gap: 
     for _ in range(moves):
         task_id = await loop.run_in_executor(
             db,
-            lambda: str(
-                Task.objects.occupying()
-                .filter(step=doing)
-                .in_board_order()
-                .values_list("id", flat=True)[0]
-            ),
+            lambda: str(Task.objects.occupying().filter(step=doing).in_board_order().values_list("id", flat=True)[0]),
         )
         sent.append(time.perf_counter())
-        status, body = await driver.request(
-            "POST", f"/api/v1/tasks/{task_id}/move/", {"step_id": done_step}
-        )
+        status, body = await driver.request("POST", f"/api/v1/tasks/{task_id}/move/", {"step_id": done_step})
         answered.append(time.perf_counter())
         if status != 200:
             raise RuntimeError(f"driver move answered {status}: {body[:200]!r}")
@@ -127,9 +118,7 @@ def run(*, workspace, key: str, port: int, viewers: int, moves: int, gap: float)
         return {"not_run": why_not}
     db = ThreadPoolExecutor(1)
     try:
-        results, sent, answered = asyncio.run(
-            _run(port, workflow, doing, done, key, viewers, moves, gap, db)
-        )
+        results, sent, answered = asyncio.run(_run(port, workflow, doing, done, key, viewers, moves, gap, db))
     finally:
         db.submit(connections.close_all).result()
         db.shutdown()

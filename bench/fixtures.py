@@ -23,9 +23,7 @@ def owner_with_token(username: str = "bench"):
     return user, workspace, key
 
 
-def workflow_with_steps(
-    workspace, name: str, steps: list[dict]
-) -> tuple[Workflow, list[WorkflowStep]]:
+def workflow_with_steps(workspace, name: str, steps: list[dict]) -> tuple[Workflow, list[WorkflowStep]]:
     """`steps`: dicts of WorkflowStep fields; `pull_from` names an earlier step's index."""
     workflow = Workflow.objects.create(workspace=workspace, name=f"{name} {next(_names)}")
     made = []

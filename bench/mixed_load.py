@@ -79,12 +79,8 @@ def run(*, workspace, key: str, port: int, clients: int, duration: float, reps: 
         workflow, steps = kanban(workspace, "Mixed load")
         bulk_tasks(steps[0], START_TASKS, label="Mixed")
         reconcile_board(workflow_id=workflow.pk)
-        ids = [
-            str(pk) for pk in Task.objects.filter(workflow=workflow).values_list("id", flat=True)
-        ]
-        latencies, elapsed, outcomes = asyncio.run(
-            _load(port, key, workflow, steps, ids, clients, duration, rep)
-        )
+        ids = [str(pk) for pk in Task.objects.filter(workflow=workflow).values_list("id", flat=True)]
+        latencies, elapsed, outcomes = asyncio.run(_load(port, key, workflow, steps, ids, clients, duration, rep))
         every = [v for values in latencies.values() for v in values]
         errors = sum(n for label, n in outcomes.items() if " error " in label)
         runs.append(

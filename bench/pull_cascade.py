@@ -36,21 +36,12 @@ def run(*, workspace, user, ks, reps: int) -> dict:
     for k in ks:
         times, queries = [], []
         for _ in range(reps):
-            ids = list(
-                Task.objects.occupying()
-                .filter(step=doing)
-                .in_board_order()
-                .values_list("id", flat=True)[:k]
-            )
+            ids = list(Task.objects.occupying().filter(step=doing).in_board_order().values_list("id", flat=True)[:k])
             start = time.perf_counter()
             with CaptureQueriesContext(connection) as captured:
                 task_bulk_move(task_ids=ids, to_step=done, actor=user)
             times.append((time.perf_counter() - start) * 1000)
             queries.append(len(captured))
-            assert Task.objects.occupying().filter(step=doing).count() == LIMIT, (
-                "the cascade did not refill"
-            )
-        rows.append(
-            {"k": k, "tasks_written": 3 * k, "ms": spread(times), "queries": spread(queries)}
-        )
+            assert Task.objects.occupying().filter(step=doing).count() == LIMIT, "the cascade did not refill"
+        rows.append({"k": k, "tasks_written": 3 * k, "ms": spread(times), "queries": spread(queries)})
     return {"repetitions": reps, "rows": rows}

@@ -94,9 +94,7 @@ def _admission(a, p):
             "|---|---|---|",
         ]
         for scope in ("contested", "uncontested"):
-            out.append(
-                f"| {scope} | {_s(cpu[f'{scope}/server'], 2)} | {_s(cpu[f'{scope}/postgres'], 2)} |"
-            )
+            out.append(f"| {scope} | {_s(cpu[f'{scope}/server'], 2)} | {_s(cpu[f'{scope}/postgres'], 2)} |")
         out += [
             "",
             f"Ceiling of the server stack alone: `GET /healthz` (no database, no DRF) with the same "
@@ -124,9 +122,7 @@ def _board(b):
     for row in b["sizes"]:
         j, h, p = row["json"], row["html"], row.get("per_step")
         html = f"{_s(h['ms'], 1)} | {h['queries']}" if "ms" in h else "not available | –"
-        paged = (
-            f"{_s(p['ms'], 1)} | {p['queries']} | {p['bytes'] / 1024:,.0f}" if p else "– | – | –"
-        )
+        paged = f"{_s(p['ms'], 1)} | {p['queries']} | {p['bytes'] / 1024:,.0f}" if p else "– | – | –"
         out.append(
             f"| {row['tasks']:,} | {_s(j['ms'], 1)} | {j['queries']} | {j['bytes'] / 1024:,.0f} "
             f"| {_s(j.get('cached_ms'), 1)} | {paged} | {html} |"
@@ -165,9 +161,7 @@ def _cascade(c):
         "|---|---|---|---|",
     ]
     for row in c["rows"]:
-        out.append(
-            f"| {row['k']} | {row['tasks_written']} | {_s(row['ms'], 1)} | {_s(row['queries'], 0)} |"
-        )
+        out.append(f"| {row['k']} | {row['tasks_written']} | {_s(row['ms'], 1)} | {_s(row['queries'], 0)} |")
     return out + [""]
 
 

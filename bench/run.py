@@ -56,9 +56,7 @@ def fresh_database(base_dsn: str) -> str:
     info = conninfo_to_dict(base_dsn)
     name = f"{info.get('dbname', 'kandev')}_suite"
     with psycopg.connect(make_conninfo(base_dsn, dbname="postgres"), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     user = info.get("user", "postgres")
     return f"postgresql://{user}@{info.get('host', '127.0.0.1')}:{info.get('port', 5432)}/{name}"
@@ -73,9 +71,7 @@ def machine(dsn: str, redis_url: str) -> dict:
     with open("/proc/meminfo") as f:
         mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
     with open("/proc/cpuinfo") as f:
-        model = next(
-            (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?"
-        )
+        model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")
     with psycopg.connect(dsn) as conn:
         pg = conn.execute("SHOW server_version").fetchone()[0]
         sync = conn.execute("SHOW synchronous_commit").fetchone()[0]
@@ -130,15 +126,11 @@ async def warm_up(port: int, key: str, workflow_id):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", choices=["postgres"], required=True, help="the database to measure")
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer repetitions")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these benchmarks")
-    parser.add_argument(
-        "--no-docs", action="store_true", help="write the JSON only, not docs/benchmarks.md"
-    )
+    parser.add_argument("--no-docs", action="store_true", help="write the JSON only, not docs/benchmarks.md")
     args = parser.parse_args(argv)
     params = QUICK if args.quick else FULL
     sections = args.only or SECTIONS

@@ -50,9 +50,7 @@ def visible_workflows(user):
 def role_in(user, workspace_id) -> str | None:
     if not user.is_authenticated:
         return None
-    return (
-        Membership.objects.filter(workspace_id=workspace_id, user=user).values_list("role", flat=True).first()
-    )
+    return Membership.objects.filter(workspace_id=workspace_id, user=user).values_list("role", flat=True).first()
 
 
 def require_role(user, workspace_id, *, write: bool = False, owner: bool = False) -> str:
@@ -119,10 +117,7 @@ def member_step(user, step_id, field: str = "step_id") -> WorkflowStep:
 def member_workflow(user, workflow_id, field: str = "workflow_id") -> Workflow:
     """A workflow named in a request body, with `.member_role`; a 400 on `field` otherwise."""
     workflow = (
-        visible_workflows(user)
-        .filter(pk=workflow_id)
-        .annotate(member_role=F("workspace__memberships__role"))
-        .first()
+        visible_workflows(user).filter(pk=workflow_id).annotate(member_role=F("workspace__memberships__role")).first()
     )
     if workflow is None:
         raise Invalid({field: ["No such workflow."]})

@@ -41,9 +41,10 @@ def check_force(*, workflow, actor, force: bool, reason: str) -> None:
 
 def check_external_ref(change: BoardChange, external_ref: str | None) -> None:
     """An external ref (a GitHub issue, say) names at most one live task of a board."""
-    if external_ref and Task.objects.filter(
-        workflow=change.workflow, external_ref=external_ref, archived_at__isnull=True
-    ).exists():
+    if (
+        external_ref
+        and Task.objects.filter(workflow=change.workflow, external_ref=external_ref, archived_at__isnull=True).exists()
+    ):
         raise Conflict(f'A live task already has external_ref "{external_ref}".', code="external_ref_exists")
 
 

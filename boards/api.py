@@ -1,4 +1,3 @@
-
 import django_filters
 from django.db.models import F, Q
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
@@ -59,9 +58,7 @@ class TaskFilter(django_filters.FilterSet):
     retrieve=extend_schema(responses=TaskSerializer),
     destroy=extend_schema(responses={204: None, 404: ErrorSerializer}),
 )
-class TaskViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
-):
+class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
     serializer_class = TaskSerializer
     filterset_class = TaskFilter
     queryset = Task.objects.none()  # the model, for the schema; rows come from get_queryset
@@ -187,5 +184,3 @@ class WorkflowEventFilter(django_filters.FilterSet):
 
     def filter_step(self, queryset, name, value):
         return queryset.filter(Q(from_step_id=value) | Q(to_step_id=value))
-
-

@@ -153,17 +153,19 @@ class BoardChange:
         for step in (from_step, to_step):
             if step is not None:
                 self.touched.add(step.pk)
-        self.events.append(TaskEvent(
-            workflow=self.workflow,
-            task_id=task.pk,
-            kind=kind,
-            # Ids, not instances: the history outlives a step deleted in this same change.
-            from_step_id=from_step.pk if from_step else None,
-            to_step_id=to_step.pk if to_step else None,
-            actor=self.actor,
-            reason=reason,
-            detail=detail,
-        ))
+        self.events.append(
+            TaskEvent(
+                workflow=self.workflow,
+                task_id=task.pk,
+                kind=kind,
+                # Ids, not instances: the history outlives a step deleted in this same change.
+                from_step_id=from_step.pk if from_step else None,
+                to_step_id=to_step.pk if to_step else None,
+                actor=self.actor,
+                reason=reason,
+                detail=detail,
+            )
+        )
 
     def opened(self, *steps) -> None:
         """Room may have opened in `steps` (a task left, a limit rose, a feeder was set):

@@ -108,9 +108,7 @@ class TaskEvent(models.Model):
     """
 
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="task_events")
-    task = models.ForeignKey(
-        Task, on_delete=models.DO_NOTHING, db_constraint=False, related_name="events"
-    )
+    task = models.ForeignKey(Task, on_delete=models.DO_NOTHING, db_constraint=False, related_name="events")
     kind = models.CharField(max_length=12, choices=EventKind.choices)
     from_step = models.ForeignKey(
         WorkflowStep, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"

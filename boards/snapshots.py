@@ -10,8 +10,17 @@ from boards.models import LIVE, Task
 from workflows.models import WorkflowStep
 
 BOARD_TASK_FIELDS = (
-    "id", "step_id", "title", "priority", "position", "admitted", "queued_at", "is_ephemeral",
-    "external_ref", "created_at", "entered_step_at",
+    "id",
+    "step_id",
+    "title",
+    "priority",
+    "position",
+    "admitted",
+    "queued_at",
+    "is_ephemeral",
+    "external_ref",
+    "created_at",
+    "entered_step_at",
 )
 _snapshots: dict = {}  # (workflow id, per_step) -> (version, snapshot, tasks in it)
 _snapshots_guard = threading.Lock()
@@ -57,24 +66,26 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
     by_step = {step.pk: [] for step in steps}
     occupied = dict.fromkeys(by_step, 0)
     queued = dict.fromkeys(by_step, 0)
-    for (pk, step_id, title, priority, position, admitted, queued_at, ephemeral, ref, created, entered) in rows:
+    for pk, step_id, title, priority, position, admitted, queued_at, ephemeral, ref, created, entered in rows:
         if not ephemeral:
             if admitted:
                 occupied[step_id] += 1
             else:
                 queued[step_id] += 1
-        by_step[step_id].append({
-            "id": str(pk),
-            "title": title,
-            "priority": PRIORITY_NAMES[priority],
-            "position": position,
-            "admitted": admitted,
-            "queued_at": iso(queued_at),
-            "is_ephemeral": ephemeral,
-            "external_ref": ref,
-            "created_at": iso(created),
-            "entered_step_at": iso(entered),
-        })
+        by_step[step_id].append(
+            {
+                "id": str(pk),
+                "title": title,
+                "priority": PRIORITY_NAMES[priority],
+                "position": position,
+                "admitted": admitted,
+                "queued_at": iso(queued_at),
+                "is_ephemeral": ephemeral,
+                "external_ref": ref,
+                "created_at": iso(created),
+                "entered_step_at": iso(entered),
+            }
+        )
     if per_step is not None:
         totals = _column_totals(by_step)
         for step_id, (_total, step_occupied, step_queued) in totals.items():
@@ -112,5 +123,3 @@ def _column_totals(by_step: dict) -> dict:
     totals = dict.fromkeys(by_step, (0, 0, 0))
     totals.update({r["step_id"]: (r["total"], r["occupied"], r["queued"]) for r in rows})
     return totals
-
-

@@ -63,12 +63,16 @@ def home(request):
         .prefetch_related("workspace__workflows")
         .order_by("workspace__name", "workspace__created_at")
     )
-    return render(request, "boards/home.html", {
-        "memberships": memberships,
-        "write_roles": WRITE_ROLES,
-        "owner_role": Role.OWNER,
-        "templates": templates().values(),  # what GET /api/v1/workflow-templates/ lists
-    })
+    return render(
+        request,
+        "boards/home.html",
+        {
+            "memberships": memberships,
+            "write_roles": WRITE_ROLES,
+            "owner_role": Role.OWNER,
+            "templates": templates().values(),  # what GET /api/v1/workflow-templates/ lists
+        },
+    )
 
 
 def _member_workflow(request, workflow_id, *, write: bool = False):
@@ -101,14 +105,18 @@ def task_detail(request, workflow_id, task_id):
 
 def _board_page(request, workflow, role, open_task_id=None):
     snapshot = board_snapshot(workflow=workflow)
-    return render(request, "boards/board.html", {
-        "workflow": workflow,
-        "board": snapshot,
-        "can_write": role in WRITE_ROLES,
-        "priorities": PRIORITY_RANKS,
-        "default_priority": DEFAULT_PRIORITY,
-        "open_task_id": open_task_id,
-    })
+    return render(
+        request,
+        "boards/board.html",
+        {
+            "workflow": workflow,
+            "board": snapshot,
+            "can_write": role in WRITE_ROLES,
+            "priorities": PRIORITY_RANKS,
+            "default_priority": DEFAULT_PRIORITY,
+            "open_task_id": open_task_id,
+        },
+    )
 
 
 @login_required
@@ -116,15 +124,18 @@ def _board_page(request, workflow, role, open_task_id=None):
 def step_settings(request, workflow_id):
     workflow, _ = _member_workflow(request, workflow_id, write=True)
     steps = [
-        {**step, "event_lists": event_lists(step["events"])}
-        for step in board_snapshot(workflow=workflow)["steps"]
+        {**step, "event_lists": event_lists(step["events"])} for step in board_snapshot(workflow=workflow)["steps"]
     ]
-    return render(request, "boards/settings.html", {
-        "workflow": workflow,
-        "steps": steps,
-        "new_step": {"event_lists": event_lists({})},
-        "on_full_choices": OnFull.choices,
-    })
+    return render(
+        request,
+        "boards/settings.html",
+        {
+            "workflow": workflow,
+            "steps": steps,
+            "new_step": {"event_lists": event_lists({})},
+            "on_full_choices": OnFull.choices,
+        },
+    )
 
 
 @login_required
@@ -138,9 +149,13 @@ def archive(request, workflow_id):
         {"archived": "true", "q": q},
         queryset=Task.objects.filter(workflow=workflow).select_related("step").order_by("-archived_at", "id"),
     )
-    return render(request, "boards/archive.html", {
-        "workflow": workflow,
-        "tasks": found.qs,
-        "q": q,
-        "can_write": role in WRITE_ROLES,
-    })
+    return render(
+        request,
+        "boards/archive.html",
+        {
+            "workflow": workflow,
+            "tasks": found.qs,
+            "q": q,
+            "can_write": role in WRITE_ROLES,
+        },
+    )

@@ -17,9 +17,7 @@ class IntakeAdmin(admin.ModelAdmin):
 
 
 class ReviewWatchForm(forms.ModelForm):
-    api_base_url = forms.URLField(
-        max_length=500, assume_scheme="https", initial="https://api.github.com"
-    )
+    api_base_url = forms.URLField(max_length=500, assume_scheme="https", initial="https://api.github.com")
     token = forms.CharField(
         required=False,
         widget=forms.PasswordInput(render_value=False),

@@ -65,15 +65,11 @@ class IntakeViewSet(
     model = Intake
     serializer_class = IntakeSerializer
 
-    @extend_schema(
-        responses={201: IntakeCreatedSerializer, 400: ErrorSerializer, 403: ErrorSerializer}
-    )
+    @extend_schema(responses={201: IntakeCreatedSerializer, 400: ErrorSerializer, 403: ErrorSerializer})
     def create(self, request):
         data = validated(IntakeSerializer, request.data)
         workflow, step = writable_target(request.user, data["workflow_id"], data.get("step_id"))
-        intake, secret = intake_create(
-            workflow=workflow, step=step, actor=request.user, name=data.get("name", "")
-        )
+        intake, secret = intake_create(workflow=workflow, step=step, actor=request.user, name=data.get("name", ""))
         body = {**IntakeSerializer(intake).data, "secret": secret}
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -85,27 +81,17 @@ class ReviewWatchViewSet(MemberQuerysetMixin, viewsets.ModelViewSet):
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_serializer_class(self):
-        return (
-            ReviewWatchUpdateSerializer
-            if self.action == "partial_update"
-            else ReviewWatchSerializer
-        )
+        return ReviewWatchUpdateSerializer if self.action == "partial_update" else ReviewWatchSerializer
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
-        workflow, step = writable_target(
-            self.request.user, data.pop("workflow_id"), data.pop("step_id", None)
-        )
-        serializer.instance = watches.watch_create(
-            workflow=workflow, step=step, actor=self.request.user, **data
-        )
+        workflow, step = writable_target(self.request.user, data.pop("workflow_id"), data.pop("step_id", None))
+        serializer.instance = watches.watch_create(workflow=workflow, step=step, actor=self.request.user, **data)
 
     def perform_update(self, serializer):
         watch = serializer.instance
         data = dict(serializer.validated_data)
         require_role(self.request.user, watch.workflow.workspace_id, write=True)
         if "step_id" in data:
-            _, data["step"] = writable_target(
-                self.request.user, watch.workflow_id, data.pop("step_id")
-            )
+            _, data["step"] = writable_target(self.request.user, watch.workflow_id, data.pop("step_id"))
         serializer.instance = watches.watch_update(watch=watch, actor=self.request.user, **data)

@@ -25,9 +25,9 @@ class SecretUnreadable(KandevError):
 
 
 def _fernet_key(secret_key: str) -> bytes:
-    derived = HKDF(
-        algorithm=hashes.SHA256(), length=32, salt=None, info=b"kandev.integrations"
-    ).derive(secret_key.encode())
+    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"kandev.integrations").derive(
+        secret_key.encode()
+    )
     return base64.urlsafe_b64encode(derived)
 
 
@@ -48,6 +48,4 @@ def decrypt(token: str) -> str:
     try:
         return _current().decrypt(token.encode()).decode()
     except InvalidToken:
-        raise SecretUnreadable(
-            "A stored secret cannot be decrypted with the current SECRET_KEY."
-        ) from None
+        raise SecretUnreadable("A stored secret cannot be decrypted with the current SECRET_KEY.") from None

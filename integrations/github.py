@@ -74,9 +74,7 @@ def _epoch(value: str | None) -> datetime | None:
 
 
 class GitHub:
-    def __init__(
-        self, *, base_url: str, token: str, now: datetime | None = None, timeout: float = 10.0
-    ):
+    def __init__(self, *, base_url: str, token: str, now: datetime | None = None, timeout: float = 10.0):
         self.base_url = base_url.rstrip("/")
         self.now = now or timezone.now()  # the poll's clock: a poll takes seconds
         headers = {
@@ -144,14 +142,10 @@ class GitHub:
         for _ in range(MAX_PAGES):
             response = self.get(url, params)
             if response.status_code == 404:
-                raise GitHubError(
-                    f"Repository {repository} not found (or the token cannot see it)."
-                )
+                raise GitHubError(f"Repository {repository} not found (or the token cannot see it).")
             try:
                 found.extend(
-                    PullRequest(
-                        repository, int(item["number"]), str(item["title"]), str(item["html_url"])
-                    )
+                    PullRequest(repository, int(item["number"]), str(item["title"]), str(item["html_url"]))
                     for item in response.json()["items"]
                 )
             except (ValueError, KeyError, TypeError):

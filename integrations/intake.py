@@ -58,9 +58,7 @@ class DeliverySerializer(serializers.Serializer):
         return clean_text(value)
 
 
-def intake_create(
-    *, workflow: Workflow, step: WorkflowStep | None, actor, name: str = ""
-) -> tuple[Intake, str]:
+def intake_create(*, workflow: Workflow, step: WorkflowStep | None, actor, name: str = "") -> tuple[Intake, str]:
     """A new intake and its secret (the only time the plain secret leaves kandev)."""
     if step is not None and step.workflow_id != workflow.pk:
         raise Invalid({"step_id": ["This step is not in the given workflow."]})

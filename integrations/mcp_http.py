@@ -28,12 +28,7 @@ def transport_security() -> TransportSecuritySettings:
         allowed_hosts=[pattern for host in hosts for pattern in (host, f"{host}:*")],
         allowed_origins=[
             *settings.CSRF_TRUSTED_ORIGINS,
-            *(
-                f"{scheme}://{host}{port}"
-                for host in hosts
-                for scheme in ("http", "https")
-                for port in ("", ":*")
-            ),
+            *(f"{scheme}://{host}{port}" for host in hosts for scheme in ("http", "https") for port in ("", ":*")),
         ],
     )
 
@@ -56,9 +51,7 @@ async def _token_user_id(scope) -> int | None:
 
 
 async def _unauthorized(send) -> None:
-    body = json.dumps(
-        {"code": "not_authenticated", "detail": "Send an API token: Authorization: Token <key>"}
-    ).encode()
+    body = json.dumps({"code": "not_authenticated", "detail": "Send an API token: Authorization: Token <key>"}).encode()
     await send(
         {
             "type": "http.response.start",
@@ -117,9 +110,7 @@ def with_mcp(django_app):
     endpoint = McpEndpoint()
 
     async def app(scope, receive, send):
-        if scope["type"] == "http" and (
-            scope["path"] == PATH.rstrip("/") or scope["path"].startswith(PATH)
-        ):
+        if scope["type"] == "http" and (scope["path"] == PATH.rstrip("/") or scope["path"].startswith(PATH)):
             await endpoint(scope, receive, send)
         else:
             await django_app(scope, receive, send)

@@ -96,9 +96,7 @@ def build_server(*, user_id=None) -> MCPServer:
         if acting is None:
             request = ctx.request_context.request
             acting = request.scope.get(USER_SCOPE_KEY) if request is not None else None
-        user = (
-            get_user_model().objects.filter(pk=acting, is_active=True).first() if acting else None
-        )
+        user = get_user_model().objects.filter(pk=acting, is_active=True).first() if acting else None
         if user is None:
             raise NotAuthenticated("Authentication required.")
         return user
@@ -170,9 +168,7 @@ def build_server(*, user_id=None) -> MCPServer:
                 external_ref=external_ref,
             ),
         )
-        workflow, step = access.placement(
-            user, workflow_id=data.get("workflow_id"), step_id=data.get("step_id")
-        )
+        workflow, step = access.placement(user, workflow_id=data.get("workflow_id"), step_id=data.get("step_id"))
         result = admission.task_create(
             workflow=workflow,
             actor=user,
@@ -186,9 +182,7 @@ def build_server(*, user_id=None) -> MCPServer:
 
     @server.tool()
     @board_tool
-    def move_task(
-        ctx: Context, task_id: str, step_id: str, position: int | None = None
-    ) -> dict[str, Any]:
+    def move_task(ctx: Context, task_id: str, step_id: str, position: int | None = None) -> dict[str, Any]:
         """Move a task to a step (or reorder it inside its step with `position`)."""
         user = acting_user(ctx)
         data = validated(TaskMoveSerializer, given(step_id=step_id, position=position))
@@ -223,9 +217,7 @@ def build_server(*, user_id=None) -> MCPServer:
             changes["pull_from_step_id"] = pull_from_step_id
         if changes:
             check_role(step.member_role, write=True)
-            step = services.step_update(
-                step=step, actor=user, **validated(StepUpdateSerializer, changes, partial=True)
-            )
+            step = services.step_update(step=step, actor=user, **validated(StepUpdateSerializer, changes, partial=True))
         occupied, queued = step_counts([step.pk])[step.pk]
         return step_data(step, occupied, queued)
 

@@ -17,9 +17,7 @@ class Intake(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="intakes")
-    step = models.ForeignKey(
-        WorkflowStep, null=True, blank=True, on_delete=models.SET_NULL, related_name="intakes"
-    )
+    step = models.ForeignKey(WorkflowStep, null=True, blank=True, on_delete=models.SET_NULL, related_name="intakes")
     name = models.CharField(max_length=200, blank=True)
     # Encrypted: the HMAC needs the secret itself, and the API shows it only at creation.
     secret_encrypted = models.TextField(editable=False)

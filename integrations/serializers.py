@@ -72,7 +72,5 @@ class ReviewWatchSerializer(serializers.Serializer):
 
 class ReviewWatchUpdateSerializer(ReviewWatchSerializer):
     workflow_id = serializers.UUIDField(read_only=True)
-    repositories = serializers.ListField(
-        child=RepositoryField(), min_length=1, max_length=50, required=False
-    )
+    repositories = serializers.ListField(child=RepositoryField(), min_length=1, max_length=50, required=False)
     reviewer_login = serializers.CharField(max_length=100, required=False)

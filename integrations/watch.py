@@ -79,9 +79,7 @@ def watch_update(*, watch: ReviewWatch, actor, **fields) -> ReviewWatch:
         # Otherwise any member could send the creator's token to an address of their own.
         is_owner = role_in(actor, watch.workflow.workspace_id) == Role.OWNER
         if actor.pk != watch.created_by_id and not is_owner:
-            raise Forbidden(
-                "Only the watch's creator or a workspace owner may change where its token is sent."
-            )
+            raise Forbidden("Only the watch's creator or a workspace owner may change where its token is sent.")
         if "token" not in fields:
             raise Invalid({"token": [f"Supply the token again to change {' and '.join(redirected)}."]})
     if "token" in fields:
@@ -112,8 +110,7 @@ def _offer(watch: ReviewWatch, pulls: list[PullRequest], report: PollReport) -> 
                 actor=None,
                 title=pull.title[:500] or f"{pull.repository}#{pull.number}",
                 description=(
-                    f"Review requested from @{watch.reviewer_login} on "
-                    f"{pull.repository}#{pull.number}.\n\n{pull.url}"
+                    f"Review requested from @{watch.reviewer_login} on {pull.repository}#{pull.number}.\n\n{pull.url}"
                 ),
                 external_ref=pull.external_ref,
             )
@@ -128,14 +125,10 @@ def _offer(watch: ReviewWatch, pulls: list[PullRequest], report: PollReport) -> 
         report.admitted.append(pull.external_ref)
 
 
-def _archive_closed(
-    watch: ReviewWatch, repository: str, open_refs: set, github: GitHub, report: PollReport
-) -> None:
+def _archive_closed(watch: ReviewWatch, repository: str, open_refs: set, github: GitHub, report: PollReport) -> None:
     prefix = external_ref(repository, 0)[:-1]
     candidates = (
-        Task.objects.filter(
-            workflow_id=watch.workflow_id, archived_at__isnull=True, external_ref__startswith=prefix
-        )
+        Task.objects.filter(workflow_id=watch.workflow_id, archived_at__isnull=True, external_ref__startswith=prefix)
         .exclude(external_ref__in=open_refs)
         .order_by("created_at", "id")
     )
@@ -151,9 +144,7 @@ def _backoff(watch: ReviewWatch, error: KandevError, now: datetime) -> datetime:
     retry_at = getattr(error, "retry_at", None)
     if retry_at is not None:
         return retry_at
-    delay = timedelta(seconds=watch.poll_interval_seconds) * 2 ** min(
-        watch.consecutive_failures, 10
-    )
+    delay = timedelta(seconds=watch.poll_interval_seconds) * 2 ** min(watch.consecutive_failures, 10)
     return now + min(delay, MAX_BACKOFF)
 
 
@@ -175,9 +166,7 @@ def poll_watch(*, watch: ReviewWatch, now: datetime | None = None) -> PollReport
     try:
         with GitHub(base_url=watch.api_base_url, token=watch.token(), now=now) as github:
             for repository in watch.repositories:
-                pulls = github.open_review_requests(
-                    repository=repository, login=watch.reviewer_login
-                )
+                pulls = github.open_review_requests(repository=repository, login=watch.reviewer_login)
                 # Archive first: a closed pull request's slot is then free for a waiting one.
                 _archive_closed(watch, repository, {p.external_ref for p in pulls}, github, report)
                 _offer(watch, pulls, report)
@@ -213,9 +202,7 @@ def claim_due_watches(*, now: datetime, ignore_interval: bool = False) -> list[R
     return due
 
 
-def poll_due_watches(
-    *, now: datetime | None = None, ignore_interval: bool = False
-) -> list[PollReport]:
+def poll_due_watches(*, now: datetime | None = None, ignore_interval: bool = False) -> list[PollReport]:
     """Poll every enabled watch whose interval has passed and that is not backing off."""
     now = now or timezone.now()
     reports = []
@@ -225,7 +212,5 @@ def poll_due_watches(
         except Exception:
             # One broken watch must not stop the worker's tick for the others.
             logger.exception("review watch %s failed", watch.pk)
-            reports.append(
-                PollReport(watch_id=str(watch.pk), error="internal error (see the logs)")
-            )
+            reports.append(PollReport(watch_id=str(watch.pk), error="internal error (see the logs)"))
     return reports

@@ -26,9 +26,7 @@ def hook(request: HttpRequest, intake_id):
         # Refuse by the announced length before reading (and buffering) the body.
         if announced > MAX_BODY_BYTES:
             raise BodyTooLarge(f"The body exceeds {MAX_BODY_BYTES} bytes.")
-        delivery = deliver(
-            intake=intake, body=request.body, signature=request.headers.get("X-Hub-Signature-256")
-        )
+        delivery = deliver(intake=intake, body=request.body, signature=request.headers.get("X-Hub-Signature-256"))
     except KandevError as error:
         return JsonResponse(error.as_body(), status=error.status_code)
     if delivery.task is None:

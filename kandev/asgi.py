@@ -18,10 +18,12 @@ from accounts.websocket import HandshakeAuthMiddleware  # noqa: E402
 from boards.routing import websocket_urlpatterns  # noqa: E402
 from kandev.lifespan import with_lifespan  # noqa: E402
 
-application = ProtocolTypeRouter({
-    "http": django_asgi,
-    # A token handshake needs no Origin; a session one must come from an allowed origin.
-    "websocket": AuthMiddlewareStack(HandshakeAuthMiddleware(URLRouter(websocket_urlpatterns))),
-})
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi,
+        # A token handshake needs no Origin; a session one must come from an allowed origin.
+        "websocket": AuthMiddlewareStack(HandshakeAuthMiddleware(URLRouter(websocket_urlpatterns))),
+    }
+)
 # Startup and shutdown (the embedded default's background work, kandev.lifespan).
 application = with_lifespan(application)

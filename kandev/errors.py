@@ -124,7 +124,6 @@ def exception_handler(exc, context):
     return None
 
 
-
 def server_error(request):
     """handler500: a database outage anywhere (views, middleware, session save) is a 503
     with the API's error body; anything else stays Django's plain 500."""

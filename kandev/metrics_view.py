@@ -29,15 +29,8 @@ class BoardCollector(Collector):
             "A step's WIP limit (0 = unlimited).",
             labels=["workflow", "step"],
         )
-        occupied = dict(
-            Task.objects.occupying()
-            .values("step_id")
-            .annotate(n=Count("id"))
-            .values_list("step_id", "n")
-        )
-        for step_id, workflow_id, limit in WorkflowStep.objects.values_list(
-            "id", "workflow_id", "wip_limit"
-        ):
+        occupied = dict(Task.objects.occupying().values("step_id").annotate(n=Count("id")).values_list("step_id", "n"))
+        for step_id, workflow_id, limit in WorkflowStep.objects.values_list("id", "workflow_id", "wip_limit"):
             labels = [str(workflow_id), str(step_id)]
             occupancy.add_metric(labels, occupied.get(step_id, 0))
             wip_limit.add_metric(labels, limit)
@@ -82,11 +75,7 @@ def _bearer_ok(request) -> bool:
     expected = settings.KANDEV_METRICS_TOKEN
     header = request.headers.get("Authorization", "")
     scheme, _, given = header.partition(" ")
-    return (
-        bool(expected)
-        and scheme.lower() == "bearer"
-        and hmac.compare_digest(given.strip(), expected)
-    )
+    return bool(expected) and scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), expected)
 
 
 def _user(request):
@@ -109,7 +98,5 @@ def metrics_view(request):
                 status=401,
             )
         if not user.is_staff:
-            return JsonResponse(
-                {"code": "permission_denied", "detail": "Metrics are for staff only."}, status=403
-            )
+            return JsonResponse({"code": "permission_denied", "detail": "Metrics are for staff only."}, status=403)
     return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)

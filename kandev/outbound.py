@@ -53,9 +53,7 @@ def allowance() -> Allowance:
                 continue
             url = httpx.URL(f"//{entry}")  # splits host and port, IPv6 brackets included
         except (ValueError, httpx.InvalidURL):
-            raise ImproperlyConfigured(
-                f"KANDEV_OUTBOUND_ALLOW: {entry!r} is not a host, host:port or CIDR."
-            ) from None
+            raise ImproperlyConfigured(f"KANDEV_OUTBOUND_ALLOW: {entry!r} is not a host, host:port or CIDR.") from None
         if url.port is None:
             hosts.add(url.host)
         else:

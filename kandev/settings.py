@@ -226,9 +226,7 @@ KANDEV_RECONCILE_INTERVAL_SECONDS = int(os.environ.get("KANDEV_RECONCILE_INTERVA
 # a thread started by the ASGI lifespan (the one-process default: SQLite, no Redis); "worker"
 # = separate `manage.py kandev_worker` processes (the scale-out: PostgreSQL or Redis).
 KANDEV_BACKGROUND = os.environ.get("KANDEV_BACKGROUND") or (
-    "embedded"
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" and not REDIS_URL
-    else "worker"
+    "embedded" if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" and not REDIS_URL else "worker"
 )
 if KANDEV_BACKGROUND not in {"embedded", "worker"}:
     raise ImproperlyConfigured(f"KANDEV_BACKGROUND must be embedded or worker, not {KANDEV_BACKGROUND!r}")
@@ -280,9 +278,7 @@ KANDEV_OUTBOUND_ALLOW = env_list("KANDEV_OUTBOUND_ALLOW", "")
 # default because the dev server and the test servers speak plain HTTP; `check --deploy`
 # names whatever is still off.
 HTTPS = env_bool("HTTPS", False)
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL_HEADER", False) else None
-)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL_HEADER", False) else None
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
@@ -296,9 +292,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 # Agent sessions: 0 = unlimited; a workspace's own max_concurrent_sessions overrides the default.
-KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE = int(
-    os.environ.get("KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE", "0")
-)
+KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE = int(os.environ.get("KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE", "0"))
 KANDEV_SESSION_LEASE_SECONDS = int(os.environ.get("KANDEV_SESSION_LEASE_SECONDS", "60"))
 
 # Every handler redacts `?token=` keys (kandev/logs.py). uvicorn's own handlers are declared
@@ -318,12 +312,16 @@ LOGGING = {
     "handlers": {
         "console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]},
         "uvicorn": {
-            "class": "logging.StreamHandler", "formatter": "uvicorn", "filters": ["redact_secrets"],
+            "class": "logging.StreamHandler",
+            "formatter": "uvicorn",
+            "filters": ["redact_secrets"],
             "stream": "ext://sys.stderr",
         },
         "uvicorn_access": {
-            "class": "logging.StreamHandler", "formatter": "uvicorn_access",
-            "filters": ["redact_secrets"], "stream": "ext://sys.stdout",
+            "class": "logging.StreamHandler",
+            "formatter": "uvicorn_access",
+            "filters": ["redact_secrets"],
+            "stream": "ext://sys.stdout",
         },
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},

@@ -63,7 +63,7 @@ def fetch(sql: str, params: list, *models) -> list[tuple]:
     for row in rows:
         instances, start = [], 0
         for model, (names, convert) in zip(models, loaders, strict=True):
-            values = list(row[start:start + len(names)])
+            values = list(row[start : start + len(names)])
             for index, col, converters in convert:
                 for converter in converters:
                     values[index] = converter(values[index], col, connection)
@@ -90,7 +90,7 @@ def insert(objs: list) -> None:
     per_statement = max(1, connection.ops.bulk_batch_size(fields, objs))  # SQLite caps parameters
     with connection.cursor() as cursor:
         for start in range(0, len(objs), per_statement):
-            batch, params = objs[start:start + per_statement], []
+            batch, params = objs[start : start + per_statement], []
             for obj in batch:
                 params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
                 obj._state.adding, obj._state.db = False, connection.alias

@@ -151,11 +151,7 @@ class WorkflowViewSet(viewsets.ModelViewSet):
 
     @extend_schema(
         responses=BoardSerializer,
-        parameters=[
-            OpenApiParameter(
-                "per_step", int, description="Only the first N tasks of each step (1-1000)"
-            )
-        ],
+        parameters=[OpenApiParameter("per_step", int, description="Only the first N tasks of each step (1-1000)")],
     )
     @action(detail=True, methods=["get"])
     def board(self, request, pk=None):
@@ -254,5 +250,3 @@ class TemplateListView(APIView):
     @extend_schema(responses=TemplateSerializer(many=True))
     def get(self, request):
         return Response(list(templates().values()))
-
-

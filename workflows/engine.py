@@ -76,9 +76,7 @@ def _target(change: BoardChange, step: WorkflowStep, action: dict) -> WorkflowSt
     return ordered[index] if 0 <= index < len(ordered) else None
 
 
-def transition(
-    change: BoardChange, task: Task, source: WorkflowStep, target: WorkflowStep, *, cause: str
-) -> bool:
+def transition(change: BoardChange, task: Task, source: WorkflowStep, target: WorkflowStep, *, cause: str) -> bool:
     """Move `task` from `source` to `target` as the engine; False when refused (recorded)."""
     depth = _depth.get()
     if depth >= MAX_CHAIN_DEPTH:

@@ -45,9 +45,7 @@ class JSONDocumentParser(BaseParser):
         return parse_document(_read_limited(stream, parser_context), fmt="json")
 
 
-DOCUMENT_PARSERS = [
-    YAMLDocumentParser, XYAMLDocumentParser, TextYAMLDocumentParser, JSONDocumentParser
-]
+DOCUMENT_PARSERS = [YAMLDocumentParser, XYAMLDocumentParser, TextYAMLDocumentParser, JSONDocumentParser]
 
 
 def dump_yaml(document) -> str:

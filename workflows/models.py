@@ -20,9 +20,7 @@ class Workspace(models.Model):
     # Null: use the setting default; 0: unlimited.
     max_concurrent_sessions = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    members = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces"
-    )
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces")
 
     def __str__(self):
         return self.name
@@ -53,9 +51,7 @@ class Workflow(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     max_parallel_sessions = models.PositiveIntegerField(default=0)
-    on_session_limit = models.CharField(
-        max_length=10, choices=OnSessionLimit.choices, default=OnSessionLimit.QUEUE
-    )
+    on_session_limit = models.CharField(max_length=10, choices=OnSessionLimit.choices, default=OnSessionLimit.QUEUE)
     version = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 

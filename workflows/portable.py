@@ -55,9 +55,7 @@ class _PlainLoader(yaml.SafeLoader):
     def compose_node(self, parent, index):
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise yaml.composer.ComposerError(
-                None, None, "anchors and aliases are not allowed", event.start_mark
-            )
+            raise yaml.composer.ComposerError(None, None, "anchors and aliases are not allowed", event.start_mark)
         if self.depth >= MAX_DOCUMENT_DEPTH:
             raise yaml.composer.ComposerError(
                 None, None, f"nested deeper than {MAX_DOCUMENT_DEPTH} levels", event.start_mark
@@ -92,9 +90,7 @@ def _parse_json(text: str):
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise MalformedDocument(
-            f"Malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}."
-        ) from None
+        raise MalformedDocument(f"Malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from None
     except ValueError as exc:
         raise MalformedDocument(f"Malformed JSON: {exc}.") from None
     except RecursionError:
@@ -244,9 +240,7 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
     def error(key: str, message: str) -> None:
         errors.setdefault(key, []).append(message)
 
-    docs = sorted(
-        (d for d in step_docs if isinstance(d, dict)), key=lambda d: _int(d.get("position"), 0)
-    )
+    docs = sorted((d for d in step_docs if isinstance(d, dict)), key=lambda d: _int(d.get("position"), 0))
     if len(docs) != len(step_docs):
         raise Invalid({"steps": ["Every step must be an object."]})
     positions = [_int(d.get("position"), -1) for d in docs]

@@ -50,8 +50,15 @@ class WorkflowSerializer(serializers.ModelSerializer):
     class Meta:
         model = Workflow
         fields = [
-            "id", "workspace_id", "name", "description", "max_parallel_sessions", "on_session_limit",
-            "version", "created_at", "template",
+            "id",
+            "workspace_id",
+            "name",
+            "description",
+            "max_parallel_sessions",
+            "on_session_limit",
+            "version",
+            "created_at",
+            "template",
         ]
         read_only_fields = ["id", "version", "created_at"]
 
@@ -106,9 +113,7 @@ class BoardTaskSerializer(serializers.Serializer):
 
 class BoardStepSerializer(StepSerializer):
     tasks = BoardTaskSerializer(many=True)
-    tasks_total = serializers.IntegerField(
-        required=False, help_text="With ?per_step=: how many tasks the step holds"
-    )
+    tasks_total = serializers.IntegerField(required=False, help_text="With ?per_step=: how many tasks the step holds")
 
 
 class BoardWorkflowSerializer(serializers.Serializer):

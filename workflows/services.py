@@ -151,12 +151,23 @@ def step_create(
     with board_change(workflow.pk, actor=actor) as change:
         check_step_count(len(change.steps) + 1, "workflow_id")
         step = WorkflowStep(
-            workflow=change.workflow, name=name, color=color, wip_limit=wip_limit,
-            pull_from_step_id=pull_from_step_id, on_full=on_full, events=normalized_events(events),
+            workflow=change.workflow,
+            name=name,
+            color=color,
+            wip_limit=wip_limit,
+            pull_from_step_id=pull_from_step_id,
+            on_full=on_full,
+            events=normalized_events(events),
             position=len(change.steps) + 200_000,
         )
-        _check_step(change, step.pk, wip_limit=wip_limit, pull_from_step_id=pull_from_step_id,
-                    events=step.events, on_full=on_full)
+        _check_step(
+            change,
+            step.pk,
+            wip_limit=wip_limit,
+            pull_from_step_id=pull_from_step_id,
+            events=step.events,
+            on_full=on_full,
+        )
         step.is_start_step = is_start_step or not change.steps
         if step.is_start_step:
             _set_start_step(change, step)
@@ -220,8 +231,9 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
         archived = Task.objects.filter(step=step, archived_at__isnull=False)
         if not remaining:
             if archived.exists():
-                raise Conflict("The last step of a workflow cannot be deleted while it has tasks.",
-                               code="step_not_empty")
+                raise Conflict(
+                    "The last step of a workflow cannot be deleted while it has tasks.", code="step_not_empty"
+                )
         # A step on its way out neither pulls nor promotes.
         step.wip_limit, step.pull_from_step_id = 0, None
         # Named first: the first announcement wins, and viewers must learn the column is gone

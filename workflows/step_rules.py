@@ -99,12 +99,14 @@ def step_errors(values: dict, *, step_ids: set) -> dict[str, list[str]]:
     """Errors by field for the step fields present in `values`."""
     checks = {
         "name": name_errors,
-        "wip_limit": lambda v: [] if _whole(v, MAX_WIP_LIMIT) else [
-            f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."],
+        "wip_limit": lambda v: (
+            [] if _whole(v, MAX_WIP_LIMIT) else [f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."]
+        ),
         "on_full": lambda v: [] if v in OnFull.values else ['Must be "reject" or "queue".'],
         "is_start_step": lambda v: [] if isinstance(v, bool) else ["Must be true or false."],
-        "color": lambda v: [] if isinstance(v, str) and COLOR.fullmatch(v) else [
-            'Must be "#rgb", "#rrggbb" or a colour name.'],
+        "color": lambda v: (
+            [] if isinstance(v, str) and COLOR.fullmatch(v) else ['Must be "#rgb", "#rrggbb" or a colour name.']
+        ),
         "events": lambda v: events_errors(v, step_ids),
     }
     errors = {field: check(values[field]) for field, check in checks.items() if field in values}

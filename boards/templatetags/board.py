@@ -39,6 +39,13 @@ def column_placeholder() -> dict:
     """The step the column <template> is rendered for: the script replaces "{id}", "{name}",
     "{color}" and "{on_full}" in its clone, and renders the counts as for any column."""
     return {
-        "id": "{id}", "name": "{name}", "color": "{color}", "on_full": "{on_full}",
-        "wip_limit": 0, "occupied": 0, "queued": 0, "over_limit": False, "tasks": [],
+        "id": "{id}",
+        "name": "{name}",
+        "color": "{color}",
+        "on_full": "{on_full}",
+        "wip_limit": 0,
+        "occupied": 0,
+        "queued": 0,
+        "over_limit": False,
+        "tasks": [],
     }

@@ -1,4 +1,3 @@
-
 import pytest
 
 from agents import services
@@ -17,9 +16,7 @@ REVIEW = {
 @pytest.fixture
 def agent_step(workflow):
     """An unlimited step that starts an agent on every task it admits."""
-    return StepFactory(
-        workflow=workflow, name="Agents", position=0, is_start_step=True, events=AUTO_START
-    )
+    return StepFactory(workflow=workflow, name="Agents", position=0, is_start_step=True, events=AUTO_START)
 
 
 def session_of(task) -> AgentSession:

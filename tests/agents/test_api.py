@@ -60,10 +60,7 @@ class TestStart:
         task = make_task(plain_step)
         member = member_client(plain_step.workflow.workspace, Role.MEMBER)
         body = {"force": True, "reason": "incident"}
-        assert (
-            member.post(f"/api/v1/tasks/{task.pk}/sessions/", body, format="json").status_code
-            == 403
-        )
+        assert member.post(f"/api/v1/tasks/{task.pk}/sessions/", body, format="json").status_code == 403
         response = api.post(f"/api/v1/tasks/{task.pk}/sessions/", {"force": True}, format="json")
         assert (response.status_code, list(response.json()["errors"])) == (400, ["reason"])
         response = api.post(f"/api/v1/tasks/{task.pk}/sessions/", body, format="json")
@@ -74,13 +71,8 @@ class TestStart:
         viewer = member_client(plain_step.workflow.workspace, Role.VIEWER)
         stranger = APIClient()
         stranger.force_authenticate(UserFactory())
-        assert (
-            viewer.post(f"/api/v1/tasks/{task.pk}/sessions/", {}, format="json").status_code == 403
-        )
-        assert (
-            stranger.post(f"/api/v1/tasks/{task.pk}/sessions/", {}, format="json").status_code
-            == 404
-        )
+        assert viewer.post(f"/api/v1/tasks/{task.pk}/sessions/", {}, format="json").status_code == 403
+        assert stranger.post(f"/api/v1/tasks/{task.pk}/sessions/", {}, format="json").status_code == 404
         assert not AgentSession.objects.exists()
 
 
@@ -98,10 +90,7 @@ class TestRunnerProtocol:
         )
         assert claimed["lease_seconds"] == 60
         url = f"/api/v1/sessions/{claimed['id']}/"
-        assert (
-            api.post(url + "events/", {"type": "boot_ready"}, format="json").json()["status"]
-            == "running"
-        )
+        assert api.post(url + "events/", {"type": "boot_ready"}, format="json").json()["status"] == "running"
         assert api.post(url + "events/", {"type": "heartbeat"}, format="json").status_code == 200
         response = api.post(url + "events/", {"type": "dance"}, format="json")
         assert (response.status_code, list(response.json()["errors"])) == (400, ["type"])
@@ -136,19 +125,13 @@ class TestRunnerProtocol:
 
 
 class TestScopedTokens:
-    def test_a_workspace_token_only_reaches_that_workspaces_sessions(
-        self, owner, agent_step, make_task
-    ):
+    def test_a_workspace_token_only_reaches_that_workspaces_sessions(self, owner, agent_step, make_task):
         elsewhere = WorkflowFactory()
         Membership.objects.create(workspace=elsewhere.workspace, user=owner, role=Role.OWNER)
-        elsewhere_step = StepFactory(
-            workflow=elsewhere, name="Agents", position=0, events=AUTO_START
-        )
+        elsewhere_step = StepFactory(workflow=elsewhere, name="Agents", position=0, events=AUTO_START)
         make_task(elsewhere_step, "elsewhere")
         here = make_task(agent_step, "here")
-        runner = token_client(
-            owner.username, "--name", "runner-a", "--workspace", agent_step.workflow.workspace.slug
-        )
+        runner = token_client(owner.username, "--name", "runner-a", "--workspace", agent_step.workflow.workspace.slug)
 
         listed = runner.get("/api/v1/sessions/").json()
         assert [s["task_id"] for s in listed["results"]] == [str(here.pk)]
@@ -156,22 +139,15 @@ class TestScopedTokens:
         assert (claimed["task_id"], claimed["runner"]) == (str(here.pk), "runner-a")
         assert runner.post("/api/v1/sessions/claim/", {}, format="json").status_code == 204
         other = AgentSession.objects.get(task__title="elsewhere")
-        assert (
-            runner.post(f"/api/v1/sessions/{other.pk}/cancel/", {}, format="json").status_code
-            == 404
-        )
+        assert runner.post(f"/api/v1/sessions/{other.pk}/cancel/", {}, format="json").status_code == 404
 
     def test_a_workspace_token_cannot_use_the_rest_of_the_api(self, owner, agent_step, make_task):
         task = make_task(agent_step)
         runner = token_client(owner.username, "--workspace", agent_step.workflow.workspace.slug)
         assert runner.get("/api/v1/tasks/").status_code == 403
-        assert (
-            runner.post(f"/api/v1/tasks/{task.pk}/sessions/", {}, format="json").status_code == 403
-        )
+        assert runner.post(f"/api/v1/tasks/{task.pk}/sessions/", {}, format="json").status_code == 403
         assert token_client(owner.username).get("/api/v1/tasks/").status_code == 200
 
     def test_scoping_to_a_workspace_the_user_is_not_in_is_refused(self, owner):
         with pytest.raises(CommandError):
-            call_command(
-                "create_api_token", owner.username, "--workspace", "nowhere", stdout=io.StringIO()
-            )
+            call_command("create_api_token", owner.username, "--workspace", "nowhere", stdout=io.StringIO())

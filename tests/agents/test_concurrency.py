@@ -28,9 +28,7 @@ S = SessionStatus
 def agent_board(workspace, owner, **workflow_fields):
     workflow = WorkflowFactory(workspace=workspace, **workflow_fields)
     Membership.objects.get_or_create(workspace=workspace, user=owner, defaults={"role": Role.OWNER})
-    step = StepFactory(
-        workflow=workflow, name="Agents", position=0, is_start_step=True, events=AUTO_START
-    )
+    step = StepFactory(workflow=workflow, name="Agents", position=0, is_start_step=True, events=AUTO_START)
     return workflow, step
 
 
@@ -50,9 +48,7 @@ class TestWorkflowLimit:
     @pytest.mark.parametrize("on_limit", [OnSessionLimit.QUEUE, OnSessionLimit.REJECT])
     def test_n_concurrent_admissions_start_exactly_k(self, owner, on_limit):
         for round_ in range(ROUNDS):
-            workflow, step = agent_board(
-                WorkspaceFactory(), owner, max_parallel_sessions=K, on_session_limit=on_limit
-            )
+            workflow, step = agent_board(WorkspaceFactory(), owner, max_parallel_sessions=K, on_session_limit=on_limit)
             _, errors = race(N, lambda i, step=step, r=round_: create_in(step, owner, f"{r}-{i}"))
             assert errors == []
             assert Task.objects.filter(workflow=workflow).count() == N
@@ -70,9 +66,7 @@ class TestWorkflowLimit:
             Membership.objects.create(workspace=workflow.workspace, user=owner, role=Role.OWNER)
             plain = StepFactory(workflow=workflow, name="Plain", position=0)
             tasks = [create_in(plain, owner, f"{round_}-{i}").task for i in range(N)]
-            results, errors = race(
-                N, lambda i, tasks=tasks: services.session_start(task=tasks[i], actor=owner)
-            )
+            results, errors = race(N, lambda i, tasks=tasks: services.session_start(task=tasks[i], actor=owner))
             assert errors == []
             assert sorted(s.status for s in results).count(S.STARTING) == K
             assert count(S.STARTING, workflow=workflow) == K
@@ -84,9 +78,7 @@ class TestWorkspaceLimit:
         for round_ in range(ROUNDS):
             workspace = WorkspaceFactory(max_concurrent_sessions=K)
             steps = [agent_board(workspace, owner)[1] for _ in range(3)]
-            _, errors = race(
-                N, lambda i, steps=steps, r=round_: create_in(steps[i % 3], owner, f"{r}-{i}")
-            )
+            _, errors = race(N, lambda i, steps=steps, r=round_: create_in(steps[i % 3], owner, f"{r}-{i}"))
             assert errors == []
             assert holding(workflow__workspace=workspace) == K
             assert count(S.QUEUED, workflow__workspace=workspace) == N - K
@@ -141,9 +133,7 @@ class TestExactlyOnce:
             session = run_turn(AgentSession.objects.get(task=task), outcome="boot_ready")
             results, errors = race(
                 N,
-                lambda i, session=session: services.session_event(
-                    session=session, type="turn_completed"
-                ),
+                lambda i, session=session: services.session_event(session=session, type="turn_completed"),
             )
             assert errors == []
             assert {r.status for r in results} == {S.COMPLETED}
@@ -154,12 +144,7 @@ class TestExactlyOnce:
 
 
 def queue_waits(workflow) -> float:
-    return (
-        REGISTRY.get_sample_value(
-            "kandev_session_queue_wait_seconds_count", {"workflow": str(workflow.pk)}
-        )
-        or 0
-    )
+    return REGISTRY.get_sample_value("kandev_session_queue_wait_seconds_count", {"workflow": str(workflow.pk)}) or 0
 
 
 class TestWorkers:
@@ -180,10 +165,7 @@ class TestWorkers:
     def test_runners_never_claim_the_same_session(self, owner):
         for _ in range(ROUNDS):
             _, step = agent_board(WorkspaceFactory(), owner)
-            sessions = {
-                str(AgentSession.objects.get(task=create_in(step, owner, f"t{i}").task).pk)
-                for i in range(3)
-            }
+            sessions = {str(AgentSession.objects.get(task=create_in(step, owner, f"t{i}").task).pk) for i in range(3)}
             results, errors = race(
                 N,
                 lambda i, workspace_id=step.workflow.workspace_id: services.session_claim(

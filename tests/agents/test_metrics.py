@@ -47,9 +47,7 @@ def metrics_text(user) -> str:
     return response.content.decode()
 
 
-def test_values_after_a_known_sequence(
-    board, make_task, owner, staff, django_capture_on_commit_callbacks
-):
+def test_values_after_a_known_sequence(board, make_task, owner, staff, django_capture_on_commit_callbacks):
     backlog, doing, done = board
     workflow = doing.workflow
     agents = StepFactory(
@@ -118,9 +116,7 @@ class TestAccess:
 
     @override_settings(KANDEV_METRICS_TOKEN="s3cret-scraper")
     def test_the_metrics_bearer_token(self, db):
-        assert (
-            Client().get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-scraper").status_code == 200
-        )
+        assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-scraper").status_code == 200
         assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
 
     def test_an_empty_metrics_token_never_matches(self, db):

@@ -73,9 +73,7 @@ def server(monkeypatch):
 
 @pytest.fixture
 def review_step(workflow):
-    review = StepFactory(
-        workflow=workflow, name="Review", position=0, is_start_step=True, events=REVIEW
-    )
+    review = StepFactory(workflow=workflow, name="Review", position=0, is_start_step=True, events=REVIEW)
     StepFactory(workflow=workflow, name="Done", position=1)
     return review
 
@@ -114,9 +112,7 @@ def status_of(task) -> str:
 
 
 @override_settings(KANDEV_SESSION_LEASE_SECONDS=3)  # heartbeats every second
-def test_the_runner_runs_sessions_reports_them_and_stops_on_sigterm(
-    server, review_step, owner, tmp_path
-):
+def test_the_runner_runs_sessions_reports_them_and_stops_on_sigterm(server, review_step, owner, tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     _, token = ApiToken.issue(user=owner, name="ci", workspace=review_step.workflow.workspace)

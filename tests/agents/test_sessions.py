@@ -57,9 +57,7 @@ class TestStatusMachine:
             (S.CANCELLED, "boot_ready"),
         ],
     )
-    def test_illegal_transitions_are_409_and_change_nothing(
-        self, agent_step, make_task, status, event
-    ):
+    def test_illegal_transitions_are_409_and_change_nothing(self, agent_step, make_task, status, event):
         session = session_of(make_task(agent_step))
         AgentSession.objects.filter(pk=session.pk).update(status=status)
         with pytest.raises(IllegalSessionTransition) as refused:
@@ -84,9 +82,7 @@ class TestStatusMachine:
 
     def test_heartbeat_extends_the_lease_only_while_live(self, agent_step, make_task):
         session = run_turn(session_of(make_task(agent_step)), outcome="boot_ready")
-        AgentSession.objects.filter(pk=session.pk).update(
-            lease_expires_at=timezone.now() - timedelta(seconds=1)
-        )
+        AgentSession.objects.filter(pk=session.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
         assert services.session_heartbeat(session=session).lease_expires_at > timezone.now()
         services.session_event(session=session, type="failed", detail="crashed")
         with pytest.raises(IllegalSessionTransition):
@@ -107,17 +103,12 @@ class TestSeedScenario:
     @pytest.fixture
     def review_board(self, owner):
         workspace = workflow_services.workspace_create(name="Reviews", owner=owner)
-        workflow = workflow_services.workflow_create(
-            workspace=workspace, name="PRs", template="pr_review"
-        )
+        workflow = workflow_services.workflow_create(workspace=workspace, name="PRs", template="pr_review")
         return workflow, *workflow.steps.order_by("position")
 
     def test_the_task_stays_through_boot_and_turn_and_advances_once(self, review_board, owner):
         workflow, waiting, review, done = review_board
-        prs = [
-            admission.task_create(workflow=workflow, actor=owner, title=f"PR {i}").task
-            for i in range(3)
-        ]
+        prs = [admission.task_create(workflow=workflow, actor=owner, title=f"PR {i}").task for i in range(3)]
         # Review pulled what fits as they arrived: PR 0 and PR 1, each starting an agent
         assert [Task.objects.get(pk=t.pk).step for t in prs] == [review, review, waiting]
         assert statuses(prs[:2]) == [S.STARTING, S.STARTING]
@@ -131,17 +122,12 @@ class TestSeedScenario:
         services.session_event(session=session, type="turn_completed")  # delivered twice
 
         assert [Task.objects.get(pk=t.pk).step for t in prs] == [done, review, review]
-        assert (
-            TaskEvent.objects.filter(task_id=prs[0].pk, kind=EventKind.MOVED, to_step=done).count()
-            == 1
-        )
+        assert TaskEvent.objects.filter(task_id=prs[0].pk, kind=EventKind.MOVED, to_step=done).count() == 1
         assert statuses(prs) == [S.COMPLETED, S.STARTING, S.STARTING]
 
     def test_review_does_not_pull_a_task_an_agent_is_working_on(self, workflow, make_task, owner):
         doing = StepFactory(workflow=workflow, name="Doing", position=0, events=AUTO_START)
-        review = StepFactory(
-            workflow=workflow, name="Review", position=1, wip_limit=1, pull_from_step=doing
-        )
+        review = StepFactory(workflow=workflow, name="Review", position=1, wip_limit=1, pull_from_step=doing)
         done = StepFactory(workflow=workflow, name="Done", position=2)
         working = make_task(doing, "working")
         reviewed = make_task(review, "reviewed")
@@ -175,9 +161,7 @@ class TestLimits:
             "version": workflow.__class__.objects.get(pk=workflow.pk).version,  # its change
         }
 
-    def test_a_manual_start_refused_by_reject_is_409_and_leaves_nothing(
-        self, agent_step, make_task, owner
-    ):
+    def test_a_manual_start_refused_by_reject_is_409_and_leaves_nothing(self, agent_step, make_task, owner):
         workflow = agent_step.workflow
         workflow.max_parallel_sessions, workflow.on_session_limit = 1, OnSessionLimit.REJECT
         workflow.save()
@@ -195,9 +179,7 @@ class TestLimits:
         workspace = agent_step.workflow.workspace
         workspace.max_concurrent_sessions = 1
         workspace.save()
-        other = WorkflowFactory(
-            workspace=workspace, on_session_limit=OnSessionLimit.REJECT, max_parallel_sessions=1
-        )
+        other = WorkflowFactory(workspace=workspace, on_session_limit=OnSessionLimit.REJECT, max_parallel_sessions=1)
         other_step = StepFactory(workflow=other, name="Agents", position=0, events=AUTO_START)
         make_task(agent_step, "here")
         elsewhere = make_task(other_step, "elsewhere")
@@ -278,17 +260,13 @@ def end(session: AgentSession, how: str, owner) -> None:
         admission.task_delete(task=task, actor=owner)
     else:
         services.session_claim(user=owner, runner="r1")
-        AgentSession.objects.filter(pk=session.pk).update(
-            lease_expires_at=timezone.now() - timedelta(seconds=1)
-        )
+        AgentSession.objects.filter(pk=session.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
         call_command("kandev_worker", "--once")
 
 
 class TestPromotion:
     @pytest.mark.parametrize("how", ENDINGS)
-    def test_any_terminal_state_promotes_the_oldest_queued_session(
-        self, agent_step, make_task, owner, how
-    ):
+    def test_any_terminal_state_promotes_the_oldest_queued_session(self, agent_step, make_task, owner, how):
         workflow = agent_step.workflow
         workflow.max_parallel_sessions = 1
         workflow.save()
@@ -310,9 +288,7 @@ class TestPromotion:
         workspace = agent_step.workflow.workspace
         workspace.max_concurrent_sessions = 1
         workspace.save()
-        other_step = StepFactory(
-            workflow=WorkflowFactory(workspace=workspace), name="A", position=0, events=AUTO_START
-        )
+        other_step = StepFactory(workflow=WorkflowFactory(workspace=workspace), name="A", position=0, events=AUTO_START)
         here = make_task(agent_step, "here")
         there = make_task(other_step, "there")
         assert statuses([here, there]) == [S.STARTING, S.QUEUED]
@@ -327,9 +303,7 @@ class TestPromotion:
         claimed = services.session_claim(user=owner, runner="r1")
         services.session_event(session=claimed, type="boot_ready")
         assert services.reconcile_sessions() == (0, 0)  # the lease is still good
-        AgentSession.objects.filter(pk=claimed.pk).update(
-            lease_expires_at=timezone.now() - timedelta(seconds=1)
-        )
+        AgentSession.objects.filter(pk=claimed.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
         assert services.reconcile_sessions() == (
             1,
             0,
@@ -341,9 +315,7 @@ class TestPromotion:
         )
         assert statuses([waiting]) == [S.STARTING]
 
-    def test_a_queued_session_whose_task_moved_on_is_cancelled_not_started(
-        self, agent_step, make_task, owner
-    ):
+    def test_a_queued_session_whose_task_moved_on_is_cancelled_not_started(self, agent_step, make_task, owner):
         agent_step.workflow.max_parallel_sessions = 1
         agent_step.workflow.save()
         elsewhere = StepFactory(workflow=agent_step.workflow, name="Elsewhere", position=1)
@@ -383,9 +355,7 @@ class TestRetiredTasks:
             "Cancelled: the task was archived.",
         )
 
-    def test_deleting_a_task_cancels_and_keeps_the_run_on_record(
-        self, agent_step, make_task, owner
-    ):
+    def test_deleting_a_task_cancels_and_keeps_the_run_on_record(self, agent_step, make_task, owner):
         task = make_task(agent_step)
         session_id = session_of(task).pk
         admission.task_delete(task=task, actor=owner)

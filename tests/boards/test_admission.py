@@ -116,7 +116,10 @@ class TestMove:
         task = make_task(backlog, "new")
         admission.task_move(task=task, to_step=done, actor=owner, position=1)
         assert list(Task.objects.filter(step=done).in_board_order().values_list("title", "position")) == [
-            ("x", 0), ("new", 1), ("y", 2), ("z", 3),
+            ("x", 0),
+            ("new", 1),
+            ("y", 2),
+            ("z", 3),
         ]
 
     def test_a_step_of_another_workflow_is_a_validation_error(self, board, make_task, owner):

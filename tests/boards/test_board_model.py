@@ -38,8 +38,9 @@ class BoardMachine(RuleBasedStateMachine):
         MembershipFactory(workspace=workflow.workspace, user=self.user, role=Role.OWNER)
         s0 = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
         s1 = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=s0)
-        s2 = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=1, pull_from_step=s1,
-                         on_full=OnFull.QUEUE)
+        s2 = StepFactory(
+            workflow=workflow, name="Review", position=2, wip_limit=1, pull_from_step=s1, on_full=OnFull.QUEUE
+        )
         self.workflow = workflow
         self.steps = [s0, s1, s2]
         self.limits = [0, 2, 1]
@@ -104,11 +105,23 @@ class BoardMachine(RuleBasedStateMachine):
     def create(self, step, priority, position):
         if self.refuses(step):
             with pytest.raises(WipLimitReached):
-                admission.task_create(workflow=self.workflow, step=self.steps[step], actor=self.user, title="t",
-                                      priority=priority, position=position)
+                admission.task_create(
+                    workflow=self.workflow,
+                    step=self.steps[step],
+                    actor=self.user,
+                    title="t",
+                    priority=priority,
+                    position=position,
+                )
             return
-        task = admission.task_create(workflow=self.workflow, step=self.steps[step], actor=self.user, title="t",
-                                     priority=priority, position=position).task
+        task = admission.task_create(
+            workflow=self.workflow,
+            step=self.steps[step],
+            actor=self.user,
+            title="t",
+            priority=priority,
+            position=position,
+        ).task
         position, queued = self.place(step, position)
         self.tasks[task.pk] = ModelTask(step, position, priority, self.next_seq(), queued=queued)
         self.settle()
@@ -191,7 +204,10 @@ def test_the_board_follows_its_rules_under_random_operations():
     run_state_machine_as_test(
         BoardMachine,
         settings=settings(
-            max_examples=40, stateful_step_count=30, deadline=None,
-            suppress_health_check=[HealthCheck.too_slow], derandomize=True,
+            max_examples=40,
+            stateful_step_count=30,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+            derandomize=True,
         ),
     )

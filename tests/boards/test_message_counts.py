@@ -13,16 +13,10 @@ from tests.factories import StepFactory
 from workflows.models import OnFull, Workflow
 
 
-def test_every_message_counts_equal_the_database(
-    workflow, make_task, owner, django_capture_on_commit_callbacks
-):
+def test_every_message_counts_equal_the_database(workflow, make_task, owner, django_capture_on_commit_callbacks):
     backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
-    doing = StepFactory(
-        workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=backlog
-    )
-    review = StepFactory(
-        workflow=workflow, name="Review", position=2, wip_limit=1, on_full=OnFull.QUEUE
-    )
+    doing = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=backlog)
+    review = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=1, on_full=OnFull.QUEUE)
     done = StepFactory(workflow=workflow, name="Done", position=3)
     tasks = [make_task(backlog, f"t{i}") for i in range(6)]
     ephemeral = make_task(backlog, "scratch", is_ephemeral=True)
@@ -32,9 +26,7 @@ def test_every_message_counts_equal_the_database(
         lambda: admission.task_move(task=tasks[1], to_step=review, actor=owner),
         lambda: admission.task_move(task=tasks[2], to_step=review, actor=owner),  # queued
         lambda: admission.task_move(task=tasks[1], to_step=done, actor=owner),  # promotes the queue
-        lambda: admission.task_bulk_move(
-            task_ids=[tasks[0].pk, tasks[3].pk], to_step=done, actor=owner
-        ),
+        lambda: admission.task_bulk_move(task_ids=[tasks[0].pk, tasks[3].pk], to_step=done, actor=owner),
         lambda: admission.task_archive(task=tasks[4], actor=owner),
         lambda: admission.task_restore(task=tasks[4], actor=owner),
         lambda: admission.task_make_permanent(task=ephemeral, actor=owner),
@@ -51,9 +43,7 @@ def test_every_message_counts_equal_the_database(
     for operation in operations:
         with django_capture_on_commit_callbacks(execute=True):
             operation()
-        expected.append(
-            (Workflow.objects.get(pk=workflow.pk).version, step_counts([s.pk for s in steps]))
-        )
+        expected.append((Workflow.objects.get(pk=workflow.pk).version, step_counts([s.pk for s in steps])))
 
     async def messages():  # one event loop for all (channels_redis buffers per loop)
         return [json.loads((await layer.receive(viewer))["text"]) for _ in operations]

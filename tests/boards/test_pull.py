@@ -98,4 +98,3 @@ def test_the_reconciler_fills_stranded_capacity(board, make_task, owner):
     assert reconcile_all() == 1
     assert titles(doing) == ["b", "waiting"]
     assert reconcile_all() == 0
-

@@ -13,12 +13,8 @@ LIMIT = 15
 
 def test_vacating_k_slots_costs_the_same_queries_for_every_k(workflow, make_task, owner):
     intake = StepFactory(workflow=workflow, name="Intake", position=0, is_start_step=True)
-    ready = StepFactory(
-        workflow=workflow, name="Ready", position=1, wip_limit=LIMIT, pull_from_step=intake
-    )
-    doing = StepFactory(
-        workflow=workflow, name="Doing", position=2, wip_limit=LIMIT, pull_from_step=ready
-    )
+    ready = StepFactory(workflow=workflow, name="Ready", position=1, wip_limit=LIMIT, pull_from_step=intake)
+    doing = StepFactory(workflow=workflow, name="Doing", position=2, wip_limit=LIMIT, pull_from_step=ready)
     done = StepFactory(workflow=workflow, name="Done", position=3)
     for i in range(2 * LIMIT + 1 + 5 + LIMIT):
         make_task(intake, f"t{i}")

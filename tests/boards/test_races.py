@@ -27,8 +27,9 @@ def new_board(*, limit=2, feeder=True):
     workflow = WorkflowFactory()
     MembershipFactory(workspace=workflow.workspace, user=user, role=Role.OWNER)
     backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
-    doing = StepFactory(workflow=workflow, name="In Progress", position=1, wip_limit=limit,
-                        pull_from_step=backlog if feeder else None)
+    doing = StepFactory(
+        workflow=workflow, name="In Progress", position=1, wip_limit=limit, pull_from_step=backlog if feeder else None
+    )
     done = StepFactory(workflow=workflow, name="Done", position=2, wip_limit=limit)
     return user, backlog, doing, done
 

@@ -39,8 +39,7 @@ def test_insert_writes_what_save_would_in_as_many_statements_as_the_database_nee
 
     # More rows than SQLite takes parameters for in one statement.
     events = [
-        TaskEvent(workflow=step.workflow, task_id=task.pk, kind=EventKind.MOVED, to_step_id=step.pk,
-                  detail={"n": i})
+        TaskEvent(workflow=step.workflow, task_id=task.pk, kind=EventKind.MOVED, to_step_id=step.pk, detail={"n": i})
         for i in range(300)
     ]
     sql.insert(events)

@@ -41,9 +41,7 @@ def once_back(request, attempts=30):
 
 
 def client(pool, token):
-    return httpx.Client(
-        base_url=pool.base_url, headers={"Authorization": f"Token {token}"}, timeout=CLIENT_TIMEOUT
-    )
+    return httpx.Client(base_url=pool.base_url, headers={"Authorization": f"Token {token}"}, timeout=CLIENT_TIMEOUT)
 
 
 def make_board(api, workspace_id):
@@ -96,9 +94,7 @@ def test_session_views_outside_drf_answer_503_too(stack):
     pool, proxy, _ = stack
     proxy.cut()
     try:
-        response = httpx.get(
-            f"{pool.base_url}/admin/", cookies={"sessionid": "x" * 32}, timeout=CLIENT_TIMEOUT
-        )
+        response = httpx.get(f"{pool.base_url}/admin/", cookies={"sessionid": "x" * 32}, timeout=CLIENT_TIMEOUT)
     finally:
         proxy.restore()
     assert response.status_code == 503

@@ -63,9 +63,9 @@ class PrivateRedis:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -91,10 +91,14 @@ class PrivateRedis:
 def open_viewer(viewers: ExitStack, pool, workflow_id, key):
     """A viewer's WebSocket (closed with `viewers`) and its first message, the snapshot."""
     ws_url = pool.base_url.replace("http://", "ws://")
-    viewer = viewers.enter_context(connect(
-        f"{ws_url}/ws/workflows/{workflow_id}/?token={key}",
-        additional_headers={"Origin": pool.base_url}, open_timeout=10, close_timeout=2,
-    ))
+    viewer = viewers.enter_context(
+        connect(
+            f"{ws_url}/ws/workflows/{workflow_id}/?token={key}",
+            additional_headers={"Origin": pool.base_url},
+            open_timeout=10,
+            close_timeout=2,
+        )
+    )
     snapshot = json.loads(viewer.recv(timeout=10))
     assert snapshot["type"] == "board.snapshot"
     return viewer, snapshot
@@ -130,20 +134,16 @@ def test_moves_succeed_through_a_redis_restart_and_viewers_resynchronise_after_i
             key = people["tokens"]["owner"]
             with (
                 ServerPool(production_env(url, REDIS_URL=redis.url), workers=1) as pool,
-                httpx.Client(
-                    base_url=pool.base_url, headers={"Authorization": f"Token {key}"}, timeout=30
-                ) as api,
+                httpx.Client(base_url=pool.base_url, headers={"Authorization": f"Token {key}"}, timeout=30) as api,
             ):
                 body = {"workspace_id": people["workspace_id"], "name": "Redis restarts"}
                 workflow_id = api.post("/api/v1/workflows/", json=body).json()["id"]
                 todo, done = (
-                    api.post("/api/v1/steps/", json={"workflow_id": workflow_id, "name": n})
-                    .json()["id"]
+                    api.post("/api/v1/steps/", json={"workflow_id": workflow_id, "name": n}).json()["id"]
                     for n in ("Todo", "Done")
                 )
                 tasks = [
-                    api.post("/api/v1/tasks/", json={"step_id": todo, "title": f"t{i}"}).json()["id"]
-                    for i in range(3)
+                    api.post("/api/v1/tasks/", json={"step_id": todo, "title": f"t{i}"}).json()["id"] for i in range(3)
                 ]
                 viewer, before = open_viewer(viewers, pool, workflow_id, key)
 
@@ -152,9 +152,7 @@ def test_moves_succeed_through_a_redis_restart_and_viewers_resynchronise_after_i
                     moved = api.post(f"/api/v1/tasks/{task}/move/", json={"step_id": done})
                     assert moved.status_code == 200
                 during = api.get(f"/api/v1/workflows/{workflow_id}/board/").json()
-                assert [[t["id"] for t in s["tasks"]] for s in during["steps"]] == [
-                    tasks[2:], tasks[:2]
-                ]
+                assert [[t["id"] for t in s["tasks"]] for s in during["steps"]] == [tasks[2:], tasks[:2]]
                 assert during["workflow"]["version"] == before["version"] + 2
                 redis.start()
 

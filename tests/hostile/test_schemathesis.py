@@ -30,10 +30,12 @@ from integrations.watch import watch_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_schema_conformance]
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = settings(
-    max_examples=25, deadline=None, derandomize=True, database=None,
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    database=None,
     suppress_health_check=list(HealthCheck),
 )
 
@@ -65,12 +67,20 @@ def seeded(db, settings, in_test_transaction):
     task = task_create(workflow=workflow, step=backlog, actor=owner, title="Seed").task
     token, key = ApiToken.issue(user=owner)
     intake, _ = intake_create(workflow=workflow, step=None, actor=owner, name="hooks")
-    watch = watch_create(workflow=workflow, step=None, actor=owner, repositories=["acme/web"],
-                         reviewer_login="reviewer")
+    watch = watch_create(
+        workflow=workflow, step=None, actor=owner, repositories=["acme/web"], reviewer_login="reviewer"
+    )
     session = session_start(task=task, actor=owner)
-    ids = {"workspaces": workflow.workspace_id, "workflows": workflow.pk, "steps": backlog.pk,
-           "tasks": task.pk, "tokens": token.pk, "intakes": intake.pk, "review-watches": watch.pk,
-           "sessions": session.pk}
+    ids = {
+        "workspaces": workflow.workspace_id,
+        "workflows": workflow.pk,
+        "steps": backlog.pk,
+        "tasks": task.pk,
+        "tokens": token.pk,
+        "intakes": intake.pk,
+        "review-watches": watch.pk,
+        "sessions": session.pk,
+    }
     return {"Authorization": f"Token {key}"}, {k: str(v) for k, v in ids.items()}
 
 

@@ -62,9 +62,7 @@ class FakeGitHub:
         self.thread.join()
 
     def open_pull(self, repository: str, number: int, title: str = "", reviewer: str = "rita"):
-        self.pulls[(repository, number)] = Pull(
-            repository, number, title or f"PR {number}", {reviewer}
-        )
+        self.pulls[(repository, number)] = Pull(repository, number, title or f"PR {number}", {reviewer})
 
     def close_pull(self, repository: str, number: int, *, merged: bool = False):
         pull = self.pulls[(repository, number)]
@@ -103,9 +101,7 @@ class FakeGitHub:
             (
                 p
                 for p in self.pulls.values()
-                if p.repository == terms["repo"]
-                and p.state == "open"
-                and terms["review-requested"] in p.reviewers
+                if p.repository == terms["repo"] and p.state == "open" and terms["review-requested"] in p.reviewers
             ),
             key=lambda p: p.number,
         )

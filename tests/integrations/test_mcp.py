@@ -46,9 +46,7 @@ def text(result) -> str:
     return result.content[0].text
 
 
-def test_stdio_tools_read_and_write_the_board_with_wip_refusals_as_tool_errors(
-    board, owner, make_task
-):
+def test_stdio_tools_read_and_write_the_board_with_wip_refusals_as_tool_errors(board, owner, make_task):
     backlog, doing, done = board
     make_task(doing, "a")
     make_task(doing, "b")
@@ -59,12 +57,8 @@ def test_stdio_tools_read_and_write_the_board_with_wip_refusals_as_tool_errors(
         workflows = await client.call_tool("list_workflows", {})
         steps = await client.call_tool("list_steps", {"workflow_id": str(doing.workflow_id)})
         board_result = await client.call_tool("get_board", {"workflow_id": str(doing.workflow_id)})
-        refused_create = await client.call_tool(
-            "create_task", {"step_id": str(doing.pk), "title": "c"}
-        )
-        refused_move = await client.call_tool(
-            "move_task", {"task_id": str(waiting.pk), "step_id": str(doing.pk)}
-        )
+        refused_create = await client.call_tool("create_task", {"step_id": str(doing.pk), "title": "c"})
+        refused_move = await client.call_tool("move_task", {"task_id": str(waiting.pk), "step_id": str(doing.pk)})
         created = await client.call_tool(
             "create_task",
             {"workflow_id": str(doing.workflow_id), "title": "via mcp", "priority": "high"},
@@ -77,9 +71,7 @@ def test_stdio_tools_read_and_write_the_board_with_wip_refusals_as_tool_errors(
     assert {tool.name for tool in listed.tools} == TOOLS
     assert [w["name"] for w in workflows.structured_content["result"]] == ["Delivery"]
     in_progress = steps.structured_content["result"][1]
-    assert {
-        k: in_progress[k] for k in ("name", "wip_limit", "pull_from_step_id", "on_full", "occupied")
-    } == {
+    assert {k: in_progress[k] for k in ("name", "wip_limit", "pull_from_step_id", "on_full", "occupied")} == {
         "name": "In Progress",
         "wip_limit": 2,
         "pull_from_step_id": str(backlog.pk),
@@ -120,24 +112,16 @@ def test_stdio_update_step_reads_and_writes_limit_feeder_and_on_full(board, owne
         read = await client.call_tool("update_step", {"step_id": str(doing.pk)})
         raised = await client.call_tool("update_step", {"step_id": str(doing.pk), "wip_limit": 3})
         queue = await client.call_tool("update_step", {"step_id": str(done.pk), "on_full": "queue"})
-        cleared = await client.call_tool(
-            "update_step", {"step_id": str(doing.pk), "pull_from_step_id": None}
-        )
+        cleared = await client.call_tool("update_step", {"step_id": str(doing.pk), "pull_from_step_id": None})
         refed = await client.call_tool(
             "update_step",
             {"step_id": str(done.pk), "pull_from_step_id": str(doing.pk), "wip_limit": 1},
         )
-        cycle = await client.call_tool(
-            "update_step", {"step_id": str(doing.pk), "pull_from_step_id": str(done.pk)}
-        )
-        bad = await client.call_tool(
-            "update_step", {"step_id": str(doing.pk), "wip_limit": -1, "on_full": "x"}
-        )
+        cycle = await client.call_tool("update_step", {"step_id": str(doing.pk), "pull_from_step_id": str(done.pk)})
+        bad = await client.call_tool("update_step", {"step_id": str(doing.pk), "wip_limit": -1, "on_full": "x"})
         return read, raised, queue, cleared, refed, cycle, bad
 
-    read, raised, queue, cleared, refed, cycle, bad = anyio.run(
-        session, stdio(owner.username), calls
-    )
+    read, raised, queue, cleared, refed, cycle, bad = anyio.run(session, stdio(owner.username), calls)
     assert (read.structured_content["wip_limit"], read.structured_content["on_full"]) == (
         2,
         "reject",
@@ -174,9 +158,7 @@ def test_stdio_membership_rules_match_the_rest_api(board, owner):
             await client.call_tool("update_step", {"step_id": str(hidden.pk)}),
         )
 
-    workflows, readable, create, update, other_board, other_step = anyio.run(
-        session, stdio("vera"), calls
-    )
+    workflows, readable, create, update, other_board, other_step = anyio.run(session, stdio("vera"), calls)
     assert [w["name"] for w in workflows.structured_content["result"]] == ["Delivery"]
     assert not readable.is_error
     for refused in (create, update):

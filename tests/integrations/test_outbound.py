@@ -49,9 +49,7 @@ def patch(client, watch, body):
 
 
 class TestChangingWhereTheTokenGoes:
-    def test_a_member_cannot_send_the_creators_token_to_their_own_server(
-        self, api, board, github, attacker
-    ):
+    def test_a_member_cannot_send_the_creators_token_to_their_own_server(self, api, board, github, attacker):
         _, doing, _ = board
         watch = created_by(api, github, doing)
         member = member_client(doing.workflow.workspace, Role.MEMBER)
@@ -69,9 +67,7 @@ class TestChangingWhereTheTokenGoes:
         watch.refresh_from_db()
         assert (watch.api_base_url, watch.repositories) == (github.base_url, [REPO])
 
-    def test_other_fields_and_unchanged_destinations_stay_open_to_members(
-        self, api, board, github
-    ):
+    def test_other_fields_and_unchanged_destinations_stay_open_to_members(self, api, board, github):
         _, doing, _ = board
         watch = created_by(api, github, doing)
         member = member_client(doing.workflow.workspace, Role.MEMBER)
@@ -108,27 +104,33 @@ class TestDestinations:
             ("https://169.254.169.254/latest", "Must be a public address"),
         ],
     )
-    def test_plain_http_and_private_addresses_are_refused_at_create_and_update(
-        self, api, board, settings, url, error
-    ):
+    def test_plain_http_and_private_addresses_are_refused_at_create_and_update(self, api, board, settings, url, error):
         settings.KANDEV_OUTBOUND_ALLOW = []
         _, doing, _ = board
-        body = {"workflow_id": str(doing.workflow_id), "repositories": [REPO],
-                "reviewer_login": "rita", "api_base_url": url}
+        body = {
+            "workflow_id": str(doing.workflow_id),
+            "repositories": [REPO],
+            "reviewer_login": "rita",
+            "api_base_url": url,
+        }
         response = api.post("/api/v1/review-watches/", body, format="json")
         assert response.status_code == 400
         assert error in response.json()["errors"]["api_base_url"][0]
-        watch = watch_create(workflow=doing.workflow, step=None, actor=None,
-                             repositories=[REPO], reviewer_login="rita")
+        watch = watch_create(workflow=doing.workflow, step=None, actor=None, repositories=[REPO], reviewer_login="rita")
         response = patch(api, watch, {"api_base_url": url, "token": ""})
         assert response.status_code == 400 and list(response.json()["errors"]) == ["api_base_url"]
 
-    def test_a_stored_loopback_url_is_refused_at_request_time_without_connecting(
-        self, board, github, settings
-    ):
+    def test_a_stored_loopback_url_is_refused_at_request_time_without_connecting(self, board, github, settings):
         _, doing, _ = board
-        watch = watch_create(workflow=doing.workflow, step=doing, actor=None, repositories=[REPO],
-                             reviewer_login="rita", token="ghp-creator", api_base_url=github.base_url)
+        watch = watch_create(
+            workflow=doing.workflow,
+            step=doing,
+            actor=None,
+            repositories=[REPO],
+            reviewer_login="rita",
+            token="ghp-creator",
+            api_base_url=github.base_url,
+        )
         settings.KANDEV_OUTBOUND_ALLOW = []
         for base_url in (github.base_url, f"https://localhost:{github.base_url.rsplit(':', 1)[1]}"):
             ReviewWatch.objects.filter(pk=watch.pk).update(api_base_url=base_url)
@@ -141,8 +143,15 @@ class TestDestinations:
     def test_allow_entries_name_a_host_a_host_and_port_or_a_network(self, board, github, settings):
         _, doing, _ = board
         port = int(github.base_url.rsplit(":", 1)[1])
-        watch = watch_create(workflow=doing.workflow, step=doing, actor=None, repositories=[REPO],
-                             reviewer_login="rita", token="ghp-creator", api_base_url=github.base_url)
+        watch = watch_create(
+            workflow=doing.workflow,
+            step=doing,
+            actor=None,
+            repositories=[REPO],
+            reviewer_login="rita",
+            token="ghp-creator",
+            api_base_url=github.base_url,
+        )
         for allow, reached in (
             ([f"127.0.0.1:{port}"], True),
             ([f"127.0.0.1:{port + 1}"], False),
@@ -155,9 +164,7 @@ class TestDestinations:
             report = poll_watch(watch=watch)
             assert (len(github.requests) > before, report.error == "") == (reached, reached), allow
 
-    def test_the_connection_goes_to_the_address_that_was_checked(
-        self, board, github, settings, monkeypatch
-    ):
+    def test_the_connection_goes_to_the_address_that_was_checked(self, board, github, settings, monkeypatch):
         """DNS rebinding: a second lookup answering a forbidden address is never made."""
         _, doing, _ = board
         port = github.base_url.rsplit(":", 1)[1]
@@ -172,9 +179,15 @@ class TestDestinations:
             return real(host, *args, **kwargs)
 
         monkeypatch.setattr(socket, "getaddrinfo", rebinding)
-        watch = watch_create(workflow=doing.workflow, step=doing, actor=None, repositories=[REPO],
-                             reviewer_login="rita", token="ghp-creator",
-                             api_base_url=f"http://rebind.test:{port}")
+        watch = watch_create(
+            workflow=doing.workflow,
+            step=doing,
+            actor=None,
+            repositories=[REPO],
+            reviewer_login="rita",
+            token="ghp-creator",
+            api_base_url=f"http://rebind.test:{port}",
+        )
         assert poll_watch(watch=watch).error == ""
         assert lookups == ["rebind.test"]
         assert [r.host for r in github.requests] == [f"rebind.test:{port}"]
@@ -183,8 +196,15 @@ class TestDestinations:
 class TestWhatUsersSeeOfFailures:
     def test_a_remote_body_is_never_echoed(self, board, github):
         _, doing, _ = board
-        watch = watch_create(workflow=doing.workflow, step=doing, actor=None, repositories=[REPO],
-                             reviewer_login="rita", token="ghp-creator", api_base_url=github.base_url)
+        watch = watch_create(
+            workflow=doing.workflow,
+            step=doing,
+            actor=None,
+            repositories=[REPO],
+            reviewer_login="rita",
+            token="ghp-creator",
+            api_base_url=github.base_url,
+        )
         github.script.append(Scripted(418, body={"message": "redis_version:7.2 internal"}))
         assert poll_watch(watch=watch).error == "GitHub answered 418."
         watch.refresh_from_db()
@@ -195,9 +215,14 @@ class TestWhatUsersSeeOfFailures:
         with socket.socket() as closed:
             closed.bind(("127.0.0.1", 0))
             port = closed.getsockname()[1]  # bound, never listening: refuses connections
-            watch = watch_create(workflow=doing.workflow, step=doing, actor=None,
-                                 repositories=[REPO], reviewer_login="rita",
-                                 api_base_url=f"http://127.0.0.1:{port}")
+            watch = watch_create(
+                workflow=doing.workflow,
+                step=doing,
+                actor=None,
+                repositories=[REPO],
+                reviewer_login="rita",
+                api_base_url=f"http://127.0.0.1:{port}",
+            )
             assert poll_watch(watch=watch).error == "GitHub request connection failed."
 
 
@@ -205,8 +230,7 @@ class TestRepositoryNames:
     @pytest.mark.parametrize("name", ["../..", "acme/..", "acme/.", "-acme/api", "acme/api/x"])
     def test_names_outside_owner_repo_are_refused(self, api, board, github, name):
         _, doing, _ = board
-        body = {"workflow_id": str(doing.workflow_id), "repositories": [name],
-                "reviewer_login": "rita"}
+        body = {"workflow_id": str(doing.workflow_id), "repositories": [name], "reviewer_login": "rita"}
         assert api.post("/api/v1/review-watches/", body, format="json").status_code == 400
         watch = created_by(api, github, doing)
         response = patch(api, watch, {"repositories": [name], "token": github.token})
@@ -214,9 +238,15 @@ class TestRepositoryNames:
 
     def test_a_stored_bad_name_sends_nothing(self, board, github):
         _, doing, _ = board
-        watch = watch_create(workflow=doing.workflow, step=doing, actor=None,
-                             repositories=["../.."], reviewer_login="rita",
-                             token="ghp-creator", api_base_url=github.base_url)
+        watch = watch_create(
+            workflow=doing.workflow,
+            step=doing,
+            actor=None,
+            repositories=["../.."],
+            reviewer_login="rita",
+            token="ghp-creator",
+            api_base_url=github.base_url,
+        )
         assert poll_watch(watch=watch).error == "'../..' is not an owner/repo name."
         assert github.requests == []
 
@@ -225,7 +255,14 @@ def test_the_creator_of_a_watch_may_lose_membership_and_owners_still_manage_it(a
     _, doing, _ = board
     creator = UserFactory()
     Membership.objects.create(workspace=doing.workflow.workspace, user=creator, role=Role.MEMBER)
-    watch = watch_create(workflow=doing.workflow, step=doing, actor=creator, repositories=[REPO],
-                         reviewer_login="rita", token="t", api_base_url=github.base_url)
+    watch = watch_create(
+        workflow=doing.workflow,
+        step=doing,
+        actor=creator,
+        repositories=[REPO],
+        reviewer_login="rita",
+        token="t",
+        api_base_url=github.base_url,
+    )
     Membership.objects.filter(user=creator).delete()
     assert patch(api, watch, {"repositories": ["acme/web"], "token": "t2"}).status_code == 200

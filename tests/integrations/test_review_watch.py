@@ -41,11 +41,7 @@ def make_watch(github, step, **kwargs):
 
 
 def refs(step):
-    return sorted(
-        Task.objects.filter(step=step, archived_at__isnull=True).values_list(
-            "external_ref", flat=True
-        )
-    )
+    return sorted(Task.objects.filter(step=step, archived_at__isnull=True).values_list("external_ref", flat=True))
 
 
 class TestPolling:
@@ -64,9 +60,7 @@ class TestPolling:
         assert search.query["q"] == ["is:pr is:open review-requested:rita repo:acme/api"]
         assert {r.authorization for r in github.requests} == {"Bearer ghp-test-token"}
 
-    def test_a_null_step_means_the_start_step_and_known_pulls_are_not_duplicated(
-        self, github, board
-    ):
+    def test_a_null_step_means_the_start_step_and_known_pulls_are_not_duplicated(self, github, board):
         backlog, doing, _ = board
         github.open_pull(REPO, 1)
         watch = make_watch(github, backlog)
@@ -120,9 +114,7 @@ class TestPolling:
 class TestCapacity:
     """The reference scenario: eight new pull requests, an empty limit-2 step."""
 
-    def test_only_pull_requests_that_obtain_capacity_become_tasks_the_rest_wait(
-        self, github, board, owner
-    ):
+    def test_only_pull_requests_that_obtain_capacity_become_tasks_the_rest_wait(self, github, board, owner):
         _, doing, done = board
         for number in range(1, 9):
             github.open_pull(REPO, number)
@@ -150,15 +142,11 @@ class TestCapacity:
         assert board_state(doing.workflow) == (2, 2, 2)
 
         # One review task leaves the limited step; the next poll admits one deferred PR.
-        admission.task_move(
-            task=Task.objects.get(external_ref="github:acme/api#1"), to_step=done, actor=owner
-        )
+        admission.task_move(task=Task.objects.get(external_ref="github:acme/api#1"), to_step=done, actor=owner)
         assert poll_watch(watch=watch).admitted == ["github:acme/api#3"]
         assert refs(doing) == ["github:acme/api#2", "github:acme/api#3"]
 
-    def test_a_merged_or_closed_pull_request_archives_its_task_and_frees_its_slot(
-        self, github, board
-    ):
+    def test_a_merged_or_closed_pull_request_archives_its_task_and_frees_its_slot(self, github, board):
         _, doing, _ = board
         for number in (1, 2, 3, 4):
             github.open_pull(REPO, number)
@@ -186,9 +174,7 @@ class TestCapacity:
         assert report.archived == []
         assert refs(doing) == ["github:acme/api#1"]
 
-    def test_archiving_frees_capacity_that_the_step_pulls_from_its_feeder(
-        self, github, board, make_task
-    ):
+    def test_archiving_frees_capacity_that_the_step_pulls_from_its_feeder(self, github, board, make_task):
         backlog, doing, _ = board
         github.open_pull(REPO, 1)
         github.open_pull(REPO, 2)
@@ -208,9 +194,7 @@ def test_concurrent_polls_of_eight_pull_requests_admit_exactly_two(github):
     for _ in range(5):
         workflow = WorkflowFactory()
         MembershipFactory(workspace=workflow.workspace, user=owner, role=Role.OWNER)
-        review = StepFactory(
-            workflow=workflow, name="Review", position=0, is_start_step=True, wip_limit=2
-        )
+        review = StepFactory(workflow=workflow, name="Review", position=0, is_start_step=True, wip_limit=2)
         watch = make_watch(github, review)
         reports = race_ok(6, lambda i, watch=watch: poll_watch(watch=watch))
         assert len(reports) == 6 and not any(r.error for r in reports)
@@ -363,9 +347,7 @@ class TestApi:
     def test_validation_errors_are_field_errors(self, api, board):
         _, doing, _ = board
         other = StepFactory()
-        bad = self.payload(
-            doing, repositories=["not a repo"], poll_interval_seconds=1, api_base_url="ftp://x"
-        )
+        bad = self.payload(doing, repositories=["not a repo"], poll_interval_seconds=1, api_base_url="ftp://x")
         response = api.post("/api/v1/review-watches/", bad, format="json")
         assert response.status_code == 400
         assert set(response.json()["errors"]) == {
@@ -373,27 +355,20 @@ class TestApi:
             "poll_interval_seconds",
             "api_base_url",
         }
-        wrong_step = api.post(
-            "/api/v1/review-watches/", self.payload(doing, step_id=str(other.pk)), format="json"
-        )
+        wrong_step = api.post("/api/v1/review-watches/", self.payload(doing, step_id=str(other.pk)), format="json")
         assert wrong_step.json()["errors"] == {"step_id": ["No such step in this workflow."]}
         assert not ReviewWatch.objects.exists()
 
     def test_viewers_read_members_write_strangers_see_nothing(self, api, board):
         _, doing, _ = board
-        watch_id = api.post("/api/v1/review-watches/", self.payload(doing), format="json").json()[
-            "id"
-        ]
+        watch_id = api.post("/api/v1/review-watches/", self.payload(doing), format="json").json()["id"]
         viewer = member_client(doing.workflow.workspace, Role.VIEWER)
         member = member_client(doing.workflow.workspace, Role.MEMBER)
         stranger = member_client(StepFactory().workflow.workspace, Role.OWNER)
         url = f"/api/v1/review-watches/{watch_id}/"
         assert viewer.get(url).status_code == 200
         assert viewer.patch(url, {"enabled": False}, format="json").status_code == 403
-        assert (
-            viewer.post("/api/v1/review-watches/", self.payload(doing), format="json").status_code
-            == 403
-        )
+        assert viewer.post("/api/v1/review-watches/", self.payload(doing), format="json").status_code == 403
         assert stranger.get(url).status_code == 404
         assert stranger.patch(url, {"enabled": False}, format="json").status_code == 404
         assert member.patch(url, {"step_id": None}, format="json").json()["step_id"] is None
@@ -423,9 +398,7 @@ class TestFailures:
         assert broken.backoff_until is not None
         assert refs(doing) == ["github:acme/api#1"]
 
-    def test_a_token_stored_under_an_old_secret_key_needs_the_fallback(
-        self, github, board, settings
-    ):
+    def test_a_token_stored_under_an_old_secret_key_needs_the_fallback(self, github, board, settings):
         _, doing, _ = board
         github.open_pull(REPO, 1)
         watch = make_watch(github, doing)

@@ -23,17 +23,12 @@ def test_a_flood_into_a_limit_5_step_admits_exactly_5_and_refuses_the_rest_with_
     doing.wip_limit = LIMIT
     doing.save()
     intake, secret = intake_create(workflow=doing.workflow, step=doing, actor=owner)
-    bodies = [
-        json.dumps({"title": f"alert {i}", "external_ref": f"alert-{i}"}).encode()
-        for i in range(DELIVERIES)
-    ]
+    bodies = [json.dumps({"title": f"alert {i}", "external_ref": f"alert-{i}"}).encode() for i in range(DELIVERIES)]
     with (
         # Each concurrent ASGI request has its own thread and connection: without a bounded
         # pool per worker (the setting for several workers) a burst of 200 exhausts PostgreSQL.
         Server(serving_test_database(DATABASE_POOL_MAX_SIZE="8"), workers=2) as server,
-        httpx.Client(
-            base_url=server.url, timeout=120, limits=httpx.Limits(max_connections=DELIVERIES)
-        ) as client,
+        httpx.Client(base_url=server.url, timeout=120, limits=httpx.Limits(max_connections=DELIVERIES)) as client,
     ):
 
         def send(i: int) -> tuple[int, dict, bool]:
@@ -52,9 +47,7 @@ def test_a_flood_into_a_limit_5_step_admits_exactly_5_and_refuses_the_rest_with_
 
     assert Counter(status for status, _, _ in answers) == {201: LIMIT, 429: DELIVERIES - LIMIT}
     refusals = [body for status, body, _ in answers if status == 429]
-    assert {(b["code"], b["limit"], b["occupied"]) for b in refusals} == {
-        ("wip_limit_reached", LIMIT, LIMIT)
-    }
+    assert {(b["code"], b["limit"], b["occupied"]) for b in refusals} == {("wip_limit_reached", LIMIT, LIMIT)}
     assert not any(retry_after for _, _, retry_after in answers)
     admitted = {body["id"] for status, body, _ in answers if status == 201}
     assert set(map(str, Task.objects.values_list("id", flat=True))) == admitted

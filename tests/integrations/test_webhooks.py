@@ -22,11 +22,7 @@ def deliver(intake_id, secret, payload, *, client=None, signature=None, raw=None
         f"/hooks/{intake_id}/",
         body,
         content_type="application/json",
-        headers={
-            "X-Hub-Signature-256": signature
-            if signature is not None
-            else signature_for(secret, body)
-        },
+        headers={"X-Hub-Signature-256": signature if signature is not None else signature_for(secret, body)},
     )
 
 
@@ -70,16 +66,14 @@ class TestIntakesApi:
         member = member_client(backlog.workflow.workspace, Role.MEMBER)
         stranger = member_client(StepFactory().workflow.workspace, Role.OWNER)
         assert viewer.get(f"/api/v1/intakes/{intake_id}/").status_code == 200
-        refused = viewer.post(
-            "/api/v1/intakes/", {"workflow_id": str(backlog.workflow_id)}, format="json"
-        )
+        refused = viewer.post("/api/v1/intakes/", {"workflow_id": str(backlog.workflow_id)}, format="json")
         assert refused.status_code == 403
         assert viewer.delete(f"/api/v1/intakes/{intake_id}/").status_code == 403
         assert stranger.get(f"/api/v1/intakes/{intake_id}/").status_code == 404
         assert stranger.get("/api/v1/intakes/").json()["count"] == 0
-        assert stranger.post(
-            "/api/v1/intakes/", {"workflow_id": str(backlog.workflow_id)}, format="json"
-        ).json()["errors"] == {"workflow_id": ["No such workflow."]}
+        assert stranger.post("/api/v1/intakes/", {"workflow_id": str(backlog.workflow_id)}, format="json").json()[
+            "errors"
+        ] == {"workflow_id": ["No such workflow."]}
         assert member.delete(f"/api/v1/intakes/{intake_id}/").status_code == 204
         assert not Intake.objects.exists()
 
@@ -100,9 +94,7 @@ class TestDelivery:
     def test_admitted_is_201_with_the_task(self, api, board):
         _, doing, _ = board
         intake_id, secret = create_intake(api, doing)
-        response = deliver(
-            intake_id, secret, {"title": "Outage", "priority": "high", "external_ref": "pd:1"}
-        )
+        response = deliver(intake_id, secret, {"title": "Outage", "priority": "high", "external_ref": "pd:1"})
         assert response.status_code == 201
         task = Task.objects.get()
         assert response.json()["id"] == str(task.pk)
@@ -130,13 +122,9 @@ class TestDelivery:
         assert again.json() == {"id": first.json()["id"], "status": "known"}
         assert board_state(backlog.workflow) == before
 
-    def test_a_known_ref_of_a_task_made_elsewhere_reveals_nothing_of_it(
-        self, api, board, make_task
-    ):
+    def test_a_known_ref_of_a_task_made_elsewhere_reveals_nothing_of_it(self, api, board, make_task):
         backlog, _, _ = board
-        secret_task = make_task(
-            backlog, "Acquire Initech", description="Board only", external_ref="deal-7"
-        )
+        secret_task = make_task(backlog, "Acquire Initech", description="Board only", external_ref="deal-7")
         intake_id, secret = create_intake(api, backlog)
         response = deliver(intake_id, secret, {"title": "probe", "external_ref": "deal-7"})
         assert response.status_code == 200
@@ -180,9 +168,7 @@ class TestDelivery:
     def test_bad_or_missing_signature_is_403_and_nothing_persists(self, api, board, signature):
         backlog, _, _ = board
         intake_id, secret = create_intake(api, backlog)
-        response = deliver(
-            intake_id, secret, {"title": "t", "external_ref": "x"}, signature=signature
-        )
+        response = deliver(intake_id, secret, {"title": "t", "external_ref": "x"}, signature=signature)
         assert response.status_code == 403
         assert response.json()["code"] == "bad_signature"
         assert board_state(backlog.workflow) == (0, 0, 0)
@@ -191,9 +177,7 @@ class TestDelivery:
         backlog, _, _ = board
         intake_id, _ = create_intake(api, backlog)
         _, other_secret = create_intake(api, backlog)
-        assert (
-            deliver(intake_id, other_secret, {"title": "t", "external_ref": "x"}).status_code == 403
-        )
+        assert deliver(intake_id, other_secret, {"title": "t", "external_ref": "x"}).status_code == 403
 
     @pytest.mark.parametrize(
         ("raw", "errors"),
@@ -264,12 +248,7 @@ class TestDelivery:
         backlog, _, _ = board
         intake_id, secret = create_intake(api, backlog)
         strict = Client(enforce_csrf_checks=True)
-        assert (
-            deliver(
-                intake_id, secret, {"title": "t", "external_ref": "x"}, client=strict
-            ).status_code
-            == 201
-        )
+        assert deliver(intake_id, secret, {"title": "t", "external_ref": "x"}, client=strict).status_code == 201
 
 
 @pytest.mark.django_db(transaction=True)

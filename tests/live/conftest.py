@@ -10,8 +10,12 @@ AXE_SOURCE = Path(__file__).with_name("vendor").joinpath("axe-core", "axe.min.js
 SEVERE = ("serious", "critical")
 
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 
 
@@ -58,9 +62,7 @@ def chromium():
     # plain synchronous code between its calls, so Django's async-context guard is a false alarm.
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-        )
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         yield WatchedBrowser(browser)
         browser.close()
 
@@ -92,8 +94,6 @@ def open_board(transactional_db, chromium, board_server):
     yield open_
     for context in contexts:
         context.close()
-
-
 
 
 def axe_report(violations) -> str:

@@ -83,9 +83,7 @@ def boards_of(api, workspace_id):
     return {w["name"]: w for w in listed(api, f"/api/v1/workflows/?workspace={workspace_id}")}
 
 
-def test_owner_creates_a_workspace_and_a_board_from_a_template_then_imports(
-    open_page, api, owner, tmp_path
-):
+def test_owner_creates_a_workspace_and_a_board_from_a_template_then_imports(open_page, api, owner, tmp_path):
     page = open_page(owner, "/")
     page.get_by_role("button", name="New workspace").click()
     expect(page.get_by_role("alert").first).to_contain_text("Workspace name:")  # blank: refused
@@ -182,8 +180,9 @@ def test_archived_task_is_found_by_search_and_restored(open_page, api, owner, wo
 
 def test_a_refused_restore_shows_the_conflict(open_page, api, owner, workflow, board):
     backlog, doing, done = board
-    ids = [api.post("/api/v1/tasks/", json={"step_id": str(doing.pk), "title": f"Busy {n}"}).json()["id"]
-           for n in range(2)]
+    ids = [
+        api.post("/api/v1/tasks/", json={"step_id": str(doing.pk), "title": f"Busy {n}"}).json()["id"] for n in range(2)
+    ]
     assert api.post(f"/api/v1/tasks/{ids[0]}/archive/").status_code == 200
     api.post("/api/v1/tasks/", json={"step_id": str(doing.pk), "title": "Took its place"})
 

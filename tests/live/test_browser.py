@@ -43,9 +43,7 @@ def off_loop(fn, *args, **kwargs):
 def make_task(owner):
     def make(step, title="Task", **kwargs):
         actor = kwargs.pop("actor", owner)
-        return off_loop(
-            task_create, workflow=step.workflow, step=step, actor=actor, title=title, **kwargs
-        ).task
+        return off_loop(task_create, workflow=step.workflow, step=step, actor=actor, title=title, **kwargs).task
 
     return make
 
@@ -102,25 +100,19 @@ def test_login_form_leads_to_the_boards_and_logout(chromium, board_server, owner
     context.close()
 
 
-def test_header_counts_cards_and_queue_area(
-    open_board, owner, workflow, board, make_task
-):
+def test_header_counts_cards_and_queue_area(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
     for n in range(3):
         make_task(backlog, f"Idea {n}")
     make_task(doing, "Urgent fix", priority=0)
-    review = WorkflowStep.objects.create(
-        workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue"
-    )
+    review = WorkflowStep.objects.create(workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue")
     make_task(review, "Reviewed first")
     make_task(review, "Waits in line")
 
     page = open_board(owner, workflow)
     counts = page.locator('[data-role="wip-count"]')
     expect(counts).to_have_text(["3", "1/2", "0", "1/1"])
-    expect(column(page, doing).locator('[data-role="wip-count"]')).to_have_attribute(
-        "aria-label", "1 of 2 (WIP limit)"
-    )
+    expect(column(page, doing).locator('[data-role="wip-count"]')).to_have_attribute("aria-label", "1 of 2 (WIP limit)")
     urgent = column(page, doing).locator(".card").first
     expect(urgent.locator('[data-role="priority"]')).to_have_text("critical")
     expect(urgent.locator('[data-role="age"]')).to_have_text("just now")
@@ -132,9 +124,7 @@ def test_header_counts_cards_and_queue_area(
     assert page.errors == []
 
 
-def test_refused_drag_rolls_back_and_shows_the_conflict(
-    open_board, owner, workflow, board, make_task
-):
+def test_refused_drag_rolls_back_and_shows_the_conflict(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
     ideas = [make_task(backlog, f"Idea {n}") for n in range(3)]
     make_task(doing, "Busy 1")
@@ -151,9 +141,7 @@ def test_refused_drag_rolls_back_and_shows_the_conflict(
     expect(version(page)).to_have_attribute("data-version", "5")
 
 
-def test_network_error_rolls_back_with_its_own_message(
-    open_board, owner, workflow, board, make_task
-):
+def test_network_error_rolls_back_with_its_own_message(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
     idea = make_task(backlog, "Idea")
     page = open_board(owner, workflow)
@@ -167,9 +155,7 @@ def test_network_error_rolls_back_with_its_own_message(
     assert step_of(idea) == backlog.pk
 
 
-def test_accepted_drag_moves_the_card_and_the_pull_follows(
-    open_board, owner, workflow, board, make_task
-):
+def test_accepted_drag_moves_the_card_and_the_pull_follows(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
     waiting = make_task(backlog, "Next up")
     busy = make_task(doing, "Busy")
@@ -186,14 +172,9 @@ def test_accepted_drag_moves_the_card_and_the_pull_follows(
     assert step_of(waiting) == doing.pk
 
 
-
-def test_drag_into_a_full_queue_mode_step_lands_in_its_queue(
-    open_board, owner, workflow, board, make_task
-):
+def test_drag_into_a_full_queue_mode_step_lands_in_its_queue(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
-    review = WorkflowStep.objects.create(
-        workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue"
-    )
+    review = WorkflowStep.objects.create(workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue")
     make_task(review, "Under review")
     idea = make_task(backlog, "Idea")
     page = open_board(owner, workflow)
@@ -209,9 +190,8 @@ def test_drag_into_a_full_queue_mode_step_lands_in_its_queue(
     expect(page.get_by_role("alert")).to_be_hidden()
     assert Task.objects.get(pk=idea.pk).admitted is False
 
-def test_second_viewer_sees_the_move_and_the_pull_live(
-    open_board, owner, workflow, board, make_task
-):
+
+def test_second_viewer_sees_the_move_and_the_pull_live(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
     waiting = make_task(backlog, "Next up")
     busy = make_task(doing, "Busy")
@@ -236,9 +216,7 @@ def test_second_viewer_sees_the_move_and_the_pull_live(
     expect(titles(mover, doing)).to_have_text(["Also busy", "Next up"])
 
 
-def test_over_limit_warning_is_not_colour_alone_and_clears_live(
-    open_board, owner, workflow, board, make_task
-):
+def test_over_limit_warning_is_not_colour_alone_and_clears_live(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
     first = make_task(doing, "First")
     make_task(doing, "Second")
@@ -248,9 +226,7 @@ def test_over_limit_warning_is_not_colour_alone_and_clears_live(
 
     expect(header).to_have_attribute("data-over-limit", "true")
     expect(header.locator('[data-role="wip-count"]')).to_have_text("2/1")
-    expect(header.locator('[data-role="wip-count"]')).to_have_attribute(
-        "aria-label", "2 of 1: over the WIP limit"
-    )
+    expect(header.locator('[data-role="wip-count"]')).to_have_attribute("aria-label", "2 of 1: over the WIP limit")
     expect(header.locator('[data-role="wip-warning"]')).to_have_text(re.compile("Over limit"))
     expect(column(page, backlog)).to_have_attribute("data-over-limit", "false")
 
@@ -262,9 +238,7 @@ def test_over_limit_warning_is_not_colour_alone_and_clears_live(
     expect(version(page)).to_have_attribute("data-version", "4")  # no write left in flight
 
 
-def test_keyboard_move_between_and_within_columns(
-    open_board, owner, workflow, board, make_task
-):
+def test_keyboard_move_between_and_within_columns(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
     first = make_task(backlog, "First")
     make_task(backlog, "Second")
@@ -332,9 +306,7 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
     backlog_form.locator("select[name=pull_from_step_id]").select_option(label="No feeder step")
     backlog_form.locator("input[name=is_start_step]").uncheck()
     backlog_form.locator("button[type=submit]").click()
-    expect(backlog_form.locator('[data-error-for="is_start_step"]')).to_contain_text(
-        "Choose another start step"
-    )
+    expect(backlog_form.locator('[data-error-for="is_start_step"]')).to_contain_text("Choose another start step")
     assert WorkflowStep.objects.get(pk=backlog.pk).is_start_step
 
     doing_form.locator("input[name=wip_limit]").fill("3")
@@ -367,13 +339,13 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
     forms.nth(2).locator('button[data-action="delete"]').click()
     expect(forms.locator("h2")).to_have_text(["1. Backlog", "2. Doing", "3. Done"])
     assert list(WorkflowStep.objects.filter(workflow=workflow).values_list("name", flat=True)) == [
-        "Backlog", "Doing", "Done"
+        "Backlog",
+        "Doing",
+        "Done",
     ]
 
 
-def test_viewers_watch_but_cannot_move_or_open_settings(
-    board_server, open_board, workflow, board, make_task
-):
+def test_viewers_watch_but_cannot_move_or_open_settings(board_server, open_board, workflow, board, make_task):
     backlog, doing, done = board
     idea = make_task(backlog, "Idea")
     viewer = UserFactory(username="vic")
@@ -389,16 +361,13 @@ def test_viewers_watch_but_cannot_move_or_open_settings(
     assert response.status == 403
 
 
-
 def server_api(board_server, user) -> httpx.Client:
     """Writes through the running server, so its viewers are told (unlike writes made here)."""
     _, key = ApiToken.issue(user=user)
     return httpx.Client(base_url=board_server.url, headers={"Authorization": f"Token {key}"})
 
 
-def test_a_version_gap_makes_the_board_refetch(
-    board_server, open_board, owner, workflow, board, make_task
-):
+def test_a_version_gap_makes_the_board_refetch(board_server, open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
     first = make_task(backlog, "First")
     second = make_task(backlog, "Second")
@@ -438,8 +407,13 @@ def test_a_step_added_live_gets_the_column_and_cards_the_server_renders(
     backlog, doing, done = board
     page = open_board(owner, workflow)
     page.evaluate("window.notReloaded = true")
-    review = {"workflow_id": str(workflow.pk), "name": "Review <b>", "color": "#9c36b5",
-              "wip_limit": 1, "on_full": "queue"}
+    review = {
+        "workflow_id": str(workflow.pk),
+        "name": "Review <b>",
+        "color": "#9c36b5",
+        "wip_limit": 1,
+        "on_full": "queue",
+    }
     with server_api(board_server, owner) as api:
         step_id = api.post("/api/v1/steps/", json=review).json()["id"]
     new_column = column(page, WorkflowStep(pk=step_id))
@@ -461,9 +435,7 @@ def test_a_step_added_live_gets_the_column_and_cards_the_server_renders(
     assert page.errors == []
 
 
-def test_after_a_reconnect_the_board_shows_what_was_missed(
-    board_server, open_board, owner, workflow, board, make_task
-):
+def test_after_a_reconnect_the_board_shows_what_was_missed(board_server, open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
     idea = make_task(backlog, "Idea")
     sockets = []

@@ -105,9 +105,7 @@ def test_committed_move_and_its_pull_arrive_as_one_message(owner, workflow, boar
         assert message["task"]["step_id"] == str(done.pk)
         moved = {t["id"]: t["step_id"] for t in message["tasks"]}
         assert moved == {str(working[0].pk): str(done.pk), str(waiting.pk): str(doing.pk)}
-        counts = {
-            s["id"]: (s["occupied"], s["wip_limit"], s["over_limit"]) for s in message["steps"]
-        }
+        counts = {s["id"]: (s["occupied"], s["wip_limit"], s["over_limit"]) for s in message["steps"]}
         assert counts == {
             str(backlog.pk): (0, 0, False),
             str(doing.pk): (2, 2, False),
@@ -130,16 +128,10 @@ def test_a_rolled_back_change_sends_nothing(owner, workflow, board, make_task):
         assert (await viewer.receive_json_from())["version"] == 3
         # All-or-nothing: the first task fits, the second does not, so both roll back.
         with pytest.raises(WipLimitReached):
-            await database_sync_to_async(task_bulk_move)(
-                task_ids=[first.pk, second.pk], to_step=doing, actor=owner
-            )
+            await database_sync_to_async(task_bulk_move)(task_ids=[first.pk, second.pk], to_step=doing, actor=owner)
         with pytest.raises(WipLimitReached):
-            await database_sync_to_async(task_create)(
-                workflow=workflow, step=doing, actor=owner, title="Third"
-            )
-            await database_sync_to_async(task_create)(
-                workflow=workflow, step=doing, actor=owner, title="Fourth"
-            )
+            await database_sync_to_async(task_create)(workflow=workflow, step=doing, actor=owner, title="Third")
+            await database_sync_to_async(task_create)(workflow=workflow, step=doing, actor=owner, title="Fourth")
         # "Third" committed on its own; "Fourth" was refused and rolled back.
         assert (await viewer.receive_json_from(timeout=5))["version"] == 4
         await viewer.receive_nothing(timeout=0.5)

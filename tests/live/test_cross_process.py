@@ -32,9 +32,7 @@ def watch(server, workflow, key):
     )
 
 
-def test_event_committed_by_one_process_reaches_a_viewer_of_the_other(
-    two_servers, owner, workflow, board, make_task
-):
+def test_event_committed_by_one_process_reaches_a_viewer_of_the_other(two_servers, owner, workflow, board, make_task):
     backlog, doing, done = board
     waiting = make_task(backlog, "Next up")
     busy = make_task(doing, "Busy")
@@ -53,7 +51,8 @@ def test_event_committed_by_one_process_reaches_a_viewer_of_the_other(
 
         moved = httpx.post(
             f"{first.url}/api/v1/tasks/{busy.pk}/move/",
-            json={"step_id": str(done.pk)}, headers=auth,
+            json={"step_id": str(done.pk)},
+            headers=auth,
         )
         assert moved.status_code == 200
         message = json.loads(viewer_of_second.recv(timeout=10))
@@ -66,7 +65,8 @@ def test_event_committed_by_one_process_reaches_a_viewer_of_the_other(
 
         created = httpx.post(
             f"{second.url}/api/v1/tasks/",
-            json={"step_id": str(backlog.pk), "title": "New"}, headers=auth,
+            json={"step_id": str(backlog.pk), "title": "New"},
+            headers=auth,
         )
         assert created.status_code == 201
         message = json.loads(viewer_of_first.recv(timeout=10))
@@ -74,9 +74,7 @@ def test_event_committed_by_one_process_reaches_a_viewer_of_the_other(
         assert message["task"]["title"] == "New"
 
 
-def test_revoking_a_token_through_one_process_closes_its_socket_on_the_other(
-    two_servers, owner, workflow, board
-):
+def test_revoking_a_token_through_one_process_closes_its_socket_on_the_other(two_servers, owner, workflow, board):
     """product.md §7b across workers: the revocation travels on the Redis channel layer."""
     backlog, _, _ = board
     token, key = ApiToken.issue(user=owner)
@@ -94,7 +92,8 @@ def test_revoking_a_token_through_one_process_closes_its_socket_on_the_other(
             viewer.recv(timeout=5)
         assert closed.value.rcvd.code == 4403
         created = httpx.post(
-            f"{second.url}/api/v1/tasks/", json={"step_id": str(backlog.pk), "title": "After"},
+            f"{second.url}/api/v1/tasks/",
+            json={"step_id": str(backlog.pk), "title": "After"},
             headers={"Authorization": f"Token {other_key}"},
         )
         assert created.status_code == 201

@@ -10,9 +10,7 @@ from workflows.models import Workflow
 
 
 @pytest.mark.django_db(transaction=True)
-def test_unreachable_channel_layer_does_not_fail_a_committed_create(
-    api, board, monkeypatch, caplog
-):
+def test_unreachable_channel_layer_does_not_fail_a_committed_create(api, board, monkeypatch, caplog):
     backlog, doing, done = board
     nobody_listens = f"redis://127.0.0.1:{free_port()}"
     down = RedisChannelLayer(hosts=[nobody_listens])

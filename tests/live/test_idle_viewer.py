@@ -22,14 +22,14 @@ def test_an_idle_viewer_stays_connected_and_gets_the_next_change(django_db_setup
     server = Server(serving_test_database(REDIS_URL=REDIS_URL)).start()
     try:
         ws_url = server.url.replace("http://", "ws://")
-        with connect(f"{ws_url}/ws/workflows/{workflow.pk}/?token={key}", origin=server.url,
-                     open_timeout=10) as viewer:
+        with connect(f"{ws_url}/ws/workflows/{workflow.pk}/?token={key}", origin=server.url, open_timeout=10) as viewer:
             assert json.loads(viewer.recv(timeout=10))["type"] == "board.snapshot"
             # The idle period is the point: nothing may arrive, not even a close.
             with pytest.raises(TimeoutError):
                 viewer.recv(timeout=IDLE_SECONDS)
             created = httpx.post(
-                f"{server.url}/api/v1/tasks/", json={"step_id": str(backlog.pk), "title": "Wake up"},
+                f"{server.url}/api/v1/tasks/",
+                json={"step_id": str(backlog.pk), "title": "Wake up"},
                 headers={"Authorization": f"Token {key}"},
             )
             assert created.status_code == 201

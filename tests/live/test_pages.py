@@ -90,7 +90,9 @@ def test_pages_have_no_inline_script_handler_or_style(owner, workflow, board, ma
     pages = [Client().get("/accounts/login/")] + [
         signed_in(owner).get(path)
         for path in (
-            "/", f"/workflows/{workflow.pk}/", f"/workflows/{workflow.pk}/settings/",
+            "/",
+            f"/workflows/{workflow.pk}/",
+            f"/workflows/{workflow.pk}/settings/",
             f"/workflows/{workflow.pk}/archive/",
         )
     ]

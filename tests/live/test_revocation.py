@@ -83,9 +83,7 @@ def test_removing_the_membership_closes_the_users_sockets(owner, workflow, board
     async_to_sync(scenario)()
 
 
-def test_a_role_that_may_not_watch_closes_the_socket_one_that_may_keeps_it(
-    owner, workflow, board, mia, monkeypatch
-):
+def test_a_role_that_may_not_watch_closes_the_socket_one_that_may_keeps_it(owner, workflow, board, mia, monkeypatch):
     membership = Membership.objects.get(user=mia)
     _, key = ApiToken.issue(user=mia)
 

@@ -20,15 +20,15 @@ def production_server(django_db_setup, tmp_path_factory):
     env = serving_test_database(DEBUG="0", STATIC_ROOT=str(static_root))
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT, env=env, check=True,
+        cwd=ROOT,
+        env=env,
+        check=True,
     )
     with Server(env) as server:
         yield server
 
 
-def test_board_assets_are_served_hashed_with_debug_off(
-    chromium, production_server, owner, workflow, board
-):
+def test_board_assets_are_served_hashed_with_debug_off(chromium, production_server, owner, workflow, board):
     client = Client()
     client.force_login(owner)
     context = chromium.new_context()
@@ -49,9 +49,19 @@ def test_board_assets_are_served_hashed_with_debug_off(
     paths = sorted(url.split("/static/")[1] for url, _ in static)
     assert all(re.search(r"\.[0-9a-f]{12}\.(css|js|mjs)$", p) for p in paths), paths
     assert sorted(re.sub(r"\.[0-9a-f]{12}\.", ".", p) for p in paths) == [
-        "board/api.js", "board/board.css", "board/board.js", "board/colors.js", "board/detail.js",
-        "board/filter.js", "board/input.js", "board/live.js", "board/model.js", "board/render.js",
-        "board/writes.js", "vendor/dompurify/purify.es.mjs", "vendor/marked/marked.esm.js",
+        "board/api.js",
+        "board/board.css",
+        "board/board.js",
+        "board/colors.js",
+        "board/detail.js",
+        "board/filter.js",
+        "board/input.js",
+        "board/live.js",
+        "board/model.js",
+        "board/render.js",
+        "board/writes.js",
+        "vendor/dompurify/purify.es.mjs",
+        "vendor/marked/marked.esm.js",
         "vendor/sortablejs/Sortable.min.js",
     ]
     context.close()

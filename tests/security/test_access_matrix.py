@@ -56,157 +56,193 @@ class Endpoint:
 #                anonymous  bad_token  non_member  viewer  member  owner  staff
 ENDPOINTS = [
     Endpoint("workspace list", "GET", "/api/v1/workspaces/", "401 401 200 200 200 200 200"),
-    Endpoint("workspace create", "POST", "/api/v1/workspaces/", "401 401 201 201 201 201 201",
-             {"name": "Another team"}),
-    Endpoint("workspace read", "GET", "/api/v1/workspaces/{workspace}/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("workspace edit", "PATCH", "/api/v1/workspaces/{workspace}/",
-             "401 401 404 403 403 200 404", {"name": "Renamed"}),
-    Endpoint("workspace delete", "DELETE", "/api/v1/workspaces/{workspace}/",
-             "401 401 404 403 403 204 404"),
-    Endpoint("workflow list", "GET", "/api/v1/workflows/?workspace={workspace}",
-             "401 401 200 200 200 200 200"),
-    Endpoint("workflow create", "POST", "/api/v1/workflows/", "401 401 400 403 201 201 400",
-             {"workspace_id": "{workspace}", "name": "New board", "template": "kanban"}),
-    Endpoint("workflow read", "GET", "/api/v1/workflows/{workflow}/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("workflow edit", "PATCH", "/api/v1/workflows/{workflow}/",
-             "401 401 404 403 200 200 404", {"name": "Renamed"}),
+    Endpoint(
+        "workspace create", "POST", "/api/v1/workspaces/", "401 401 201 201 201 201 201", {"name": "Another team"}
+    ),
+    Endpoint("workspace read", "GET", "/api/v1/workspaces/{workspace}/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "workspace edit", "PATCH", "/api/v1/workspaces/{workspace}/", "401 401 404 403 403 200 404", {"name": "Renamed"}
+    ),
+    Endpoint("workspace delete", "DELETE", "/api/v1/workspaces/{workspace}/", "401 401 404 403 403 204 404"),
+    Endpoint("workflow list", "GET", "/api/v1/workflows/?workspace={workspace}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "workflow create",
+        "POST",
+        "/api/v1/workflows/",
+        "401 401 400 403 201 201 400",
+        {"workspace_id": "{workspace}", "name": "New board", "template": "kanban"},
+    ),
+    Endpoint("workflow read", "GET", "/api/v1/workflows/{workflow}/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "workflow edit", "PATCH", "/api/v1/workflows/{workflow}/", "401 401 404 403 200 200 404", {"name": "Renamed"}
+    ),
     # A whole board holds everyone's tasks: only an owner may delete it.
-    Endpoint("workflow delete", "DELETE", "/api/v1/workflows/{workflow}/",
-             "401 401 404 403 403 204 404"),
-    Endpoint("board", "GET", "/api/v1/workflows/{workflow}/board/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("workflow history", "GET", "/api/v1/workflows/{workflow}/events/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("flow cfd", "GET", "/api/v1/workflows/{workflow}/flow/cfd/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("flow cycle-times", "GET", "/api/v1/workflows/{workflow}/flow/cycle-times/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("flow throughput", "GET", "/api/v1/workflows/{workflow}/flow/throughput/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("flow aging", "GET", "/api/v1/workflows/{workflow}/flow/aging/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("flow limits", "GET", "/api/v1/workflows/{workflow}/flow/limits/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("flow queues", "GET", "/api/v1/workflows/{workflow}/flow/queues/",
-             "401 401 404 200 200 200 404"),
+    Endpoint("workflow delete", "DELETE", "/api/v1/workflows/{workflow}/", "401 401 404 403 403 204 404"),
+    Endpoint("board", "GET", "/api/v1/workflows/{workflow}/board/", "401 401 404 200 200 200 404"),
+    Endpoint("workflow history", "GET", "/api/v1/workflows/{workflow}/events/", "401 401 404 200 200 200 404"),
+    Endpoint("flow cfd", "GET", "/api/v1/workflows/{workflow}/flow/cfd/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "flow cycle-times", "GET", "/api/v1/workflows/{workflow}/flow/cycle-times/", "401 401 404 200 200 200 404"
+    ),
+    Endpoint("flow throughput", "GET", "/api/v1/workflows/{workflow}/flow/throughput/", "401 401 404 200 200 200 404"),
+    Endpoint("flow aging", "GET", "/api/v1/workflows/{workflow}/flow/aging/", "401 401 404 200 200 200 404"),
+    Endpoint("flow limits", "GET", "/api/v1/workflows/{workflow}/flow/limits/", "401 401 404 200 200 200 404"),
+    Endpoint("flow queues", "GET", "/api/v1/workflows/{workflow}/flow/queues/", "401 401 404 200 200 200 404"),
     Endpoint("templates", "GET", "/api/v1/workflow-templates/", "401 401 200 200 200 200 200"),
-    Endpoint("step list", "GET", "/api/v1/steps/?workflow={workflow}",
-             "401 401 200 200 200 200 200"),
-    Endpoint("step create", "POST", "/api/v1/steps/", "401 401 400 403 201 201 400",
-             {"workflow_id": "{workflow}", "name": "QA", "wip_limit": 3}),
+    Endpoint("step list", "GET", "/api/v1/steps/?workflow={workflow}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "step create",
+        "POST",
+        "/api/v1/steps/",
+        "401 401 400 403 201 201 400",
+        {"workflow_id": "{workflow}", "name": "QA", "wip_limit": 3},
+    ),
     Endpoint("step read", "GET", "/api/v1/steps/{doing}/", "401 401 404 200 200 200 404"),
-    Endpoint("step edit", "PATCH", "/api/v1/steps/{doing}/", "401 401 404 403 200 200 404",
-             {"wip_limit": 5}),
+    Endpoint("step edit", "PATCH", "/api/v1/steps/{doing}/", "401 401 404 403 200 200 404", {"wip_limit": 5}),
     Endpoint("step delete", "DELETE", "/api/v1/steps/{spare}/", "401 401 404 403 204 204 404"),
-    Endpoint("step delete moving tasks", "DELETE", "/api/v1/steps/{done}/?move_tasks_to={backlog}",
-             "401 401 404 403 204 204 404"),
-    Endpoint("task list", "GET", "/api/v1/tasks/?workflow={workflow}",
-             "401 401 200 200 200 200 200"),
-    Endpoint("task create", "POST", "/api/v1/tasks/", "401 401 400 403 201 201 400",
-             {"step_id": "{backlog}", "title": "New"}),
+    Endpoint(
+        "step delete moving tasks",
+        "DELETE",
+        "/api/v1/steps/{done}/?move_tasks_to={backlog}",
+        "401 401 404 403 204 204 404",
+    ),
+    Endpoint("task list", "GET", "/api/v1/tasks/?workflow={workflow}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "task create", "POST", "/api/v1/tasks/", "401 401 400 403 201 201 400", {"step_id": "{backlog}", "title": "New"}
+    ),
     Endpoint("task read", "GET", "/api/v1/tasks/{task}/", "401 401 404 200 200 200 404"),
-    Endpoint("task edit", "PATCH", "/api/v1/tasks/{task}/", "401 401 404 403 200 200 404",
-             {"title": "Edited"}),
+    Endpoint("task edit", "PATCH", "/api/v1/tasks/{task}/", "401 401 404 403 200 200 404", {"title": "Edited"}),
     Endpoint("task delete", "DELETE", "/api/v1/tasks/{task}/", "401 401 404 403 204 204 404"),
-    Endpoint("task move", "POST", "/api/v1/tasks/{task}/move/", "401 401 404 403 200 200 404",
-             {"step_id": "{done}"}),
-    Endpoint("task forced move", "POST", "/api/v1/tasks/{task}/move/",
-             "401 401 404 403 403 200 404",
-             {"step_id": "{doing}", "force": True, "reason": "hotfix"}),
-    Endpoint("bulk move", "POST", "/api/v1/tasks/bulk-move/", "401 401 400 403 200 200 400",
-             {"task_ids": ["{task}"], "step_id": "{done}"}),
-    Endpoint("task archive", "POST", "/api/v1/tasks/{task}/archive/",
-             "401 401 404 403 200 200 404"),
-    Endpoint("task restore", "POST", "/api/v1/tasks/{archived}/restore/",
-             "401 401 404 403 200 200 404", {}),
-    Endpoint("task make permanent", "POST", "/api/v1/tasks/{scratch}/make-permanent/",
-             "401 401 404 403 200 200 404", {}),
-    Endpoint("task history", "GET", "/api/v1/tasks/{task}/events/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("member list", "GET", "/api/v1/workspaces/{workspace}/members/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("member add", "POST", "/api/v1/workspaces/{workspace}/members/",
-             "401 401 404 403 403 201 404", {"username": "root", "role": "viewer"}),
-    Endpoint("member edit", "PATCH", "/api/v1/workspaces/{workspace}/members/{member_user}/",
-             "401 401 404 403 403 200 404", {"role": "viewer"}),
+    Endpoint("task move", "POST", "/api/v1/tasks/{task}/move/", "401 401 404 403 200 200 404", {"step_id": "{done}"}),
+    Endpoint(
+        "task forced move",
+        "POST",
+        "/api/v1/tasks/{task}/move/",
+        "401 401 404 403 403 200 404",
+        {"step_id": "{doing}", "force": True, "reason": "hotfix"},
+    ),
+    Endpoint(
+        "bulk move",
+        "POST",
+        "/api/v1/tasks/bulk-move/",
+        "401 401 400 403 200 200 400",
+        {"task_ids": ["{task}"], "step_id": "{done}"},
+    ),
+    Endpoint("task archive", "POST", "/api/v1/tasks/{task}/archive/", "401 401 404 403 200 200 404"),
+    Endpoint("task restore", "POST", "/api/v1/tasks/{archived}/restore/", "401 401 404 403 200 200 404", {}),
+    Endpoint(
+        "task make permanent", "POST", "/api/v1/tasks/{scratch}/make-permanent/", "401 401 404 403 200 200 404", {}
+    ),
+    Endpoint("task history", "GET", "/api/v1/tasks/{task}/events/", "401 401 404 200 200 200 404"),
+    Endpoint("member list", "GET", "/api/v1/workspaces/{workspace}/members/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "member add",
+        "POST",
+        "/api/v1/workspaces/{workspace}/members/",
+        "401 401 404 403 403 201 404",
+        {"username": "root", "role": "viewer"},
+    ),
+    Endpoint(
+        "member edit",
+        "PATCH",
+        "/api/v1/workspaces/{workspace}/members/{member_user}/",
+        "401 401 404 403 403 200 404",
+        {"role": "viewer"},
+    ),
     # Anyone may leave (the viewer removes themselves); only owners remove others.
-    Endpoint("member remove", "DELETE", "/api/v1/workspaces/{workspace}/members/{viewer_user}/",
-             "401 401 404 204 403 204 404"),
-    Endpoint("invite list", "GET", "/api/v1/workspaces/{workspace}/invites/",
-             "401 401 404 403 403 200 404"),
-    Endpoint("invite create", "POST", "/api/v1/workspaces/{workspace}/invites/",
-             "401 401 404 403 403 201 404", {"role": "viewer"}),
-    Endpoint("invite revoke", "DELETE", "/api/v1/workspaces/{workspace}/invites/{invite}/",
-             "401 401 404 403 403 204 404"),
+    Endpoint(
+        "member remove",
+        "DELETE",
+        "/api/v1/workspaces/{workspace}/members/{viewer_user}/",
+        "401 401 404 204 403 204 404",
+    ),
+    Endpoint("invite list", "GET", "/api/v1/workspaces/{workspace}/invites/", "401 401 404 403 403 200 404"),
+    Endpoint(
+        "invite create",
+        "POST",
+        "/api/v1/workspaces/{workspace}/invites/",
+        "401 401 404 403 403 201 404",
+        {"role": "viewer"},
+    ),
+    Endpoint(
+        "invite revoke", "DELETE", "/api/v1/workspaces/{workspace}/invites/{invite}/", "401 401 404 403 403 204 404"
+    ),
     Endpoint("token list", "GET", "/api/v1/tokens/", "401 401 200 200 200 200 200"),
-    Endpoint("token create", "POST", "/api/v1/tokens/", "401 401 201 201 201 201 201",
-             {"name": "ci"}),
-    Endpoint("token revoke (the owner's)", "DELETE", "/api/v1/tokens/{owner_token}/",
-             "401 401 404 404 404 204 404"),
-    Endpoint("workflow export", "GET", "/api/v1/workflows/{workflow}/export/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("workflow import", "POST", "/api/v1/workspaces/{workspace}/workflows/import/",
-             "401 401 404 403 201 201 404", "{export}"),
-    Endpoint("intake list", "GET", "/api/v1/intakes/?workflow={workflow}",
-             "401 401 200 200 200 200 200"),
-    Endpoint("intake create", "POST", "/api/v1/intakes/", "401 401 400 403 201 201 400",
-             {"workflow_id": "{workflow}", "name": "GitHub"}),
+    Endpoint("token create", "POST", "/api/v1/tokens/", "401 401 201 201 201 201 201", {"name": "ci"}),
+    Endpoint("token revoke (the owner's)", "DELETE", "/api/v1/tokens/{owner_token}/", "401 401 404 404 404 204 404"),
+    Endpoint("workflow export", "GET", "/api/v1/workflows/{workflow}/export/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "workflow import",
+        "POST",
+        "/api/v1/workspaces/{workspace}/workflows/import/",
+        "401 401 404 403 201 201 404",
+        "{export}",
+    ),
+    Endpoint("intake list", "GET", "/api/v1/intakes/?workflow={workflow}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "intake create",
+        "POST",
+        "/api/v1/intakes/",
+        "401 401 400 403 201 201 400",
+        {"workflow_id": "{workflow}", "name": "GitHub"},
+    ),
     Endpoint("intake read", "GET", "/api/v1/intakes/{intake}/", "401 401 404 200 200 200 404"),
-    Endpoint("intake delete", "DELETE", "/api/v1/intakes/{intake}/",
-             "401 401 404 403 204 204 404"),
-    Endpoint("review watch list", "GET", "/api/v1/review-watches/?workflow={workflow}",
-             "401 401 200 200 200 200 200"),
-    Endpoint("review watch create", "POST", "/api/v1/review-watches/",
-             "401 401 400 403 201 201 400",
-             {"workflow_id": "{workflow}", "repositories": ["acme/api"], "reviewer_login": "bot"}),
-    Endpoint("review watch read", "GET", "/api/v1/review-watches/{watch}/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("review watch edit", "PATCH", "/api/v1/review-watches/{watch}/",
-             "401 401 404 403 200 200 404", {"enabled": False}),
-    Endpoint("review watch delete", "DELETE", "/api/v1/review-watches/{watch}/",
-             "401 401 404 403 204 204 404"),
-    Endpoint("session list", "GET", "/api/v1/sessions/?workflow={workflow}",
-             "401 401 200 200 200 200 200"),
-    Endpoint("session read", "GET", "/api/v1/sessions/{session}/",
-             "401 401 404 200 200 200 404"),
-    Endpoint("session start", "POST", "/api/v1/tasks/{task}/sessions/",
-             "401 401 404 403 201 201 404", {}),
-    Endpoint("session claim", "POST", "/api/v1/sessions/claim/", "401 401 204 204 200 200 204",
-             {}),
-    Endpoint("session event", "POST", "/api/v1/sessions/{session}/events/",
-             "401 401 404 403 200 200 404", {"type": "heartbeat"}),
-    Endpoint("session cancel", "POST", "/api/v1/sessions/{session}/cancel/",
-             "401 401 404 403 200 200 404", {}),
+    Endpoint("intake delete", "DELETE", "/api/v1/intakes/{intake}/", "401 401 404 403 204 204 404"),
+    Endpoint("review watch list", "GET", "/api/v1/review-watches/?workflow={workflow}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "review watch create",
+        "POST",
+        "/api/v1/review-watches/",
+        "401 401 400 403 201 201 400",
+        {"workflow_id": "{workflow}", "repositories": ["acme/api"], "reviewer_login": "bot"},
+    ),
+    Endpoint("review watch read", "GET", "/api/v1/review-watches/{watch}/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "review watch edit",
+        "PATCH",
+        "/api/v1/review-watches/{watch}/",
+        "401 401 404 403 200 200 404",
+        {"enabled": False},
+    ),
+    Endpoint("review watch delete", "DELETE", "/api/v1/review-watches/{watch}/", "401 401 404 403 204 204 404"),
+    Endpoint("session list", "GET", "/api/v1/sessions/?workflow={workflow}", "401 401 200 200 200 200 200"),
+    Endpoint("session read", "GET", "/api/v1/sessions/{session}/", "401 401 404 200 200 200 404"),
+    Endpoint("session start", "POST", "/api/v1/tasks/{task}/sessions/", "401 401 404 403 201 201 404", {}),
+    Endpoint("session claim", "POST", "/api/v1/sessions/claim/", "401 401 204 204 200 200 204", {}),
+    Endpoint(
+        "session event",
+        "POST",
+        "/api/v1/sessions/{session}/events/",
+        "401 401 404 403 200 200 404",
+        {"type": "heartbeat"},
+    ),
+    Endpoint("session cancel", "POST", "/api/v1/sessions/{session}/cancel/", "401 401 404 403 200 200 404", {}),
     # Signed by the intake's secret, not by a user: no user credential stands in for it.
-    Endpoint("webhook without signature", "POST", "/hooks/{intake}/",
-             "403 403 403 403 403 403 403", {"title": "x", "external_ref": "gh:1"}),
+    Endpoint(
+        "webhook without signature",
+        "POST",
+        "/hooks/{intake}/",
+        "403 403 403 403 403 403 403",
+        {"title": "x", "external_ref": "gh:1"},
+    ),
     Endpoint("metrics", "GET", "/metrics", "401 401 403 403 403 403 200"),
     # The browser pages: sign-in first (API tokens do not sign a browser in).
     Endpoint("home page", "GET", "/", "302 302 200 200 200 200 200"),
     Endpoint("board page", "GET", "/workflows/{workflow}/", "302 302 404 200 200 200 404"),
-    Endpoint("task detail page", "GET", "/workflows/{workflow}/tasks/{task}/",
-             "302 302 404 200 200 200 404"),
+    Endpoint("task detail page", "GET", "/workflows/{workflow}/tasks/{task}/", "302 302 404 200 200 200 404"),
     Endpoint("flow page", "GET", "/workflows/{workflow}/flow/", "302 302 404 200 200 200 404"),
     Endpoint("archive page", "GET", "/workflows/{workflow}/archive/", "302 302 404 200 200 200 404"),
-    Endpoint("step settings page", "GET", "/workflows/{workflow}/settings/",
-             "302 302 404 403 200 200 404"),
+    Endpoint("step settings page", "GET", "/workflows/{workflow}/settings/", "302 302 404 403 200 200 404"),
     Endpoint("members page", "GET", "/workspaces/{workspace}/members/", "302 302 404 200 200 200 404"),
     Endpoint("invite page", "GET", "/invites/{invite_token}/", "200 200 200 200 200 200 200"),
     Endpoint("sign-in page", "GET", "/accounts/login/", "200 200 200 200 200 200 200"),
     Endpoint("sign out", "POST", "/accounts/logout/", "302 302 302 302 302 302 302", {}),
-    Endpoint("password change", "GET", "/accounts/password_change/",
-             "302 302 200 200 200 200 200"),
-    Endpoint("password changed", "GET", "/accounts/password_change/done/",
-             "302 302 200 200 200 200 200"),
+    Endpoint("password change", "GET", "/accounts/password_change/", "302 302 200 200 200 200 200"),
+    Endpoint("password changed", "GET", "/accounts/password_change/done/", "302 302 200 200 200 200 200"),
     Endpoint("password reset", "GET", "/accounts/password_reset/", "200 200 200 200 200 200 200"),
-    Endpoint("password reset sent", "GET", "/accounts/password_reset/done/",
-             "200 200 200 200 200 200 200"),
-    Endpoint("password reset link", "GET", "/accounts/reset/MQ/bad-token/",
-             "200 200 200 200 200 200 200"),
-    Endpoint("password reset done", "GET", "/accounts/reset/done/",
-             "200 200 200 200 200 200 200"),
+    Endpoint("password reset sent", "GET", "/accounts/password_reset/done/", "200 200 200 200 200 200 200"),
+    Endpoint("password reset link", "GET", "/accounts/reset/MQ/bad-token/", "200 200 200 200 200 200 200"),
+    Endpoint("password reset done", "GET", "/accounts/reset/done/", "200 200 200 200 200 200 200"),
     # Public documentation of the API (no data), and the probes.
     Endpoint("OpenAPI schema", "GET", "/api/schema/", "200 401 200 200 200 200 200"),
     Endpoint("API docs", "GET", "/api/docs/", "200 401 200 200 200 200 200"),
@@ -229,8 +265,7 @@ def world(db):
     # A non-member is an owner elsewhere: their own workspace gives them nothing here.
     users["non_member"] = MembershipFactory(role=Role.OWNER).user
     backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
-    doing = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2,
-                        pull_from_step=backlog)
+    doing = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=backlog)
     done = StepFactory(workflow=workflow, name="Done", position=2)
     spare = StepFactory(workflow=workflow, name="Spare", position=3)
 
@@ -244,17 +279,29 @@ def world(db):
     scratch = create(backlog, "Scratch", is_ephemeral=True)
     owner_token, _ = ApiToken.issue(user=owner)
     intake, _ = intake_create(workflow=workflow, step=None, actor=owner, name="hooks")
-    watch = watch_create(workflow=workflow, step=None, actor=owner, repositories=["acme/web"],
-                         reviewer_login="reviewer")
+    watch = watch_create(
+        workflow=workflow, step=None, actor=owner, repositories=["acme/web"], reviewer_login="reviewer"
+    )
     session = session_start(task=create(backlog, "Agent work"), actor=owner)
     invite, invite_token = invite_create(workspace=workspace, role=Role.MEMBER, actor=owner)
     ids = {
-        "workspace": workspace.pk, "workflow": workflow.pk, "backlog": backlog.pk,
-        "doing": doing.pk, "done": done.pk, "spare": spare.pk, "task": task.pk,
-        "archived": archived.pk, "scratch": scratch.pk, "owner_token": owner_token.pk,
-        "intake": intake.pk, "watch": watch.pk, "session": session.pk,
-        "member_user": users["member"].pk, "viewer_user": users["viewer"].pk,
-        "invite": invite.pk, "invite_token": invite_token,
+        "workspace": workspace.pk,
+        "workflow": workflow.pk,
+        "backlog": backlog.pk,
+        "doing": doing.pk,
+        "done": done.pk,
+        "spare": spare.pk,
+        "task": task.pk,
+        "archived": archived.pk,
+        "scratch": scratch.pk,
+        "owner_token": owner_token.pk,
+        "intake": intake.pk,
+        "watch": watch.pk,
+        "session": session.pk,
+        "member_user": users["member"].pk,
+        "viewer_user": users["viewer"].pk,
+        "invite": invite.pk,
+        "invite_token": invite_token,
     }
     ids = {k: str(v) for k, v in ids.items()}
     ids["export"] = export_document([workflow])
@@ -274,9 +321,7 @@ def caller(role: str, users: dict) -> APIClient:
 
 
 def filled(value, ids):
-    if isinstance(value, str) and value.strip("{}") in ids and isinstance(
-        ids[value.strip("{}")], dict
-    ):
+    if isinstance(value, str) and value.strip("{}") in ids and isinstance(ids[value.strip("{}")], dict):
         return ids[value.strip("{}")]  # a whole document from the world
     if isinstance(value, str):
         return value.format(**ids)
@@ -320,16 +365,16 @@ def test_every_route_and_method_is_in_the_table(world):
     _, ids = world
     covered = {resolve(filled(e.path, ids).split("?")[0]).route for e in ENDPOINTS}
     routes = {
-        r for r in _routes(get_resolver().url_patterns)
+        r
+        for r in _routes(get_resolver().url_patterns)
         if not r.startswith("admin/") or r == "admin/"  # the admin's own pages: one row
         if "(?P<format>" not in r
     }
     assert routes - covered == set()
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
-    operations = {
-        (method.upper(), path) for path, item in schema["paths"].items() for method in item
-    }
+    operations = {(method.upper(), path) for path, item in schema["paths"].items() for method in item}
+
     def shape(path: str) -> str:  # the world's placeholder names are not the schema's
         return re.sub(r"\{[^}]+\}", "{}", path.split("?")[0])
 
@@ -354,15 +399,23 @@ class Channel:
 #                anonymous  bad_token  non_member  viewer  member  owner  staff
 CHANNELS = [
     # 4403: refused at connect (a `?token=` key; none for anonymous); snapshot: accepted.
-    Channel("board websocket", "/ws/workflows/{workflow}/",
-            "4403 4403 4403 snapshot snapshot snapshot 4403"),
-    Channel("MCP get_board", MCP_PATH, "401 401 not_found board board board not_found",
-            "get_board", {"workflow_id": "{workflow}"}),
+    Channel("board websocket", "/ws/workflows/{workflow}/", "4403 4403 4403 snapshot snapshot snapshot 4403"),
+    Channel(
+        "MCP get_board",
+        MCP_PATH,
+        "401 401 not_found board board board not_found",
+        "get_board",
+        {"workflow_id": "{workflow}"},
+    ),
     # As in REST's "task create": a step the caller cannot see is invalid input, like one
     # that does not exist.
-    Channel("MCP create_task", MCP_PATH,
-            "401 401 invalid permission_denied created created invalid",
-            "create_task", {"step_id": "{backlog}", "title": "Via MCP"}),
+    Channel(
+        "MCP create_task",
+        MCP_PATH,
+        "401 401 invalid permission_denied created created invalid",
+        "create_task",
+        {"step_id": "{backlog}", "title": "Via MCP"},
+    ),
 ]
 WEBSOCKETS = [c for c in CHANNELS if c.path.startswith("/ws/")]
 MCP_CALLS = [c for c in CHANNELS if c.path == MCP_PATH]
@@ -388,7 +441,9 @@ def test_websocket_access(channel, role, world):
     users, ids = world
     key = token_for(role, users)
     path = channel.path.format(**ids) + (f"?token={key}" if key else "")
-    viewer = WebsocketCommunicator(application, path, headers=[(b"host", b"testserver"), (b"origin", b"http://testserver")])
+    viewer = WebsocketCommunicator(
+        application, path, headers=[(b"host", b"testserver"), (b"origin", b"http://testserver")]
+    )
 
     async def first_outcome() -> str:
         connected, code = await viewer.connect()
@@ -415,19 +470,33 @@ def mcp_outcome(base: str, key: str | None, channel: Channel, ids: dict) -> str:
     if key is not None:
         headers["Authorization"] = f"Token {key}"
     with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
-        initialize = client.post(MCP_PATH, json={
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "matrix", "version": "1"}},
-        })
+        initialize = client.post(
+            MCP_PATH,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "matrix", "version": "1"},
+                },
+            },
+        )
         if initialize.status_code != 200:
             assert_leaks_nothing(initialize.text, ids)
             return str(initialize.status_code)
         version = initialize.json()["result"]["protocolVersion"]
-        called = client.post(MCP_PATH, headers={"MCP-Protocol-Version": version}, json={
-            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": channel.tool, "arguments": filled(channel.arguments, ids)},
-        })
+        called = client.post(
+            MCP_PATH,
+            headers={"MCP-Protocol-Version": version},
+            json={
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": channel.tool, "arguments": filled(channel.arguments, ids)},
+            },
+        )
     assert called.status_code == 200, called.text[:300]
     result = called.json()["result"]
     answer = result["structuredContent"]

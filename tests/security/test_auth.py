@@ -40,17 +40,13 @@ def test_a_token_is_shown_once_stored_hashed_and_revocable(api, owner):
 
     listed = api.get("/api/v1/tokens/").json()["results"]
     assert [t["name"] for t in listed] == ["laptop"]
-    assert set(listed[0]) == {
-        "id", "name", "prefix", "workspace_id", "created_at", "last_used_at", "revoked_at"
-    }
+    assert set(listed[0]) == {"id", "name", "prefix", "workspace_id", "created_at", "last_used_at", "revoked_at"}
     assert key not in str(listed)
 
     assert api.delete(f"/api/v1/tokens/{stored.pk}/").status_code == 204
     refused = token_client(key).get("/api/v1/workspaces/")
     assert refused.status_code == 401
-    assert refused.json() == {
-        "code": "authentication_failed", "detail": "Invalid or revoked token."
-    }
+    assert refused.json() == {"code": "authentication_failed", "detail": "Invalid or revoked token."}
     assert api.get("/api/v1/tokens/").json()["results"][0]["revoked_at"] is not None
 
 
@@ -161,8 +157,7 @@ def test_sign_in_failures_count_across_server_processes(pages):
 def login_over_http(base: str, password: str) -> int:
     with httpx.Client(base_url=base, timeout=30) as client:
         client.get("/accounts/login/")
-        form = {"username": "staffer", "password": password,
-                "csrfmiddlewaretoken": client.cookies["csrftoken"]}
+        form = {"username": "staffer", "password": password, "csrfmiddlewaretoken": client.cookies["csrftoken"]}
         return client.post("/accounts/login/", data=form).status_code
 
 

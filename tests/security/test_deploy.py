@@ -26,7 +26,10 @@ def deployment_environ() -> dict:
 def check_deploy(**env) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env={**deployment_environ(), **env}, capture_output=True, text=True,
+        cwd=ROOT,
+        env={**deployment_environ(), **env},
+        capture_output=True,
+        text=True,
     )
 
 
@@ -51,8 +54,11 @@ def without_secret_key() -> dict:
 def test_production_mode_refuses_to_start_on_the_public_development_key():
     for command in (["check", "--deploy"], ["seed_demo"], ["migrate", "--check"]):
         result = subprocess.run(
-            [sys.executable, "manage.py", *command], cwd=ROOT,
-            env={**without_secret_key(), **PRODUCTION}, capture_output=True, text=True,
+            [sys.executable, "manage.py", *command],
+            cwd=ROOT,
+            env={**without_secret_key(), **PRODUCTION},
+            capture_output=True,
+            text=True,
         )
         assert result.returncode != 0, command
         assert "ImproperlyConfigured" in result.stderr
@@ -61,8 +67,11 @@ def test_production_mode_refuses_to_start_on_the_public_development_key():
 
 def test_the_asgi_server_refuses_to_start_on_the_public_development_key():
     result = subprocess.run(
-        [sys.executable, "-c", "import kandev.asgi"], cwd=ROOT,
-        env={**without_secret_key(), **PRODUCTION}, capture_output=True, text=True,
+        [sys.executable, "-c", "import kandev.asgi"],
+        cwd=ROOT,
+        env={**without_secret_key(), **PRODUCTION},
+        capture_output=True,
+        text=True,
     )
     assert result.returncode != 0
     assert "set SECRET_KEY" in result.stderr
@@ -70,7 +79,10 @@ def test_the_asgi_server_refuses_to_start_on_the_public_development_key():
 
 def test_development_mode_still_runs_on_the_development_key():
     result = subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=ROOT,
-        env={**without_secret_key(), "DEBUG": "1"}, capture_output=True, text=True,
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env={**without_secret_key(), "DEBUG": "1"},
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr

@@ -9,6 +9,8 @@ from tests.servers import ROOT
 def test_the_lock_agrees_with_pyproject():
     result = subprocess.run(
         [str(ROOT / ".tools" / "bin" / "uv"), "lock", "--check", "--offline"],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr

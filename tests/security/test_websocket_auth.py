@@ -50,13 +50,16 @@ def test_a_token_needs_no_origin_on_the_header_or_the_query(owner, workflow, boa
     assert outcome(workflow, [HOST, bad, (b"origin", b"http://127.0.0.1:8000"), session_cookie(owner)]) == "4403"
 
 
-@pytest.mark.parametrize("origin", [
-    b"http://127.0.0.1:3000",  # another port
-    b"https://127.0.0.1:8000",  # another scheme
-    b"https://localhost:4444",
-    b"http://127.0.0.1:8000.evil.example",
-    b"null",
-])
+@pytest.mark.parametrize(
+    "origin",
+    [
+        b"http://127.0.0.1:3000",  # another port
+        b"https://127.0.0.1:8000",  # another scheme
+        b"https://localhost:4444",
+        b"http://127.0.0.1:8000.evil.example",
+        b"null",
+    ],
+)
 def test_a_session_handshake_from_another_origin_is_refused(owner, workflow, board, origin):
     assert outcome(workflow, [HOST, (b"origin", origin), session_cookie(owner)]) == DENIED
 

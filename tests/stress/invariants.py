@@ -88,9 +88,7 @@ class TaskState:
 
 def load(dsn: str, workflow_id: str) -> dict:
     with psycopg.connect(dsn) as conn:
-        version = conn.execute(
-            "SELECT version FROM workflows_workflow WHERE id = %s", (workflow_id,)
-        ).fetchone()[0]
+        version = conn.execute("SELECT version FROM workflows_workflow WHERE id = %s", (workflow_id,)).fetchone()[0]
         steps = {
             str(row[0]): {"name": row[1], "wip_limit": row[2]}
             for row in conn.execute(
@@ -100,19 +98,23 @@ def load(dsn: str, workflow_id: str) -> dict:
         }
         tasks = {
             str(row[0]): {
-                "step": str(row[1]), "admitted": row[2], "archived": row[3] is not None,
+                "step": str(row[1]),
+                "admitted": row[2],
+                "archived": row[3] is not None,
                 "ephemeral": row[4],
             }
             for row in conn.execute(
-                "SELECT id, step_id, admitted, archived_at, is_ephemeral FROM boards_task"
-                " WHERE workflow_id = %s",
+                "SELECT id, step_id, admitted, archived_at, is_ephemeral FROM boards_task WHERE workflow_id = %s",
                 (workflow_id,),
             )
         }
         events = [
             {
-                "id": row[0], "task": str(row[1]), "kind": row[2],
-                "from": str(row[3]) if row[3] else None, "to": str(row[4]) if row[4] else None,
+                "id": row[0],
+                "task": str(row[1]),
+                "kind": row[2],
+                "from": str(row[3]) if row[3] else None,
+                "to": str(row[4]) if row[4] else None,
                 "detail": row[5],
             }
             for row in conn.execute(
@@ -188,8 +190,9 @@ def replay(events: list, ledger: Ledger) -> dict:
     return tasks
 
 
-def check(dsn: str, ledger: Ledger, *, api_board: dict, messages: list,
-          socket_view: BoardView, lost_messages_allowed: int = 0) -> dict:
+def check(
+    dsn: str, ledger: Ledger, *, api_board: dict, messages: list, socket_view: BoardView, lost_messages_allowed: int = 0
+) -> dict:
     """All invariants; returns the figures of the run. A worker SIGKILLed between a commit
     and its broadcast loses that live message (broadcast is best effort; viewers resync):
     up to `lost_messages_allowed` missing versions are then reported, not violations."""
@@ -213,20 +216,17 @@ def check(dsn: str, ledger: Ledger, *, api_board: dict, messages: list,
         if row["archived"] != state.archived:
             bad(f"task {task_id}: archived is {row['archived']}, history says {state.archived}")
         elif not state.archived and (row["step"], row["admitted"]) != (state.step, state.admitted):
-            bad(f"task {task_id}: is {row['step']}/{row['admitted']}, history says "
-                f"{state.step}/{state.admitted}")
+            bad(f"task {task_id}: is {row['step']}/{row['admitted']}, history says {state.step}/{state.admitted}")
     for task_id in set(tasks) - set(replayed):
         bad(f"task {task_id} exists without a creation event")
 
     # Limits: over only when forced or lowered.
-    occupancy = Counter(t["step"] for t in tasks.values()
-                        if t["admitted"] and not t["archived"] and not t["ephemeral"])
+    occupancy = Counter(t["step"] for t in tasks.values() if t["admitted"] and not t["archived"] and not t["ephemeral"])
     forced_into = {e["to"] for e in events if e["kind"] == "forced"}
     for step_id, step in steps.items():
         if step["wip_limit"] and occupancy[step_id] > step["wip_limit"]:
             if step_id not in forced_into and step_id not in ledger.limit_changed:
-                bad(f'step "{step["name"]}" holds {occupancy[step_id]} over its limit '
-                    f'{step["wip_limit"]} unexplained')
+                bad(f'step "{step["name"]}" holds {occupancy[step_id]} over its limit {step["wip_limit"]} unexplained')
 
     # Versions: one per committed change, each broadcast once, events tied to their change.
     versions = sorted(m["version"] for m in messages)
@@ -234,8 +234,10 @@ def check(dsn: str, ledger: Ledger, *, api_board: dict, messages: list,
     dupes = [v for v, n in Counter(versions).items() if n > 1]
     extra = [v for v in versions if not 1 <= v <= db["version"]]
     if dupes or extra or len(missing) > lost_messages_allowed:
-        bad(f"version {db['version']}: live messages missing {missing[:10]}, "
-            f"duplicated {dupes[:10]}, beyond it {extra[:10]}")
+        bad(
+            f"version {db['version']}: live messages missing {missing[:10]}, "
+            f"duplicated {dupes[:10]}, beyond it {extra[:10]}"
+        )
     event_versions = {e["detail"].get("version") for e in events}
     if not event_versions <= set(range(1, db["version"] + 1)):
         bad(f"events name versions outside 1..{db['version']}")
@@ -251,8 +253,9 @@ def check(dsn: str, ledger: Ledger, *, api_board: dict, messages: list,
     # A viewer applying the live messages in order ends with the database's board; so does
     # the WebSocket viewer connected throughout (snapshot, messages, resync on reconnect).
     live = {k: (t["step"], t["admitted"]) for k, t in tasks.items() if not t["archived"]}
-    queued = Counter(t["step"] for t in tasks.values()
-                     if not t["admitted"] and not t["archived"] and not t["ephemeral"])
+    queued = Counter(
+        t["step"] for t in tasks.values() if not t["admitted"] and not t["archived"] and not t["ephemeral"]
+    )
     db_steps = {k: (occupancy[k], queued[k], s["wip_limit"]) for k, s in steps.items()}
     layer_view = BoardView()
     for message in sorted(messages, key=lambda m: m["version"]):

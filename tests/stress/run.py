@@ -136,9 +136,7 @@ class Board:
 
     def __init__(self, api: httpx.Client, workspace_id: str):
         self.lock = threading.Lock()
-        self.workflow = api.post(
-            "/api/v1/workflows/", json={"workspace_id": workspace_id, "name": "Stress"}
-        ).json()
+        self.workflow = api.post("/api/v1/workflows/", json={"workspace_id": workspace_id, "name": "Stress"}).json()
         self.tasks: list[str] = []
         self.temp_steps: list[str] = []
         self.serial = 0
@@ -174,15 +172,26 @@ class Board:
 class Client(threading.Thread):
     def __init__(self, base_url, token, *, owner, board, ledger, deadline, tolerate_drops):
         super().__init__(daemon=True)
-        self.api = httpx.Client(base_url=base_url, headers={"Authorization": f"Token {token}"},
-                                timeout=60)
+        self.api = httpx.Client(base_url=base_url, headers={"Authorization": f"Token {token}"}, timeout=60)
         self.owner, self.board, self.ledger = owner, board, ledger
         self.deadline, self.tolerate_drops = deadline, tolerate_drops
         self.error: BaseException | None = None
         ops = {
-            "create_start": 10, "create_explicit": 10, "move": 20, "reorder": 6, "bulk_move": 6,
-            "archive": 5, "restore": 5, "delete": 2, "limit": 3, "feeder": 2, "step_create": 1,
-            "step_delete": 1, "edit": 3, "read": 4, "force": 3 if owner else 0,
+            "create_start": 10,
+            "create_explicit": 10,
+            "move": 20,
+            "reorder": 6,
+            "bulk_move": 6,
+            "archive": 5,
+            "restore": 5,
+            "delete": 2,
+            "limit": 3,
+            "feeder": 2,
+            "step_create": 1,
+            "step_delete": 1,
+            "edit": 3,
+            "read": 4,
+            "force": 3 if owner else 0,
         }
         self.ops, self.weights = list(ops), list(ops.values())
 
@@ -223,8 +232,11 @@ class Client(threading.Thread):
         self.created(self.call("create_start", "POST", "/api/v1/tasks/", json=body))
 
     def op_create_explicit(self):
-        body = {"step_id": random.choice(self.board.steps()), "title": self.title(),
-                "priority": random.choice(PRIORITIES)}
+        body = {
+            "step_id": random.choice(self.board.steps()),
+            "title": self.title(),
+            "priority": random.choice(PRIORITIES),
+        }
         if random.random() < 0.3:
             body["position"] = random.choice([0, 1, 5, 1000])
         self.created(self.call("create_explicit", "POST", "/api/v1/tasks/", json=body))
@@ -277,8 +289,11 @@ class Client(threading.Thread):
         self.call("feeder", "PATCH", f"/api/v1/steps/{self.board.review}/", json=body)
 
     def op_step_create(self):
-        body = {"workflow_id": self.board.workflow["id"], "position": random.randint(0, 6),
-                "name": f"Temp {self.board.next_serial()}"}
+        body = {
+            "workflow_id": self.board.workflow["id"],
+            "position": random.randint(0, 6),
+            "name": f"Temp {self.board.next_serial()}",
+        }
         response = self.call("step_create", "POST", "/api/v1/steps/", json=body)
         if response is not None and response.status_code == 201:
             with self.board.lock:
@@ -305,8 +320,7 @@ class Client(threading.Thread):
             self.call("force", "POST", f"/api/v1/tasks/{task}/move/", json=body)
 
 
-def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_workers: bool = False,
-        log=print) -> dict:
+def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_workers: bool = False, log=print) -> dict:
     redis_url = os.environ.get("REDIS_URL", "")
     if not redis_url:
         raise RuntimeError("The stress run needs REDIS_URL (its viewer uses the channel layer).")
@@ -314,8 +328,9 @@ def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_worker
         people = seed(url)
         with ServerPool(production_env(url, REDIS_URL=redis_url), workers=workers) as pool:
             tokens = people["tokens"]
-            owner_api = httpx.Client(base_url=pool.base_url, timeout=60,
-                                     headers={"Authorization": f"Token {tokens['owner']}"})
+            owner_api = httpx.Client(
+                base_url=pool.base_url, timeout=60, headers={"Authorization": f"Token {tokens['owner']}"}
+            )
             board = Board(owner_api, people["workspace_id"])
             viewer = Viewer(redis_url, board.workflow["id"])
             socket = SocketViewer(pool.base_url, board.workflow["id"], tokens["viewer"])
@@ -325,9 +340,15 @@ def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_worker
                 ledger = Ledger(workflow_id=board.workflow["id"], fixed_limit_steps=fixed)
                 deadline = time.monotonic() + seconds
                 threads = [
-                    Client(pool.base_url, tokens["owner" if i % 2 == 0 else "member"],
-                           owner=i % 2 == 0, board=board, ledger=ledger, deadline=deadline,
-                           tolerate_drops=kill_workers)
+                    Client(
+                        pool.base_url,
+                        tokens["owner" if i % 2 == 0 else "member"],
+                        owner=i % 2 == 0,
+                        board=board,
+                        ledger=ledger,
+                        deadline=deadline,
+                        tolerate_drops=kill_workers,
+                    )
                     for i in range(clients)
                 ]
                 started = time.monotonic()
@@ -354,8 +375,14 @@ def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_worker
                 viewer.close()
                 socket.close()
                 owner_api.close()
-            figures = check(url, ledger, api_board=api_board, messages=list(viewer.messages),
-                            socket_view=socket.view, lost_messages_allowed=kills)
+            figures = check(
+                url,
+                ledger,
+                api_board=api_board,
+                messages=list(viewer.messages),
+                socket_view=socket.view,
+                lost_messages_allowed=kills,
+            )
             figures["websocket_reconnects"] = socket.reconnects
             figures["websocket_resyncs"] = socket.resyncs
             if socket.resyncs and not figures["live_messages_lost"]:
@@ -381,11 +408,17 @@ def run(*, clients: int = 16, seconds: float = 20, workers: int = 2, kill_worker
                 ledger.violations.append(first[-2500:])
     requests = sum(ledger.operations.values())
     return {
-        "clients": clients, "workers": workers, "seconds": round(elapsed, 1),
-        "requests": requests, "requests_per_second": round(requests / elapsed, 1),
-        "operations": dict(ledger.operations), "statuses": dict(sorted(ledger.statuses.items())),
-        "dropped_by_killed_workers": ledger.dropped, "workers_killed": kills,
-        **figures, "server_tracebacks": server_errors,
+        "clients": clients,
+        "workers": workers,
+        "seconds": round(elapsed, 1),
+        "requests": requests,
+        "requests_per_second": round(requests / elapsed, 1),
+        "operations": dict(ledger.operations),
+        "statuses": dict(sorted(ledger.statuses.items())),
+        "dropped_by_killed_workers": ledger.dropped,
+        "workers_killed": kills,
+        **figures,
+        "server_tracebacks": server_errors,
         "cancelled_channel_reads": len(cancelled),
         "violations": ledger.violations,
     }
@@ -401,8 +434,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.seed is not None:
         random.seed(args.seed)
-    report = run(clients=args.clients, seconds=args.seconds, workers=args.workers,
-                 kill_workers=args.kill_workers, log=lambda m: print(m, file=sys.stderr))
+    report = run(
+        clients=args.clients,
+        seconds=args.seconds,
+        workers=args.workers,
+        kill_workers=args.kill_workers,
+        log=lambda m: print(m, file=sys.stderr),
+    )
     print(json.dumps(report, indent=2, ensure_ascii=False))
     return 1 if report["violations"] else 0
 

@@ -17,7 +17,11 @@ from tests.servers import ROOT, production_env
 def seed(url: str) -> dict:
     out = subprocess.run(
         [sys.executable, "-m", "tests.stress.seed"],
-        cwd=ROOT, env=production_env(url), check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        env=production_env(url),
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -32,9 +36,7 @@ def main() -> None:
     from workflows.services import workspace_create
 
     users = {
-        role: get_user_model().objects.create_user(
-            username=role, password=None, is_staff=(role == "staff")
-        )
+        role: get_user_model().objects.create_user(username=role, password=None, is_staff=(role == "staff"))
         for role in ("owner", "member", "viewer", "outsider", "staff")
     }
     workspace = workspace_create(name="Stress", owner=users["owner"])

@@ -23,8 +23,18 @@ def test_stress_keeps_every_invariant():
     assert report["violations"] == []
     assert report["tasks_created"] > 0 and report["statuses"].get(409, 0) > 0
     assert set(report["operations"]) >= {
-        "create_start", "create_explicit", "move", "reorder", "bulk_move", "archive", "restore",
-        "limit", "feeder", "step_create", "step_delete", "force",
+        "create_start",
+        "create_explicit",
+        "move",
+        "reorder",
+        "bulk_move",
+        "archive",
+        "restore",
+        "limit",
+        "feeder",
+        "step_create",
+        "step_delete",
+        "force",
     }
 
 

@@ -32,9 +32,7 @@ def complete_turn(task):
 
 class TestActions:
     def test_move_to_next_on_enter_passes_the_task_on(self, workflow, make_task):
-        inbox = StepFactory(
-            workflow=workflow, name="Inbox", position=0, events=events(on_enter=NEXT)
-        )
+        inbox = StepFactory(workflow=workflow, name="Inbox", position=0, events=events(on_enter=NEXT))
         triage = StepFactory(workflow=workflow, name="Triage", position=1)
         task = make_task(inbox, "a")
         assert step_of(task) == triage
@@ -54,9 +52,7 @@ class TestActions:
             workflow=workflow,
             name="Jump",
             position=3,
-            events=events(
-                on_enter=[{"type": "move_to_step", "config": {"step_id": str(first.pk)}}]
-            ),
+            events=events(on_enter=[{"type": "move_to_step", "config": {"step_id": str(first.pk)}}]),
         )
         bounced = make_task(first, "bounced")
         admission.task_move(task=bounced, to_step=workflow.steps.get(name="Bounce"), actor=owner)
@@ -69,9 +65,7 @@ class TestActions:
         only = StepFactory(workflow=workflow, name="Only", position=0, events=events(on_enter=NEXT))
         assert step_of(make_task(only, "a")) == only
 
-    def test_auto_start_agent_starts_a_session_on_create_move_and_pull(
-        self, workflow, make_task, owner
-    ):
+    def test_auto_start_agent_starts_a_session_on_create_move_and_pull(self, workflow, make_task, owner):
         backlog = StepFactory(workflow=workflow, name="Backlog", position=0)
         doing = StepFactory(
             workflow=workflow,
@@ -91,9 +85,7 @@ class TestActions:
         assert AgentSession.objects.get(task=waiting).status == SessionStatus.STARTING
         assert not AgentSession.objects.filter(task=moved).exists()
 
-    def test_auto_start_agent_fires_when_a_queued_task_is_promoted(
-        self, workflow, make_task, owner
-    ):
+    def test_auto_start_agent_fires_when_a_queued_task_is_promoted(self, workflow, make_task, owner):
         review = StepFactory(
             workflow=workflow,
             name="Review",
@@ -111,12 +103,8 @@ class TestActions:
 
 
 class TestRefusedTransitions:
-    def test_a_refused_on_enter_move_is_deferred_and_the_create_still_commits(
-        self, workflow, make_task
-    ):
-        inbox = StepFactory(
-            workflow=workflow, name="Inbox", position=0, events=events(on_enter=NEXT)
-        )
+    def test_a_refused_on_enter_move_is_deferred_and_the_create_still_commits(self, workflow, make_task):
+        inbox = StepFactory(workflow=workflow, name="Inbox", position=0, events=events(on_enter=NEXT))
         full = StepFactory(workflow=workflow, name="Full", position=1, wip_limit=1)
         make_task(full, "occupant")
         task = make_task(inbox, "a")
@@ -146,10 +134,7 @@ class TestRefusedTransitions:
         assert list(AgentSession.objects.filter(task=task).values_list("status", flat=True)) == [
             SessionStatus.COMPLETED
         ]
-        assert (
-            TaskEvent.objects.filter(task_id=task.pk, kind=EventKind.DEFERRED, to_step=ship).count()
-            == 1
-        )
+        assert TaskEvent.objects.filter(task_id=task.pk, kind=EventKind.DEFERRED, to_step=ship).count() == 1
         assert not TaskEvent.objects.filter(task_id=task.pk, kind=EventKind.MOVED).exists()
         assert Workflow.objects.get(pk=workflow.pk).version == version + 1
 

@@ -51,9 +51,7 @@ class TestForce:
         before = snapshot()
         for response in (force_move(api, urgent, doing, **body), force_create(api, doing, **body)):
             assert response.status_code == 400
-            assert response.json()["errors"] == {
-                "reason": ["A reason is required to force an admission."]
-            }
+            assert response.json()["errors"] == {"reason": ["A reason is required to force an admission."]}
         assert snapshot() == before
 
     @pytest.mark.parametrize("role", [Role.MEMBER, Role.VIEWER])
@@ -72,15 +70,11 @@ class TestForce:
     def test_a_member_without_force_still_gets_the_wip_conflict(self, full):
         _, doing, _, urgent = full
         client = member_client(doing.workflow.workspace, Role.MEMBER)
-        response = client.post(
-            f"/api/v1/tasks/{urgent.pk}/move/", {"step_id": str(doing.pk)}, format="json"
-        )
+        response = client.post(f"/api/v1/tasks/{urgent.pk}/move/", {"step_id": str(doing.pk)}, format="json")
         assert response.status_code == 409
         assert response.json()["code"] == "wip_limit_reached"
 
-    def test_an_owner_forces_a_move_the_step_shows_over_limit_and_the_event_is_audited(
-        self, api, owner, full
-    ):
+    def test_an_owner_forces_a_move_the_step_shows_over_limit_and_the_event_is_audited(self, api, owner, full):
         _, doing, _, urgent = full
         response = force_move(api, urgent, doing, reason="prod is down")
         assert response.status_code == 200
@@ -99,8 +93,10 @@ class TestForce:
             "actor": "olivia",
             "reason": "prod is down",
             "at": None,
-            "detail": {"action": "move", "version": doing.workflow.__class__.objects.get(
-                pk=doing.workflow_id).version},  # the force move is the board's latest change
+            "detail": {
+                "action": "move",
+                "version": doing.workflow.__class__.objects.get(pk=doing.workflow_id).version,
+            },  # the force move is the board's latest change
         }
 
     def test_an_owner_forces_a_create(self, api, full):
@@ -138,9 +134,7 @@ class TestForce:
         assert response.json()["admitted"] is True
         assert Task.objects.occupying().filter(step=doing).count() == 3
 
-    def test_an_over_limit_step_pulls_nothing_until_it_is_below_its_limit(
-        self, api, owner, full, make_task
-    ):
+    def test_an_over_limit_step_pulls_nothing_until_it_is_below_its_limit(self, api, owner, full, make_task):
         backlog, doing, done, urgent = full
         force_move(api, urgent, doing, reason="prod is down")
         make_task(backlog, "next")
@@ -188,17 +182,13 @@ class TestHistory:
         workflow, _, urgent, a = history
         backlog, doing, done = board
         forced = self.list(api, workflow, kind="forced").json()["results"]
-        assert [(e["task_id"], e["actor"], e["reason"]) for e in forced] == [
-            (str(urgent.pk), "olivia", "prod is down")
-        ]
+        assert [(e["task_id"], e["actor"], e["reason"]) for e in forced] == [(str(urgent.pk), "olivia", "prod is down")]
         assert self.kinds(self.list(api, workflow, task=str(a.pk))) == ["created", "moved"]
         assert self.kinds(self.list(api, workflow, step=str(done.pk))) == ["moved"]
         assert self.kinds(self.list(api, workflow, step=str(backlog.pk))) == ["created", "forced"]
         window = {"since": "2026-03-02T00:00:00Z", "until": "2026-03-04T00:00:00Z"}
         assert self.kinds(self.list(api, workflow, **window)) == ["created", "created"]
-        assert self.kinds(self.list(api, workflow, since="2026-03-04T00:00:00Z", kind="moved")) == [
-            "moved"
-        ]
+        assert self.kinds(self.list(api, workflow, since="2026-03-04T00:00:00Z", kind="moved")) == ["moved"]
 
     def test_paginates(self, api, history):
         workflow, _, _, _ = history
@@ -232,8 +222,6 @@ class TestHistory:
 
     def test_viewers_read_it_non_members_get_404(self, history):
         workflow, _, _, _ = history
-        assert (
-            self.list(member_client(workflow.workspace, Role.VIEWER), workflow).status_code == 200
-        )
+        assert self.list(member_client(workflow.workspace, Role.VIEWER), workflow).status_code == 200
         outsider = member_client(WorkspaceFactory(), Role.OWNER)
         assert self.list(outsider, workflow).status_code == 404

@@ -19,18 +19,14 @@ IMPORT_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "applicat
 @pytest.fixture
 def kanban(workflow, owner):
     """The Kanban template, with a queue-mode Review that sends finished turns back to Backlog."""
-    board = services.workflow_create(
-        workspace=workflow.workspace, name="Team board", template="kanban"
-    )
+    board = services.workflow_create(workspace=workflow.workspace, name="Team board", template="kanban")
     backlog, _, review, _ = board.steps.order_by("position")
     services.step_update(
         step=review,
         actor=owner,
         on_full=OnFull.QUEUE,
         color="#abcdef",
-        events={
-            "on_turn_complete": [{"type": "move_to_step", "config": {"step_id": str(backlog.pk)}}]
-        },
+        events={"on_turn_complete": [{"type": "move_to_step", "config": {"step_id": str(backlog.pk)}}]},
     )
     return board
 
@@ -43,9 +39,7 @@ def export(api, workflow, fmt=None):
 def import_(client, workspace, body, content_type="application/yaml"):
     if not isinstance(body, bytes | str):
         body = json.dumps(body) if content_type == "application/json" else yaml.safe_dump(body)
-    return client.post(
-        f"/api/v1/workspaces/{workspace.pk}/workflows/import/", data=body, content_type=content_type
-    )
+    return client.post(f"/api/v1/workspaces/{workspace.pk}/workflows/import/", data=body, content_type=content_type)
 
 
 def valid_document(**step_overrides):
@@ -102,9 +96,7 @@ class TestExport:
         assert as_json["Content-Type"] == "application/json"
         assert as_json.json() == yaml.safe_load(export(api, kanban).content)
 
-    def test_deleting_a_move_target_drops_the_action_so_the_export_stays_importable(
-        self, api, kanban
-    ):
+    def test_deleting_a_move_target_drops_the_action_so_the_export_stays_importable(self, api, kanban):
         backlog = kanban.steps.get(name="Backlog")
         assert api.delete(f"/api/v1/steps/{backlog.pk}/").status_code == 204
         document = export(api, kanban, "json").json()
@@ -123,13 +115,9 @@ class TestExport:
 
 class TestImport:
     @pytest.mark.parametrize("content_type", IMPORT_TYPES)
-    def test_round_trip_export_import_export_gives_the_same_document(
-        self, api, kanban, content_type
-    ):
+    def test_round_trip_export_import_export_gives_the_same_document(self, api, kanban, content_type):
         exported = export(api, kanban, "json").json()
-        target = services.workspace_create(
-            name="Elsewhere", owner=kanban.workspace.memberships.get().user
-        )
+        target = services.workspace_create(name="Elsewhere", owner=kanban.workspace.memberships.get().user)
         response = import_(api, target, exported, content_type)
         assert response.status_code == 201, response.json()
         [created] = response.json()["workflows"]
@@ -153,10 +141,7 @@ class TestImport:
     def test_the_imported_board_enforces_its_limits_and_pulls(self, api, workflow):
         response = import_(api, workflow.workspace, valid_document())
         todo, doing, _ = response.json()["workflows"][0]["steps"]
-        created = [
-            api.post("/api/v1/tasks/", {"step_id": doing["id"], "title": t}, format="json")
-            for t in "xyz"
-        ]
+        created = [api.post("/api/v1/tasks/", {"step_id": doing["id"], "title": t}, format="json") for t in "xyz"]
         assert [r.status_code for r in created] == [201, 201, 409]
         for title in "abc":  # Doing is full: they wait in To do
             api.post("/api/v1/tasks/", {"step_id": todo["id"], "title": title}, format="json")
@@ -184,13 +169,7 @@ class TestImport:
                 "workflows[0].steps[1].pull_from_step_position",
             ),
             (
-                valid_document(
-                    s2={
-                        "events": {
-                            "on_enter": [{"type": "move_to_step", "config": {"step_position": 9}}]
-                        }
-                    }
-                ),
+                valid_document(s2={"events": {"on_enter": [{"type": "move_to_step", "config": {"step_position": 9}}]}}),
                 "workflows[0].steps[2].events",
             ),
             (
@@ -203,9 +182,7 @@ class TestImport:
                 "workflows[0].steps[2].events",
             ),
             (
-                valid_document(
-                    s2={"events": {"on_exit": [{"type": "move_to_step", "config": [0]}]}}
-                ),
+                valid_document(s2={"events": {"on_exit": [{"type": "move_to_step", "config": [0]}]}}),
                 "workflows[0].steps[2].events",
             ),
             (
@@ -227,9 +204,7 @@ class TestImport:
             (["not", "a", "mapping"], "document"),
         ],
     )
-    def test_bad_documents_are_400_with_field_errors_and_persist_nothing(
-        self, api, workflow, document, field
-    ):
+    def test_bad_documents_are_400_with_field_errors_and_persist_nothing(self, api, workflow, document, field):
         before = persisted()
         response = import_(api, workflow.workspace, document)
         assert response.status_code == 400
@@ -239,9 +214,7 @@ class TestImport:
         assert persisted() == before
 
     def test_cycle_error_names_the_cycle(self, api, workflow):
-        document = valid_document(
-            s0={"pull_from_step_position": 2}, s2={"pull_from_step_position": 1}
-        )
+        document = valid_document(s0={"pull_from_step_position": 2}, s2={"pull_from_step_position": 1})
         body = import_(api, workflow.workspace, document).json()
         assert (
             "This feeder would form a cycle of pulls."
@@ -269,9 +242,7 @@ class TestImport:
         assert response.json()["detail"].startswith("Malformed YAML at line 5, column 1:")
 
     def test_malformed_json_names_line_and_column(self, api, workflow):
-        response = import_(
-            api, workflow.workspace, '{"version": 1,\n  "type": }', "application/json"
-        )
+        response = import_(api, workflow.workspace, '{"version": 1,\n  "type": }', "application/json")
         assert response.status_code == 400
         assert response.json()["detail"] == "Malformed JSON at line 2, column 11: Expecting value."
 
@@ -375,10 +346,7 @@ class TestCommands:
         before = persisted()
         with pytest.raises(CommandError) as error:
             call_command("import_workflow", workflow.workspace.slug, str(path))
-        assert (
-            "workflows[0].steps[1].pull_from_step_position: A step cannot pull from itself."
-            in str(error.value)
-        )
+        assert "workflows[0].steps[1].pull_from_step_position: A step cannot pull from itself." in str(error.value)
         assert persisted() == before
 
     def test_unknown_workflow_and_workspace(self, workflow, tmp_path):

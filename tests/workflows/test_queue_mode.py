@@ -1,7 +1,6 @@
 """Overflow queue mode (`on_full: queue`, product.md §2.4): queue, promote, leave the queue,
 bulk moves, and the race of many admissions into a small limit on PostgreSQL."""
 
-
 import pytest
 
 from boards import admission
@@ -35,61 +34,45 @@ def step_on_board(api, step):
 
 
 class TestApi:
-    def test_queued_create_and_move_answer_202_and_the_board_counts_the_queue(
-        self, api, queue_board, make_task
-    ):
+    def test_queued_create_and_move_answer_202_and_the_board_counts_the_queue(self, api, queue_board, make_task):
         backlog, doing, _ = queue_board
         make_task(doing, "a")
         make_task(doing, "b")
-        created = api.post(
-            "/api/v1/tasks/", {"step_id": str(doing.pk), "title": "c"}, format="json"
-        )
+        created = api.post("/api/v1/tasks/", {"step_id": str(doing.pk), "title": "c"}, format="json")
         assert created.status_code == 202
         assert created.json()["admitted"] is False
         assert created.json()["queued_at"] is not None
         waiting = make_task(backlog, "d")
-        moved = api.post(
-            f"/api/v1/tasks/{waiting.pk}/move/", {"step_id": str(doing.pk)}, format="json"
-        )
+        moved = api.post(f"/api/v1/tasks/{waiting.pk}/move/", {"step_id": str(doing.pk)}, format="json")
         assert moved.status_code == 202
         assert moved.json()["step_id"] == str(doing.pk)
         column = step_on_board(api, doing)
         assert (column["occupied"], column["queued"], column["over_limit"]) == (2, 2, False)
         assert [t["admitted"] for t in column["tasks"]] == [True, True, False, False]
-        kinds = TaskEvent.objects.filter(
-            task_id__in=[created.json()["id"], waiting.pk], to_step=doing
-        )
+        kinds = TaskEvent.objects.filter(task_id__in=[created.json()["id"], waiting.pk], to_step=doing)
         assert sorted(kinds.values_list("kind", flat=True)) == [EventKind.QUEUED, EventKind.QUEUED]
 
     def test_an_admitted_create_into_a_queue_mode_step_is_still_201(self, api, queue_board):
         _, doing, _ = queue_board
-        created = api.post(
-            "/api/v1/tasks/", {"step_id": str(doing.pk), "title": "a"}, format="json"
-        )
+        created = api.post("/api/v1/tasks/", {"step_id": str(doing.pk), "title": "a"}, format="json")
         assert created.status_code == 201
         assert created.json()["admitted"] is True
 
-    def test_a_queued_task_moved_away_leaves_the_queue_and_frees_nothing(
-        self, api, queue_board, make_task
-    ):
+    def test_a_queued_task_moved_away_leaves_the_queue_and_frees_nothing(self, api, queue_board, make_task):
         backlog, doing, done = queue_board
         make_task(doing, "a")
         make_task(doing, "b")
         first = make_task(doing, "q1")
         make_task(doing, "q2")
         make_task(backlog, "feeder task")
-        moved = api.post(
-            f"/api/v1/tasks/{first.pk}/move/", {"step_id": str(done.pk)}, format="json"
-        )
+        moved = api.post(f"/api/v1/tasks/{first.pk}/move/", {"step_id": str(done.pk)}, format="json")
         assert moved.status_code == 200
         assert moved.json()["admitted"] is True
         assert moved.json()["queued_at"] is None
         assert queued_titles(doing) == ["q2"]
         assert admitted_titles(doing) == ["a", "b"]
         assert Task.objects.get(title="feeder task").step == backlog
-        assert not TaskEvent.objects.filter(
-            kind__in=[EventKind.PROMOTED, EventKind.PULLED]
-        ).exists()
+        assert not TaskEvent.objects.filter(kind__in=[EventKind.PROMOTED, EventKind.PULLED]).exists()
 
     def test_a_queued_task_archived_leaves_the_queue(self, api, queue_board, make_task):
         _, doing, _ = queue_board
@@ -101,9 +84,7 @@ class TestApi:
         assert (column["occupied"], column["queued"]) == (2, 0)
         assert queued_titles(doing) == []
 
-    def test_the_queue_is_promoted_before_the_feeder_then_the_feeder_pulls(
-        self, owner, queue_board, make_task
-    ):
+    def test_the_queue_is_promoted_before_the_feeder_then_the_feeder_pulls(self, owner, queue_board, make_task):
         backlog, doing, done = queue_board
         a, b = make_task(doing, "a"), make_task(doing, "b")
         make_task(doing, "q1")
@@ -118,9 +99,7 @@ class TestApi:
 
 
 class TestBulkMove:
-    def test_admits_what_fits_and_queues_the_rest_in_the_given_order(
-        self, api, owner, queue_board, make_task
-    ):
+    def test_admits_what_fits_and_queues_the_rest_in_the_given_order(self, api, owner, queue_board, make_task):
         backlog, doing, done = queue_board
         first = make_task(doing, "first")
         movers = [make_task(done, title) for title in ("m1", "m2", "m3", "m4")]
@@ -142,9 +121,7 @@ class TestBulkMove:
         promoted = []
         for leaving in [first, movers[2], movers[0]]:
             admission.task_move(task=leaving, to_step=done, actor=owner)
-            promoted.append(
-                TaskEvent.objects.filter(kind=EventKind.PROMOTED).latest("id").task.title
-            )
+            promoted.append(TaskEvent.objects.filter(kind=EventKind.PROMOTED).latest("id").task.title)
         assert promoted == ["m1", "m4", "m2"]
 
     def test_into_a_full_rejecting_step_moves_nothing(self, api, board, make_task):
@@ -188,9 +165,7 @@ def new_board(owner, *, limit: int, fed: bool):
 
 
 def create(owner, step, title):
-    return lambda: admission.task_create(
-        workflow=step.workflow, step=step, actor=owner, title=title
-    )
+    return lambda: admission.task_create(workflow=step.workflow, step=step, actor=owner, title=title)
 
 
 def move(owner, task, step):
@@ -242,27 +217,18 @@ def test_concurrent_admissions_admit_k_and_queue_the_rest_in_commit_order():
     for _ in range(ROUNDS):
         inbox, doing, _ = new_board(owner, limit=limit, fed=False)
         waiting = [
-            admission.task_create(
-                workflow=inbox.workflow, step=inbox, actor=owner, title=f"m{i}"
-            ).task
+            admission.task_create(workflow=inbox.workflow, step=inbox, actor=owner, title=f"m{i}").task
             for i in range(movers)
         ]
-        race(
-            [create(owner, doing, f"c{i}") for i in range(creators)]
-            + [move(owner, task, doing) for task in waiting]
-        )
-        arrivals = list(
-            TaskEvent.objects.filter(to_step=doing).order_by("id").values_list("task_id", "kind")
-        )
+        race([create(owner, doing, f"c{i}") for i in range(creators)] + [move(owner, task, doing) for task in waiting])
+        arrivals = list(TaskEvent.objects.filter(to_step=doing).order_by("id").values_list("task_id", "kind"))
         assert len(arrivals) == creators + movers
         assert {kind for _, kind in arrivals[:limit]} <= {EventKind.CREATED, EventKind.MOVED}
         assert {kind for _, kind in arrivals[limit:]} == {EventKind.QUEUED}
         admitted = set(Task.objects.occupying().filter(step=doing).values_list("id", flat=True))
         assert admitted == {task_id for task_id, _ in arrivals[:limit]}
         assert queue_order(doing) == [task_id for task_id, _ in arrivals[limit:]]
-        queued_at = list(
-            Task.objects.filter(pk__in=queue_order(doing)).values_list("queued_at", flat=True)
-        )
+        queued_at = list(Task.objects.filter(pk__in=queue_order(doing)).values_list("queued_at", flat=True))
         assert len(set(queued_at)) == len(queued_at)
         assert replay(doing, limit) == (admitted, queue_order(doing))
 
@@ -284,10 +250,7 @@ def test_promotions_never_exceed_the_limit_while_tasks_leave_and_arrive_concurre
         )
         admitted, queue = replay(doing, limit)
         assert len(admitted) == limit
-        assert (
-            set(Task.objects.occupying().filter(step=doing).values_list("id", flat=True))
-            == admitted
-        )
+        assert set(Task.objects.occupying().filter(step=doing).values_list("id", flat=True)) == admitted
         assert queue_order(doing) == queue
         live = Task.objects.live()
         assert live.filter(step=done).count() == limit

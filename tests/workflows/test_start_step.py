@@ -7,9 +7,7 @@ def test_unsetting_the_start_step_is_refused_and_changes_nothing(api, board):
     backlog, doing, done = board
     response = api.patch(f"/api/v1/steps/{backlog.pk}/", {"is_start_step": False}, format="json")
     assert response.status_code == 400
-    assert response.json()["errors"] == {
-        "is_start_step": ["Choose another start step instead of unsetting this one."]
-    }
+    assert response.json()["errors"] == {"is_start_step": ["Choose another start step instead of unsetting this one."]}
     assert WorkflowStep.objects.get(pk=backlog.pk).is_start_step
 
 

@@ -12,14 +12,24 @@ def test_create_a_step_at_a_position_renumbers_the_others(api, board):
     backlog, _, _ = board
     response = api.post(
         "/api/v1/steps/",
-        {"workflow_id": str(backlog.workflow_id), "name": "Ready", "position": 1, "wip_limit": 3,
-         "pull_from_step_id": str(backlog.pk), "on_full": "queue"},
+        {
+            "workflow_id": str(backlog.workflow_id),
+            "name": "Ready",
+            "position": 1,
+            "wip_limit": 3,
+            "pull_from_step_id": str(backlog.pk),
+            "on_full": "queue",
+        },
         format="json",
     )
     assert response.status_code == 201, response.json()
     body = response.json()
     assert {k: body[k] for k in ("name", "position", "wip_limit", "pull_from_step_id", "on_full", "occupied")} == {
-        "name": "Ready", "position": 1, "wip_limit": 3, "pull_from_step_id": str(backlog.pk), "on_full": "queue",
+        "name": "Ready",
+        "position": 1,
+        "wip_limit": 3,
+        "pull_from_step_id": str(backlog.pk),
+        "on_full": "queue",
         "occupied": 0,
     }
     assert steps_of(backlog.workflow) == ["Backlog", "Ready", "In Progress", "Done"]
@@ -99,7 +109,8 @@ def test_templates_build_their_steps(api, workflow):
     assert steps[1].pull_from_step == steps[0] and steps[1].wip_limit == 2
     assert steps[0].is_start_step
     unknown = api.post(
-        "/api/v1/workflows/", {"workspace_id": str(workflow.workspace_id), "name": "X", "template": "nope"},
+        "/api/v1/workflows/",
+        {"workspace_id": str(workflow.workspace_id), "name": "X", "template": "nope"},
         format="json",
     )
     assert unknown.status_code == 400

@@ -45,10 +45,7 @@ def test_kanban_builds_its_steps_limits_feeder_events_and_start_step(api, workfl
     assert response.status_code == 201
     steps = board_of(api, response.json()["id"])["steps"]
     ids = {s["name"]: s["id"] for s in steps}
-    assert [
-        (s["name"], s["position"], s["wip_limit"], s["pull_from_step_id"], s["on_full"])
-        for s in steps
-    ] == [
+    assert [(s["name"], s["position"], s["wip_limit"], s["pull_from_step_id"], s["on_full"]) for s in steps] == [
         ("Backlog", 0, 0, None, "reject"),
         ("In Progress", 1, 3, ids["Backlog"], "reject"),
         ("Review", 2, 2, ids["In Progress"], "reject"),

@@ -11,9 +11,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("username")
         parser.add_argument("--name", default="", help="A label to recognise the token by.")
-        parser.add_argument(
-            "--workspace", default=None, help="Scope it to this workspace (slug): a runner token."
-        )
+        parser.add_argument("--workspace", default=None, help="Scope it to this workspace (slug): a runner token.")
 
     def handle(self, *args, username, name, workspace, **options):
         try:

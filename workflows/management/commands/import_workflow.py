@@ -17,9 +17,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("workspace", help="The workspace's slug or id.")
         parser.add_argument("file", help='The document; "-" reads standard input.')
-        parser.add_argument(
-            "--format", choices=["yaml", "json"], help="Default: json for *.json files, else yaml."
-        )
+        parser.add_argument("--format", choices=["yaml", "json"], help="Default: json for *.json files, else yaml.")
 
     def handle(self, *args, workspace, file, format, **options):
         target = Workspace.objects.filter(_slug_or_id(workspace)).first()
@@ -31,18 +29,14 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read {file}: {exc.strerror}.") from None
         fmt = format or ("json" if file.endswith(".json") else "yaml")
         try:
-            workflows = services.workflow_import(
-                workspace=target, document=parse_document(raw, fmt=fmt)
-            )
+            workflows = services.workflow_import(workspace=target, document=parse_document(raw, fmt=fmt))
         except MalformedDocument as exc:
             raise CommandError(exc.detail) from None
         except Invalid as exc:
             lines = [f"  {field}: {' '.join(msgs)}" for field, msgs in exc.extra["errors"].items()]
             raise CommandError("\n".join([exc.detail, *lines])) from None
         for workflow in workflows:
-            self.stdout.write(
-                f'Imported "{workflow.name}" ({workflow.pk}) with {workflow.steps.count()} steps.'
-            )
+            self.stdout.write(f'Imported "{workflow.name}" ({workflow.pk}) with {workflow.steps.count()} steps.')
 
 
 def _slug_or_id(value: str) -> Q:

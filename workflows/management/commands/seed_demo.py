@@ -50,9 +50,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument(
-            "--reset-password", action="store_true", help="Set the demo user's password back."
-        )
+        parser.add_argument("--reset-password", action="store_true", help="Set the demo user's password back.")
 
     def handle(self, *args, reset_password, **options):
         user, created = get_user_model().objects.get_or_create(username=USERNAME)
@@ -62,9 +60,7 @@ class Command(BaseCommand):
         workspace = Workspace.objects.filter(slug="demo").first()
         if workspace is None:
             workspace = services.workspace_create(name="Demo", slug="demo", owner=user)
-        Membership.objects.get_or_create(
-            workspace=workspace, user=user, defaults={"role": Role.OWNER}
-        )
+        Membership.objects.get_or_create(workspace=workspace, user=user, defaults={"role": Role.OWNER})
         board = Workflow.objects.filter(workspace=workspace, name=BOARD_NAME).first()
         if board is None:
             board = services.workflow_create(
@@ -83,15 +79,11 @@ class Command(BaseCommand):
             seed_month(board, user)  # a month of finished work: the flow page is not empty
             backlog = board.steps.get(position=0)
             for title, priority in sorted(TASKS, key=lambda t: t[1]):
-                task_create(
-                    workflow=board, step=backlog, actor=user, title=title, priority=priority
-                )
+                task_create(workflow=board, step=backlog, actor=user, title=title, priority=priority)
             reconcile_board(workflow_id=board.pk)
         password = demo_password() if user.check_password(demo_password()) else None
         port = os.environ.get("PORT", "8000")
-        self.stdout.write(
-            f"Demo board ready. Log in at http://127.0.0.1:{port}{settings.LOGIN_URL}"
-        )
+        self.stdout.write(f"Demo board ready. Log in at http://127.0.0.1:{port}{settings.LOGIN_URL}")
         self.stdout.write(f"  username: {USERNAME}")
         self.stdout.write(
             f"  password: {password}"
