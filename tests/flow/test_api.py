@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from boards.admission import task_archive, task_move
-from boards.selectors import board_snapshot
+from boards.snapshots import board_snapshot
 from tests.flow.factories import TaskEventFactory
 
 ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
