@@ -32,6 +32,7 @@ def test_a_task_is_observed_when_it_first_finishes_and_not_again(workflow, board
 
 def test_a_task_that_skipped_active_steps_has_no_cycle(workflow, board, make_task, owner):
     backlog, doing, done = board
+    make_task(doing), make_task(doing)  # In Progress is full, so it pulls nothing from Backlog
     task = make_task(backlog)
     task_move(task=task, to_step=done, actor=owner)
     assert observe_first_finishes(workflow, [task.pk]) == 0
