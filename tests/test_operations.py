@@ -5,6 +5,7 @@ from rest_framework.test import APIClient
 
 from boards.models import Task
 from tests.factories import UserFactory
+from workflows.models import WorkflowStep
 
 
 def test_health_endpoints(client, db):
@@ -27,7 +28,10 @@ def test_create_api_token_prints_a_working_token_last(board):
 
 def test_reconcile_once_fills_stranded_capacity(board, make_task):
     backlog, doing, _ = board
+    make_task(doing), make_task(doing)
     make_task(backlog, "stranded")
+    # Room opened outside the services (an operator's SQL, a crash after a commit): nothing filled it.
+    WorkflowStep.objects.filter(pk=doing.pk).update(wip_limit=3)
     out = StringIO()
     call_command("reconcile", "--once", stdout=out)
     assert "1 board(s) changed" in out.getvalue()
