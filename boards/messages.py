@@ -62,6 +62,7 @@ def step_data(step: WorkflowStep, occupied: int, queued: int) -> dict:
         "name": step.name,
         "position": step.position,
         "color": step.color,
+        "kind": step.kind,
         "is_start_step": step.is_start_step,
         "wip_limit": step.wip_limit,
         "pull_from_step_id": str(step.pull_from_step_id) if step.pull_from_step_id else None,

@@ -14,7 +14,7 @@ from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.api import TaskFilter
 from boards.models import Priority, Task
 from boards.snapshots import board_snapshot
-from workflows.models import OnFull, Role, Workflow
+from workflows.models import OnFull, Role, StepKind, Workflow
 from workflows.portable import templates
 from workflows.step_rules import ACTION_TYPES
 
@@ -132,8 +132,9 @@ def step_settings(request, workflow_id):
         {
             "workflow": workflow,
             "steps": steps,
-            "new_step": {"event_lists": event_lists({})},
+            "new_step": {"kind": StepKind.ACTIVE, "event_lists": event_lists({})},
             "on_full_choices": OnFull.choices,
+            "kind_choices": StepKind.choices,
         },
     )
 

@@ -6,12 +6,12 @@ from django.dispatch import receiver
 
 from boards.signals import task_admitted
 from flow.cycle import observe_first_finishes
-from flow.kinds import DONE, step_kinds
+from flow.kinds import DONE
 
 
 @receiver(task_admitted)
 def observe_cycle_time(sender, change, task, step, **kwargs):
-    if step_kinds(list(change.steps.values())).get(step.pk) != DONE:
+    if step.kind != DONE:
         return
     workflow, task_id = change.workflow, task.pk
 

@@ -133,8 +133,8 @@ def build_server(*, user_id=None) -> MCPServer:
     @server.tool()
     @board_tool
     def list_steps(ctx: Context, workflow_id: str) -> list[dict[str, Any]]:
-        """The steps of a workflow in position order, with wip_limit, pull_from_step_id,
-        on_full, occupied, queued and over_limit."""
+        """The steps of a workflow in position order, with kind (backlog, active or done),
+        wip_limit, pull_from_step_id, on_full, occupied, queued and over_limit."""
         return steps_of(member_workflow(acting_user(ctx), workflow_id))
 
     @server.tool()
@@ -205,14 +205,15 @@ def build_server(*, user_id=None) -> MCPServer:
             UNCHANGED, description="The feeder step's id; null = no feeder; omit to keep"
         ),
         on_full: str | None = Field(None, description='"reject" or "queue"; omit to keep'),
+        kind: str | None = Field(None, description='"backlog", "active" or "done"; omit to keep'),
     ) -> dict[str, Any]:
-        """Read a step's wip_limit, pull_from_step_id and on_full, or change them (only the
-        arguments given change). Raising a limit or setting a feeder pulls at once."""
+        """Read a step's kind, wip_limit, pull_from_step_id and on_full, or change them (only
+        the arguments given change). Raising a limit or setting a feeder pulls at once."""
         user = acting_user(ctx)
         step = access.member_object(WorkflowStep, user, parse_uuid(step_id, "step_id"))
         if step is None:
             raise NotFound("Not found.")
-        changes = given(wip_limit=wip_limit, on_full=on_full)
+        changes = given(wip_limit=wip_limit, on_full=on_full, kind=kind)
         if pull_from_step_id != UNCHANGED:
             changes["pull_from_step_id"] = pull_from_step_id
         if changes:

@@ -35,10 +35,10 @@ def workflow(owner):
 
 @pytest.fixture
 def board(workflow):
-    """Backlog (start) -> In Progress (limit 2, pulls from Backlog) -> Done."""
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
+    """Backlog (start) -> In Progress (limit 2, pulls from Backlog) -> Done, kinds as named."""
+    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
     doing = StepFactory(workflow=workflow, name="In Progress", position=1, wip_limit=2, pull_from_step=backlog)
-    done = StepFactory(workflow=workflow, name="Done", position=2)
+    done = StepFactory(workflow=workflow, name="Done", position=2, kind="done")
     return backlog, doing, done
 
 

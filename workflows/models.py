@@ -67,6 +67,14 @@ class OnFull(models.TextChoices):
     QUEUE = "queue"
 
 
+class StepKind(models.TextChoices):
+    """What a step means to flow metrics and personal limits (product.md §2b.1)."""
+
+    BACKLOG = "backlog"
+    ACTIVE = "active"
+    DONE = "done"
+
+
 def empty_events():
     return {"on_enter": [], "on_turn_complete": [], "on_exit": []}
 
@@ -79,6 +87,7 @@ class WorkflowStep(models.Model):
     name = models.CharField(max_length=200)
     position = models.PositiveIntegerField()
     color = models.CharField(max_length=32, blank=True, default="#64748b")
+    kind = models.CharField(max_length=10, choices=StepKind.choices, default=StepKind.ACTIVE)
     is_start_step = models.BooleanField(default=False)
     wip_limit = models.PositiveIntegerField(default=0)
     pull_from_step = models.ForeignKey(

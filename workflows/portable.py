@@ -12,7 +12,7 @@ from rest_framework import status
 
 from kandev.errors import Invalid, KandevError
 from kandev.parsers import json_depth
-from workflows.models import OnFull, OnSessionLimit, Workflow, WorkflowStep
+from workflows.models import OnFull, OnSessionLimit, StepKind, Workflow, WorkflowStep
 from workflows.step_rules import (
     DEFAULT_COLOR,
     MAX_NAME,
@@ -129,6 +129,7 @@ def export_steps(steps: list[WorkflowStep]) -> list[dict]:
             "name": s.name,
             "position": s.position,
             "color": s.color,
+            "kind": s.kind,
             "is_start_step": s.is_start_step,
             "wip_limit": s.wip_limit,
             "pull_from_step_position": position_of.get(str(s.pull_from_step_id)),
@@ -254,6 +255,7 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
             "on_full": doc.get("on_full", OnFull.REJECT),
             "is_start_step": doc.get("is_start_step", False),
             "color": doc.get("color") or DEFAULT_COLOR,
+            "kind": doc.get("kind", StepKind.ACTIVE),  # documents from before kinds
         }
         for key, messages in step_errors(values, step_ids=set()).items():
             errors.setdefault(f"steps[{i}].{key}", []).extend(messages)
@@ -266,6 +268,7 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
                 is_start_step=values["is_start_step"] is True,
                 wip_limit=values["wip_limit"] if isinstance(values["wip_limit"], int) else 0,
                 on_full=values["on_full"],
+                kind=values["kind"],
             )
         )
     if sum(s.is_start_step for s in steps) > 1:

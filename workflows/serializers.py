@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from kandev.text import clean_text
-from workflows.models import OnFull, OnSessionLimit, Workflow, Workspace
+from workflows.models import OnFull, OnSessionLimit, StepKind, Workflow, Workspace
 from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_WIP_LIMIT
 
 
@@ -82,6 +82,7 @@ class StepSerializer(serializers.Serializer):
     name = NameField()
     position = serializers.IntegerField(required=False, min_value=0, max_value=MAX_POSITION)
     color = serializers.RegexField(f"^(?:{COLOR.pattern})$", required=False, max_length=32)
+    kind = serializers.ChoiceField(choices=StepKind.choices, required=False)
     is_start_step = serializers.BooleanField(required=False)
     wip_limit = serializers.IntegerField(required=False, min_value=0, max_value=MAX_WIP_LIMIT)
     pull_from_step_id = serializers.UUIDField(required=False, allow_null=True)
@@ -142,6 +143,7 @@ class PortableStepSerializer(serializers.Serializer):
     name = serializers.CharField()
     position = serializers.IntegerField()
     color = serializers.CharField()
+    kind = serializers.ChoiceField(choices=StepKind.choices, required=False, help_text="active when absent")
     is_start_step = serializers.BooleanField()
     wip_limit = serializers.IntegerField()
     pull_from_step_position = serializers.IntegerField(allow_null=True)

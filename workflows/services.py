@@ -10,7 +10,7 @@ from boards.changes import board_change
 from boards.locking import BoardChange, board_transaction
 from boards.models import Task
 from kandev.errors import Conflict, Invalid
-from workflows.models import Membership, OnFull, OnSessionLimit, Role, Workflow, WorkflowStep, Workspace
+from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow, WorkflowStep, Workspace
 from workflows.portable import build_steps, import_document, templates
 from workflows.step_rules import (
     check_step_count,
@@ -142,6 +142,7 @@ def step_create(
     name: str,
     position: int | None = None,
     color: str = "#64748b",
+    kind: str = StepKind.ACTIVE,
     is_start_step: bool = False,
     wip_limit: int = 0,
     pull_from_step_id=None,
@@ -154,6 +155,7 @@ def step_create(
             workflow=change.workflow,
             name=name,
             color=color,
+            kind=kind,
             wip_limit=wip_limit,
             pull_from_step_id=pull_from_step_id,
             on_full=on_full,
@@ -167,6 +169,7 @@ def step_create(
             pull_from_step_id=pull_from_step_id,
             events=step.events,
             on_full=on_full,
+            kind=kind,
         )
         step.is_start_step = is_start_step or not change.steps
         if step.is_start_step:
@@ -188,6 +191,7 @@ def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
             "pull_from_step_id": step.pull_from_step_id,
             "events": step.events,
             "on_full": step.on_full,
+            "kind": step.kind,
         }
         if "events" in fields:
             fields["events"] = normalized_events(fields["events"])

@@ -7,7 +7,7 @@ import re
 import unicodedata
 
 from kandev.errors import Invalid
-from workflows.models import OnFull
+from workflows.models import OnFull, StepKind
 
 MAX_STEPS = 50  # per workflow
 MAX_ACTIONS = 10  # per event list
@@ -103,6 +103,7 @@ def step_errors(values: dict, *, step_ids: set) -> dict[str, list[str]]:
             [] if _whole(v, MAX_WIP_LIMIT) else [f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."]
         ),
         "on_full": lambda v: [] if v in OnFull.values else ['Must be "reject" or "queue".'],
+        "kind": lambda v: [] if v in StepKind.values else ['Must be "backlog", "active" or "done".'],
         "is_start_step": lambda v: [] if isinstance(v, bool) else ["Must be true or false."],
         "color": lambda v: (
             [] if isinstance(v, str) and COLOR.fullmatch(v) else ['Must be "#rgb", "#rrggbb" or a colour name.']

@@ -8,7 +8,7 @@ import { eventsOf, onEditorChange, onEditorClick } from "./events-editor.js";
 const root = document.getElementById("step-settings");
 const workflowId = root.dataset.workflowId;
 const alertBox = document.getElementById("settings-alert");
-const FIELDS = ["name", "color", "wip_limit", "pull_from_step_id", "on_full", "is_start_step"];
+const FIELDS = ["name", "color", "kind", "wip_limit", "pull_from_step_id", "on_full", "is_start_step"];
 
 function clearErrors(form) {
   for (const p of form.querySelectorAll("[data-error-for]")) p.textContent = "";

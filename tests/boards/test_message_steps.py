@@ -9,7 +9,7 @@ def assert_steps_as_the_api_returns_them(api, message):
     assert message["steps"], message["type"]
     for entry in message["steps"]:
         assert entry == api.get(f"/api/v1/steps/{entry['id']}/").json()
-    assert {"pull_from_step_id", "on_full", "events", "name", "color"} <= message["steps"][0].keys()
+    assert {"pull_from_step_id", "on_full", "kind", "events", "name", "color"} <= message["steps"][0].keys()
 
 
 def test_each_steps_entry_is_the_step_as_the_api_returns_it(workflow, make_task, owner, api, broadcasts):
@@ -70,3 +70,17 @@ def test_a_pull_whose_on_enter_sends_the_task_back_sends_one_message_with_the_ne
     assert (busy["name"], busy["wip_limit"], busy["occupied"]) == ("Busy", 2, 0)
     (bounced,) = message["tasks"]
     assert bounced["step_id"] == str(backlog.pk)
+
+
+def test_a_kind_change_sends_the_step_with_its_new_kind(workflow, board, api, broadcasts):
+    # Given the board's Done step; when a PATCH makes it active
+    done = board[2]
+
+    def patch():
+        assert api.patch(f"/api/v1/steps/{done.pk}/", {"kind": "active"}, format="json").status_code == 200
+
+    (message,) = broadcasts(workflow, patch)
+    # Then the live message carries the whole step, kind included, as the API returns it
+    assert message["type"] == "step.updated"
+    assert [(s["id"], s["kind"]) for s in message["steps"]] == [(str(done.pk), "active")]
+    assert_steps_as_the_api_returns_them(api, message)

@@ -4,6 +4,7 @@ from prometheus_client import REGISTRY
 
 from boards.admission import task_move
 from flow.cycle import observe_first_finishes
+from tests.factories import StepFactory
 
 
 def samples(workflow):
@@ -32,9 +33,10 @@ def test_a_task_is_observed_when_it_first_finishes_and_not_again(workflow, board
 
 def test_a_task_that_skipped_active_steps_has_no_cycle(workflow, board, make_task, owner):
     backlog, doing, done = board
-    make_task(doing), make_task(doing)  # In Progress is full, so it pulls nothing from Backlog
+    make_task(doing), make_task(doing)  # In Progress is full: it does not pull the task
     task = make_task(backlog)
     task_move(task=task, to_step=done, actor=owner)
+    assert [e.kind for e in task.events.order_by("at", "id")] == ["created", "moved"]
     assert observe_first_finishes(workflow, [task.pk]) == 0
 
 
@@ -47,3 +49,13 @@ def test_moving_into_done_observes_after_the_commit(
     with django_capture_on_commit_callbacks(execute=True):
         task_move(task=task, to_step=done, actor=owner)
     assert samples(workflow)[0] == before + 1
+
+
+def test_kinds_come_from_the_step_field_not_the_position(workflow, board, make_task, owner):
+    backlog, doing, done = board
+    parked = StepFactory(workflow=workflow, name="Parked", position=3)  # last, and active
+    task = make_task(backlog)  # pulled into In Progress at once: its cycle starts
+    task_move(task=task, to_step=parked, actor=owner)
+    assert observe_first_finishes(workflow, [task.pk]) == 0  # the last step is not where work ends
+    task_move(task=task, to_step=done, actor=owner)
+    assert observe_first_finishes(workflow, [task.pk]) == 1

@@ -33,10 +33,10 @@ def hours(n: float) -> datetime:
 
 @pytest.fixture
 def history(workflow, owner):
-    bl = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
+    bl = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
     do = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2)
     rv = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=1)
-    dn = StepFactory(workflow=workflow, name="Done", position=3, wip_limit=10)
+    dn = StepFactory(workflow=workflow, name="Done", position=3, wip_limit=10, kind="done")
     gone = uuid.uuid4()  # the deleted step X
     tasks = {
         "A": TaskFactory(step=dn, title="A"),

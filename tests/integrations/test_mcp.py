@@ -142,6 +142,22 @@ def test_stdio_update_step_reads_and_writes_limit_feeder_and_on_full(board, owne
     assert (doing.wip_limit, doing.pull_from_step_id) == (3, None)
 
 
+def test_stdio_step_tools_show_and_change_the_kind(board, owner):
+    backlog, doing, done = board
+
+    async def calls(client):
+        listed = await client.call_tool("list_steps", {"workflow_id": str(doing.workflow_id)})
+        changed = await client.call_tool("update_step", {"step_id": str(doing.pk), "kind": "done"})
+        bad = await client.call_tool("update_step", {"step_id": str(backlog.pk), "kind": "urgent"})
+        return listed, changed, bad
+
+    listed, changed, bad = anyio.run(session, stdio(owner.username), calls)
+    assert [s["kind"] for s in listed.structured_content["result"]] == ["backlog", "active", "done"]
+    assert changed.structured_content["kind"] == "done"
+    assert bad.is_error and set(bad.structured_content["errors"]) == {"kind"}
+    assert list(doing.workflow.steps.order_by("position").values_list("kind", flat=True)) == ["backlog", "done", "done"]
+
+
 def test_stdio_membership_rules_match_the_rest_api(board, owner):
     backlog, doing, _ = board
     viewer = UserFactory(username="vera")

@@ -1,5 +1,5 @@
-"""The step settings' structured events editor in headless Chromium (product.md §7): actions
-chosen from lists, written through the step API, never raw JSON."""
+"""The step settings in headless Chromium (product.md §7): the structured events editor
+(actions chosen from lists, written through the step API, never raw JSON) and the kind."""
 
 import httpx
 import pytest
@@ -10,12 +10,16 @@ from accounts.models import ApiToken
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def events_of(board_server, user, step) -> dict:
-    """The step's events as the running server's API answers them."""
+def step_of(board_server, user, step) -> dict:
+    """The step as the running server's API answers it."""
     _, key = ApiToken.issue(user=user)
     response = httpx.get(f"{board_server.url}/api/v1/steps/{step.pk}/", headers={"Authorization": f"Token {key}"})
     assert response.status_code == 200
-    return response.json()["events"]
+    return response.json()
+
+
+def events_of(board_server, user, step) -> dict:
+    return step_of(board_server, user, step)["events"]
 
 
 def step_form(page, heading):
@@ -146,3 +150,32 @@ def test_the_editor_works_by_keyboard_on_a_narrow_screen(board_server, open_boar
     page.wait_for_load_state()
     expect(event_list(page, "3. Done", "When a task leaves").get_by_text("No actions.")).to_be_visible()
     assert events_of(board_server, owner, done)["on_exit"] == []
+
+
+def test_an_owner_sets_a_steps_kind_and_a_new_steps_kind(board_server, open_board, axe, owner, workflow, board):
+    backlog, doing, done = board
+    page = open_settings(open_board, owner, workflow)
+    form = step_form(page, "2. In Progress")
+    kind = form.get_by_label("Kind")
+    expect(kind).to_have_value("active")
+    expect(kind.locator("option")).to_have_text(["Backlog", "Active", "Done"])
+    expect(step_form(page, "3. Done").get_by_label("Kind")).to_have_value("done")
+    axe(page, "the step settings with kinds")
+
+    kind.select_option(label="Done")
+    with page.expect_navigation():  # a saved form reloads the page
+        form.get_by_role("button", name="Save").click()
+    page.wait_for_load_state()
+    expect(step_form(page, "2. In Progress").get_by_label("Kind")).to_have_value("done")
+    assert step_of(board_server, owner, doing)["kind"] == "done"
+    assert step_of(board_server, owner, backlog)["kind"] == "backlog"  # the other forms are untouched
+
+    new = page.locator('form[data-role="new-step-form"]')
+    expect(new.get_by_label("Kind")).to_have_value("active")
+    new.get_by_label("Name").fill("Shipped")
+    new.get_by_label("Kind").select_option(label="Done")
+    with page.expect_navigation():
+        new.get_by_role("button", name="Add step").click()
+    page.wait_for_load_state()
+    added = workflow.steps.get(name="Shipped")
+    assert step_of(board_server, owner, added)["kind"] == "done"
