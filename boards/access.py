@@ -7,13 +7,12 @@ runs one, and the ORM's join-and-annotate costs a measured share of an admission
 (docs/benchmarks.md).
 """
 
-import functools
-
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import F
 from django.http import Http404
 
+from boards import statements
 from boards.models import Task
 from kandev import sql
 from kandev.errors import Forbidden, Invalid
@@ -68,23 +67,10 @@ def check_role(role: str | None, *, write: bool = False, owner: bool = False) ->
     return role
 
 
-@functools.cache
-def _with_workflow_and_role(model, vendor: str) -> str:
-    """A step or task by id, with its workflow and the user's role in its workspace."""
-    workspace = sql.column(Workflow, "workspace")
-    return (
-        f"SELECT {sql.columns(model, 'o')}, {sql.columns(Workflow, 'w')}, m.{sql.column(Membership, 'role')}"
-        f" FROM {sql.table(model)} o"
-        f" JOIN {sql.table(Workflow)} w ON w.{sql.column(Workflow, 'id')} = o.{sql.column(model, 'workflow')}"
-        f" JOIN {sql.table(Membership)} m ON m.{sql.column(Membership, 'workspace')} = w.{workspace}"
-        f" WHERE o.{sql.column(model, 'id')} = %s AND m.{sql.column(Membership, 'user')} = %s"
-    )
-
-
 def member_object(model, user, pk):
     """(`model` row `pk` with `.workflow` and `.member_role`) if `user` is a member of its
     workspace, else None (also for a `pk` that is no UUID)."""
-    statement = _with_workflow_and_role(model, connection.vendor)
+    statement = statements.member_object(model, connection.vendor)
     try:
         rows = sql.fetch(statement, [sql.uuid_param(pk), user.pk], model, Workflow)
     except ValidationError:

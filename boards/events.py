@@ -17,6 +17,11 @@ from django.db import transaction
 logger = logging.getLogger(__name__)
 
 
+SEND_TIMEOUT_SECONDS = 10
+_sender = {"loop": None, "pid": None}
+_sender_guard = threading.Lock()
+
+
 def board_group(workflow_id) -> str:
     return f"board.{workflow_id}"
 
@@ -60,11 +65,6 @@ def _send(group: str, event: dict) -> None:
     # event loop, and a new Redis connection, for every change.
     sending = layer.group_send(group, event)
     asyncio.run_coroutine_threadsafe(sending, _sender_loop()).result(timeout=SEND_TIMEOUT_SECONDS)
-
-
-SEND_TIMEOUT_SECONDS = 10
-_sender = {"loop": None, "pid": None}
-_sender_guard = threading.Lock()
 
 
 def _sender_loop() -> asyncio.AbstractEventLoop:

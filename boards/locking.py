@@ -21,6 +21,7 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from boards import statements
 from boards.events import broadcast_on_commit
 from boards.messages import change_message
 from boards.models import LIVE, Task, TaskEvent
@@ -117,7 +118,7 @@ class BoardChange:
         """Read after the locks, then kept current by every write of this change."""
         if step.pk not in self._counts:
             with connection.cursor() as cursor:
-                cursor.execute(_statements(connection.vendor)["count_step"], [sql.uuid_param(step.pk)])
+                cursor.execute(statements.locked_section(connection.vendor)["count_step"], [sql.uuid_param(step.pk)])
                 occupied, queued, last = cursor.fetchone()
             self._counts[step.pk] = StepCounts(occupied, queued, -1 if last is None else last)
         return self._counts[step.pk]
@@ -141,7 +142,7 @@ class BoardChange:
 
     def lock_task(self, task_id) -> Task:
         """Step 3 of the lock order: a task row of this board."""
-        statement = _statements(connection.vendor)["lock_task"]
+        statement = statements.locked_section(connection.vendor)["lock_task"]
         rows = sql.fetch(statement, [sql.uuid_param(task_id), sql.uuid_param(self.workflow.pk)], Task)
         if not rows:
             raise NotFound("Not found.")
@@ -209,47 +210,14 @@ def _copied(value):
     return value.copy() if isinstance(value, (dict, set, list)) else value
 
 
-@functools.cache
-def _statements(vendor: str) -> dict:
-    """The locked section's statements (kandev/sql.py says why they are hand-written)."""
-    for_update = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    version = sql.column(Workflow, "version")
-    live = f"{sql.column(Task, 'archived_at')} IS NULL AND NOT {sql.column(Task, 'is_ephemeral')}"
-    admitted = sql.column(Task, "admitted")
-    return {
-        # Step 1 of the lock order and the version bump in one round trip (admission.md
-        # allows "the version bump itself" as the lock).
-        "lock_and_bump": (
-            f"UPDATE {sql.table(Workflow)} SET {version} = {version} + 1"
-            f" WHERE {sql.column(Workflow, 'id')} = %s RETURNING {sql.columns(Workflow)}"
-        ),
-        # Step 2: every step row of the board, ascending id, one query.
-        "lock_steps": (
-            f"SELECT {sql.columns(WorkflowStep)} FROM {sql.table(WorkflowStep)}"
-            f" WHERE {sql.column(WorkflowStep, 'workflow')} = %s"
-            f" ORDER BY {sql.column(WorkflowStep, 'id')}{for_update}"
-        ),
-        "lock_task": (
-            f"SELECT {sql.columns(Task)} FROM {sql.table(Task)}"
-            f" WHERE {sql.column(Task, 'id')} = %s AND {sql.column(Task, 'workflow')} = %s{for_update}"
-        ),
-        # Occupancy after the locks (the partial index task_live_by_step keeps it cheap).
-        "count_step": (
-            f"SELECT COUNT(*) FILTER (WHERE {admitted}), COUNT(*) FILTER (WHERE NOT {admitted}),"
-            f" MAX({sql.column(Task, 'position')}) FROM {sql.table(Task)}"
-            f" WHERE {sql.column(Task, 'step')} = %s AND {live}"
-        ),
-    }
-
-
 def open_change(workflow_id, *, actor=None) -> BoardChange:
     """Steps 1 and 2 of the lock order: the board, its version bumped, and its steps."""
-    statements = _statements(connection.vendor)
-    bumped = sql.fetch(statements["lock_and_bump"], [sql.uuid_param(workflow_id)], Workflow)
+    locked = statements.locked_section(connection.vendor)
+    bumped = sql.fetch(locked["lock_and_bump"], [sql.uuid_param(workflow_id)], Workflow)
     if not bumped:
         raise NotFound("Not found.")
     ((workflow,),) = bumped
-    steps = [step for (step,) in sql.fetch(statements["lock_steps"], [sql.uuid_param(workflow.pk)], WorkflowStep)]
+    steps = [step for (step,) in sql.fetch(locked["lock_steps"], [sql.uuid_param(workflow.pk)], WorkflowStep)]
     return BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
 
 

@@ -4,22 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from boards.priorities import Priority
 from workflows.models import Workflow, WorkflowStep
-
-
-class Priority(models.IntegerChoices):
-    """Stored as its pull rank, so ordering by it is ordering by urgency."""
-
-    CRITICAL = 0, "critical"
-    HIGH = 1, "high"
-    MEDIUM = 2, "medium"
-    LOW = 3, "low"
-    NONE = 4, "none"
-
-    @classmethod
-    def from_name(cls, name: str) -> "Priority":
-        return {p.label: p for p in cls}[name]
-
 
 LIVE = Q(archived_at__isnull=True, is_ephemeral=False)
 

@@ -30,6 +30,16 @@ def table(model) -> str:
     return quote(model._meta.db_table)
 
 
+def condition(model, q) -> str:
+    """A constant filter (`Q` without parameters) as SQL, compiled by the ORM: a rule such as
+    "a live task" stays spelt once, in the model's module."""
+    query = model.objects.filter(q).query
+    where, params = query.where.as_sql(query.get_compiler(connection=connection), connection)
+    if params:
+        raise ValueError(f"{q} compiles to parameters; pass them as the statement's own")
+    return where
+
+
 _UUID = UUIDField()
 
 

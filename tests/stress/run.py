@@ -23,12 +23,13 @@ import httpx
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from boards.priorities import Priority
 from tests.servers import ServerPool, fresh_database, production_env
 from tests.stress.invariants import BoardView, Ledger, check
 from tests.stress.seed import seed
 
 TITLES = ["Fix login", "Tâche ✓", "任务 🚀", "Ünïcødé — “quotes”", "RTL \u202eevil", "emoji 👩‍💻"]
-PRIORITIES = ["critical", "high", "medium", "low", "none"]
+PRIORITIES = [p.label for p in Priority]
 
 
 class Viewer:

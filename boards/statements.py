@@ -1,0 +1,57 @@
+"""The board's hand-written SQL: the statements every create and move runs, written once from
+the models' metadata (kandev/sql.py says why: the ORM's compiler cost more CPU than the
+admission, docs/benchmarks.md). Everything else in boards/ uses the ORM."""
+
+import functools
+
+from django.db import connection
+
+from boards.models import LIVE, Task
+from kandev import sql
+from workflows.models import Membership, Workflow, WorkflowStep
+
+
+@functools.cache
+def locked_section(vendor: str) -> dict:
+    """The locked section's statements (boards/locking.py), in the lock order."""
+    for_update = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    version = sql.column(Workflow, "version")
+    live = sql.condition(Task, LIVE)
+    admitted = sql.column(Task, "admitted")
+    return {
+        # Step 1 of the lock order and the version bump in one round trip (admission.md
+        # allows "the version bump itself" as the lock).
+        "lock_and_bump": (
+            f"UPDATE {sql.table(Workflow)} SET {version} = {version} + 1"
+            f" WHERE {sql.column(Workflow, 'id')} = %s RETURNING {sql.columns(Workflow)}"
+        ),
+        # Step 2: every step row of the board, ascending id, one query.
+        "lock_steps": (
+            f"SELECT {sql.columns(WorkflowStep)} FROM {sql.table(WorkflowStep)}"
+            f" WHERE {sql.column(WorkflowStep, 'workflow')} = %s"
+            f" ORDER BY {sql.column(WorkflowStep, 'id')}{for_update}"
+        ),
+        "lock_task": (
+            f"SELECT {sql.columns(Task)} FROM {sql.table(Task)}"
+            f" WHERE {sql.column(Task, 'id')} = %s AND {sql.column(Task, 'workflow')} = %s{for_update}"
+        ),
+        # Occupancy after the locks (the partial index task_live_by_step keeps it cheap).
+        "count_step": (
+            f"SELECT COUNT(*) FILTER (WHERE {admitted}), COUNT(*) FILTER (WHERE NOT {admitted}),"
+            f" MAX({sql.column(Task, 'position')}) FROM {sql.table(Task)}"
+            f" WHERE {sql.column(Task, 'step')} = %s AND {live}"
+        ),
+    }
+
+
+@functools.cache
+def member_object(model, vendor: str) -> str:
+    """A step or task by id, with its workflow and the user's role in its workspace."""
+    workspace = sql.column(Workflow, "workspace")
+    return (
+        f"SELECT {sql.columns(model, 'o')}, {sql.columns(Workflow, 'w')}, m.{sql.column(Membership, 'role')}"
+        f" FROM {sql.table(model)} o"
+        f" JOIN {sql.table(Workflow)} w ON w.{sql.column(Workflow, 'id')} = o.{sql.column(model, 'workflow')}"
+        f" JOIN {sql.table(Membership)} m ON m.{sql.column(Membership, 'workspace')} = w.{workspace}"
+        f" WHERE o.{sql.column(model, 'id')} = %s AND m.{sql.column(Membership, 'user')} = %s"
+    )
