@@ -11,6 +11,7 @@ from boards.messages import task_data
 from boards.models import EventKind, Priority, Task, TaskEvent
 from boards.serializers import (
     PRIORITY_CHOICES,
+    BlockSerializer,
     BulkMoveSerializer,
     RestoreSerializer,
     TaskCreateSerializer,
@@ -19,7 +20,7 @@ from boards.serializers import (
     TaskSerializer,
     TaskUpdateSerializer,
 )
-from boards.services import task_update
+from boards.services import task_block, task_unblock, task_update
 from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
 from kandev.validation import validated
 
@@ -158,6 +159,21 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
             task=task, actor=request.user, force=data["force"], reason=data["reason"]
         )
         return admission_response(result, task_data(result.task))
+
+    @extend_schema(
+        request=BlockSerializer,
+        responses={200: TaskSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def block(self, request, pk=None):
+        task = self.writable_task()
+        data = self.validated(BlockSerializer)
+        return Response(task_data(task_block(task=task, actor=request.user, reason=data["reason"])))
+
+    @extend_schema(request=None, responses={200: TaskSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @action(detail=True, methods=["post"])
+    def unblock(self, request, pk=None):
+        return Response(task_data(task_unblock(task=self.writable_task(), actor=request.user)))
 
     @extend_schema(responses=TaskEventSerializer(many=True))
     @action(detail=True, methods=["get"], filterset_class=None)

@@ -26,6 +26,8 @@ def task_data(task: Task) -> dict:
         "archived_at": iso(task.archived_at),
         "is_ephemeral": task.is_ephemeral,
         "external_ref": task.external_ref,
+        "blocked_reason": task.blocked_reason,
+        "blocked_at": iso(task.blocked_at),
         "created_at": iso(task.created_at),
         "updated_at": iso(task.updated_at),
         "entered_step_at": iso(task.entered_step_at),

@@ -8,6 +8,7 @@ from boards.priorities import Priority
 from workflows.models import Workflow, WorkflowStep
 
 LIVE = Q(archived_at__isnull=True, is_ephemeral=False)
+BLOCKED_REASON_MAX = 2000
 
 
 class TaskQuerySet(models.QuerySet):
@@ -21,6 +22,9 @@ class TaskQuerySet(models.QuerySet):
 
     def queued(self):
         return self.filter(LIVE, admitted=False)
+
+    def unblocked(self):
+        return self.filter(blocked_reason="")
 
     def in_board_order(self):
         return self.order_by("position", "priority", "created_at", "id")
@@ -41,6 +45,9 @@ class Task(models.Model):
     queued_at = models.DateTimeField(null=True, blank=True)
     # Null, not "": uniqueness applies only to tasks that have a reference.
     external_ref = models.CharField(max_length=300, null=True, blank=True)  # noqa: DJ001
+    # "" = not blocked. A blocked task keeps its slot but is never pulled (product.md §2b.4).
+    blocked_reason = models.CharField(max_length=BLOCKED_REASON_MAX, blank=True, default="")
+    blocked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     entered_step_at = models.DateTimeField()
@@ -84,6 +91,8 @@ class EventKind(models.TextChoices):
     FORCED = "forced"
     DEFERRED = "deferred"  # an engine transition refused by a full step: the task stayed
     SESSION = "session"  # an agent session was rejected by a limit, or forced past one
+    BLOCKED = "blocked"  # the reason is the event's `reason`
+    UNBLOCKED = "unblocked"
 
 
 class TaskEvent(models.Model):

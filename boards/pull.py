@@ -37,9 +37,10 @@ def settle(change: BoardChange) -> None:
 
 def pull_candidates(feeder: WorkflowStep):
     """Feeder tasks a pull may take, in pull order. Rows another transaction holds are skipped,
-    and so are tasks an agent is working on (a session starting or running)."""
+    and so are blocked tasks and tasks an agent is working on (a session starting or running)."""
     return (
         Task.objects.occupying()
+        .unblocked()
         .filter(step=feeder)
         .exclude(agent_sessions__status__in=HOLDING_SLOT)
         .in_board_order()

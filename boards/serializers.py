@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from boards.messages import task_data
-from boards.models import EventKind, Priority, Task, TaskEvent
+from boards.models import BLOCKED_REASON_MAX, EventKind, Priority, Task, TaskEvent
 from kandev.text import clean_text
 
 PRIORITY_CHOICES = [p.label for p in Priority]
@@ -22,6 +22,8 @@ class TaskSerializer(serializers.Serializer):
     archived_at = serializers.DateTimeField(read_only=True, allow_null=True)
     is_ephemeral = serializers.BooleanField(read_only=True)
     external_ref = serializers.CharField(read_only=True, allow_null=True)
+    blocked_reason = serializers.CharField(read_only=True)
+    blocked_at = serializers.DateTimeField(read_only=True, allow_null=True)
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
     entered_step_at = serializers.DateTimeField(read_only=True)
@@ -94,6 +96,13 @@ class BulkMoveSerializer(serializers.Serializer):
 
 class RestoreSerializer(ForceMixin):
     pass
+
+
+class BlockSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=BLOCKED_REASON_MAX)
+
+    def validate_reason(self, value):
+        return clean_text(value, multiline=True)
 
 
 class TaskEventSerializer(serializers.ModelSerializer):

@@ -1,8 +1,9 @@
 """Task writes that are not admissions: they change a card, never its step."""
 
 from boards.changes import board_change
-from boards.locking import board_transaction
-from boards.models import Task
+from boards.locking import BoardChange, board_transaction
+from boards.models import BLOCKED_REASON_MAX, EventKind, Task
+from kandev.errors import Conflict, Invalid
 
 
 @board_transaction
@@ -12,7 +13,51 @@ def task_update(*, task: Task, actor, **fields) -> Task:
         for name, value in fields.items():
             setattr(task, name, value)
         task.save(update_fields=[*fields, "updated_at"])
-        change.touch(change.steps[task.step_id])
-        change.changed_tasks[task.pk] = task
-        change.announce("task.updated", task=task)
+        _changed(change, task)
         return task
+
+
+@board_transaction
+def task_block(*, task: Task, actor, reason: str) -> Task:
+    """Block a task with a reason; blocking a blocked task replaces its reason. The task
+    keeps its slot (it still counts toward every limit) but is never pulled."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise Invalid({"reason": ["A reason is required to block a task."]})
+    if len(reason) > BLOCKED_REASON_MAX:
+        raise Invalid({"reason": [f"Ensure this field has no more than {BLOCKED_REASON_MAX} characters."]})
+    with board_change(task.workflow_id, actor=actor) as change:
+        task = change.lock_task(task.pk)
+        if task.archived_at is not None:
+            raise Conflict("An archived task cannot be blocked; restore it first.", code="task_archived")
+        if task.blocked_reason == reason:
+            return task
+        task.blocked_reason = reason
+        task.blocked_at = task.blocked_at or change.now  # a new reason does not restart the clock
+        task.updated_at = change.now
+        task.save(update_fields=["blocked_reason", "blocked_at", "updated_at"])
+        change.record(task, EventKind.BLOCKED, reason=reason, action="block")
+        _changed(change, task)
+        return task
+
+
+@board_transaction
+def task_unblock(*, task: Task, actor) -> Task:
+    """Unblock a task: it is pullable again, so the limited steps it feeds fill now."""
+    with board_change(task.workflow_id, actor=actor) as change:
+        task = change.lock_task(task.pk)
+        if not task.blocked_reason:
+            return task
+        reason = task.blocked_reason
+        task.blocked_reason, task.blocked_at, task.updated_at = "", None, change.now
+        task.save(update_fields=["blocked_reason", "blocked_at", "updated_at"])
+        change.record(task, EventKind.UNBLOCKED, reason=reason, action="unblock")
+        _changed(change, task)
+        change.arrived(change.steps[task.step_id])
+        return task
+
+
+def _changed(change: BoardChange, task: Task) -> None:
+    change.touch(change.steps[task.step_id])
+    change.changed_tasks[task.pk] = task
+    change.announce("task.updated", task=task)

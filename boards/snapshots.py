@@ -19,6 +19,8 @@ BOARD_TASK_FIELDS = (
     "queued_at",
     "is_ephemeral",
     "external_ref",
+    "blocked_reason",
+    "blocked_at",
     "created_at",
     "entered_step_at",
 )
@@ -66,7 +68,21 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
     by_step = {step.pk: [] for step in steps}
     occupied = dict.fromkeys(by_step, 0)
     queued = dict.fromkeys(by_step, 0)
-    for pk, step_id, title, priority, position, admitted, queued_at, ephemeral, ref, created, entered in rows:
+    for (
+        pk,
+        step_id,
+        title,
+        priority,
+        position,
+        admitted,
+        queued_at,
+        ephemeral,
+        ref,
+        blocked,
+        blocked_at,
+        created,
+        entered,
+    ) in rows:
         if not ephemeral:
             if admitted:
                 occupied[step_id] += 1
@@ -82,6 +98,8 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
                 "queued_at": iso(queued_at),
                 "is_ephemeral": ephemeral,
                 "external_ref": ref,
+                "blocked_reason": blocked,
+                "blocked_at": iso(blocked_at),
                 "created_at": iso(created),
                 "entered_step_at": iso(entered),
             }

@@ -103,6 +103,7 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
         frm=window.start,
         to=window.end,
     )
+    blocked = _blocked_spans(workflow, [task_id for task_id, *_ in rows])
     items = []
     for task_id, title, created, started, finished in rows:
         if started is not None and started > finished:
@@ -115,10 +116,40 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
                 "finished_at": instant(finished),
                 "cycle_seconds": None if started is None else (finished - started) / 1e6,
                 "lead_seconds": (finished - created) / 1e6,
-                "blocked_seconds": 0.0,  # no blocked/unblocked events are recorded yet
+                "blocked_seconds": _blocked_within(blocked.get(_uuid(task_id), []), started, finished) / 1e6,
             }
         )
     return items
+
+
+def _blocked_spans(workflow, task_ids) -> dict:
+    """{task id: [(blocked us, unblocked us or None)]} from the tasks' blocked/unblocked
+    events (a few per task); a block of a blocked task only changes its reason."""
+    spans: dict = {}
+    if not task_ids:
+        return spans
+    events = (
+        TaskEvent.objects.filter(
+            workflow=workflow, task_id__in=task_ids, kind__in=[EventKind.BLOCKED, EventKind.UNBLOCKED]
+        )
+        .order_by("task_id", "id")
+        .values_list("task_id", "kind", "at")
+    )
+    for task_id, kind, at in events:
+        open_span = spans.get(task_id) and spans[task_id][-1][1] is None
+        if kind == EventKind.BLOCKED and not open_span:
+            spans.setdefault(task_id, []).append((us(at), None))
+        elif kind == EventKind.UNBLOCKED and open_span:
+            spans[task_id][-1] = (spans[task_id][-1][0], us(at))
+    return spans
+
+
+def _blocked_within(spans: list, started: int | None, finished: int) -> int:
+    """Microseconds of `spans` inside the cycle [started, finished]; still blocked counts
+    to the finish. No cycle, no blocked time."""
+    if started is None:
+        return 0
+    return sum(max(0, min(end or finished, finished) - max(start, started)) for start, end in spans)
 
 
 def cycle_times(workflow, window: Window) -> dict:

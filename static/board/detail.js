@@ -59,6 +59,7 @@ export class TaskDetail {
     this.boardUrl = `/workflows/${root.dataset.workflowId}/`;
     const dialog = (this.dialog = document.getElementById("task-dialog"));
     this.form = dialog.querySelector('[data-role="task-form"]'); // none for viewers
+    this.blockForm = dialog.querySelector('[data-role="block-form"]'); // none for viewers
     this.part = (role) => dialog.querySelector(`[data-role="${role}"]`);
     dialog.addEventListener("close", () => this.#closed());
     dialog.addEventListener("keydown", (event) => this.#trapFocus(event));
@@ -66,6 +67,10 @@ export class TaskDetail {
     this.form?.addEventListener("submit", (event) => {
       event.preventDefault();
       this.#save();
+    });
+    this.blockForm?.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.#block();
     });
     this.form?.elements.description.addEventListener("input", (event) => {
       this.part("description-html").replaceChildren(markdownFragment(event.target.value));
@@ -171,6 +176,13 @@ export class TaskDetail {
     const place = task.archived_at ? `Archived from ${step}` : task.admitted ? `Step: ${step}` : `Queued for ${step}`;
     this.part("meta").textContent = `${place} · priority ${task.priority}`;
     this.part("archived-note").hidden = !task.archived_at;
+    this.part("blocked-note").hidden = !task.blocked_reason;
+    this.part("blocked-reason").textContent = task.blocked_reason;
+    if (this.blockForm) {
+      const reason = this.blockForm.elements.reason;
+      if (force || !previous || reason.value === (previous.blocked_reason ?? "")) reason.value = task.blocked_reason;
+      this.blockForm.querySelector('[data-action="unblock"]').hidden = !task.blocked_reason;
+    }
     const shownText = this.form && !force && this.#dirty("description") ? this.form.elements.description.value : task.description;
     this.part("description-html").replaceChildren(markdownFragment(shownText));
     const archive = this.dialog.querySelector('[data-action="archive"]');
@@ -225,6 +237,18 @@ export class TaskDetail {
     this.#status("Saved.");
   }
 
+  /** Block with the reason given (blocking a blocked task replaces its reason). */
+  async #block() {
+    this.#hideMessages();
+    const result = await this.#write("POST", `/api/v1/tasks/${this.#task.id}/block/`, {
+      reason: this.blockForm.elements.reason.value,
+    });
+    if (!result) return;
+    this.#show(result.data, { force: true });
+    this.#status("Blocked.");
+    this.#loadHistory();
+  }
+
   async #click(event) {
     const action = event.target.closest("button[data-action]")?.dataset.action;
     if (!action) return;
@@ -241,6 +265,14 @@ export class TaskDetail {
       this.#show(result.data, { force: true });
       this.#status(action === "archive" ? "Archived." : result.status === 202 ? "Restored into the step's queue." : "Restored.");
       button(action === "archive" ? "restore" : "archive").focus();
+      this.#loadHistory();
+    } else if (action === "unblock") {
+      this.#hideMessages();
+      const result = await this.#write("POST", `/api/v1/tasks/${id}/unblock/`, {});
+      if (!result) return;
+      this.#show(result.data, { force: true });
+      this.#status("Unblocked.");
+      this.blockForm.elements.reason.focus();
       this.#loadHistory();
     } else if (action === "delete") {
       this.part("confirm-delete").hidden = false;
@@ -266,13 +298,11 @@ export class TaskDetail {
       return null;
     }
     if (result.ok) return result;
-    if (result.data.errors && this.form) {
-      for (const [field, messages] of Object.entries(result.data.errors)) {
-        const target = this.form.querySelector(`[data-error-for="${field}"]`);
-        if (!target) continue;
-        target.textContent = [].concat(messages).join(" ");
-        this.form.elements[field].setAttribute("aria-invalid", "true");
-      }
+    for (const [field, messages] of Object.entries(result.data.errors ?? {})) {
+      const target = this.dialog.querySelector(`[data-error-for="${field}"]`);
+      if (!target) continue;
+      target.textContent = [].concat(messages).join(" ");
+      this.dialog.querySelector(`form [name="${field}"]`).setAttribute("aria-invalid", "true");
     }
     this.#showAlert(refusalText(result));
     return null;

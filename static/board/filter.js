@@ -1,10 +1,11 @@
 // The board's filter bar: it hides the cards that do not match and nothing else — the model,
 // and so every header count, stays whole. Each field of the bar is matched by the function
-// of its name; a field added to the bar (assignee, blocked, class of service) adds one here.
+// of its name; a field added to the bar (assignee, class of service) adds one here.
 
 const MATCHERS = {
   text: (card, value) => card.querySelector(".card-title").textContent.toLowerCase().includes(value.toLowerCase()),
   priority: (card, value) => card.querySelector('[data-role="priority"]').textContent === value,
+  blocked: (card, value) => card.querySelector('[data-role="blocked"]').hidden === (value === "unblocked"),
 };
 
 const form = document.querySelector('[data-role="filter"]');

@@ -45,6 +45,9 @@ function fillCard(card, task) {
   card.dataset.taskId = task.id;
   card.querySelector(".card-title").textContent = task.title;
   card.querySelector('[data-role="priority"]').textContent = task.priority;
+  const blocked = card.querySelector('[data-role="blocked"]');
+  blocked.hidden = !task.blocked_reason;
+  blocked.textContent = task.blocked_reason ? `Blocked: ${task.blocked_reason}` : "";
   const age = card.querySelector('[data-role="age"]');
   age.dateTime = task.entered_step_at ?? "";
   age.textContent = ageText(task.entered_step_at);

@@ -2,7 +2,7 @@
 
 Settled: no step with room has a task waiting in its own overflow queue, and no limited
 step with room has a pullable task in its feeder. Pullable: live (not archived, not
-ephemeral), admitted, and no agent session starting or running on it. Written against the
+ephemeral), admitted, not blocked, and no agent session starting or running on it. Written against the
 tables, not the services, so it judges the services instead of repeating them.
 """
 
@@ -20,7 +20,7 @@ def unsettled(workflow) -> list[str]:
     occupied = Counter(live.filter(admitted=True).values_list("step_id", flat=True))
     queued = Counter(live.filter(admitted=False).values_list("step_id", flat=True))
     pullable = Counter(
-        live.filter(admitted=True)
+        live.filter(admitted=True, blocked_reason="")
         .exclude(agent_sessions__status__in=[SessionStatus.STARTING, SessionStatus.RUNNING])
         .values_list("step_id", flat=True)
     )

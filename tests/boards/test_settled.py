@@ -13,6 +13,7 @@ from agents import services as sessions
 from agents.models import AgentSession, SessionStatus
 from boards import admission
 from boards.models import Priority, Task
+from boards.services import task_block, task_unblock
 from kandev.errors import KandevError
 from tests.boards.settling import unsettled
 from tests.factories import StepFactory
@@ -318,6 +319,20 @@ class Driver:
     def delete(self):
         return self.task_door("delete", admission.task_delete, "", method="delete")
 
+    def block(self):
+        task = self.pick(self.tasks(archived_at__isnull=True))
+        if task is None:
+            return "block: no task"
+        reason = self.rng.choice(["waiting on ops", "needs a decision"])
+        if self.rest():
+            return f"REST block {task.title}: " + self.http(
+                "post", f"/api/v1/tasks/{task.pk}/block/", {"reason": reason}
+            )
+        return f"block {task.title}: " + self.call(task_block, task=task, actor=self.owner, reason=reason)
+
+    def unblock(self):
+        return self.task_door("unblock", task_unblock, "unblock/", blocked_reason__gt="")
+
     def change_step(self):
         # Not Intake: a step that moves every arrival on could never be settled while it
         # pulled (each pulled task leaves at once, so room reopens), so it stays unlimited.
@@ -359,6 +374,8 @@ class Driver:
         "restore": 2,
         "make_permanent": 1,
         "delete": 1,
+        "block": 3,
+        "unblock": 3,
         "change_step": 3,
         "start_session": 1,
         "end_session": 1,

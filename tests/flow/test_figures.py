@@ -171,6 +171,23 @@ def test_cycle_and_lead_times_from_first_active_to_first_done(workflow, history)
     assert data["percentiles"] == {"50": 5 * 3600, "85": pytest.approx(7.8 * 3600), "95": pytest.approx(8.6 * 3600)}
 
 
+def test_blocked_time_is_the_blocked_part_of_the_cycle(workflow, history):
+    # A's cycle is [1, 6]: blocked 0.5-1.5 (0.5 h inside), 2-3 with a new reason at 2.5
+    # (1 h), and from 5.5 to its finish at 6 (0.5 h; it stays blocked). C (cycle [2, 4])
+    # was unblocked without a block (nothing); B was never blocked.
+    t = history["tasks"]
+
+    def event(task, kind, at):
+        TaskEventFactory(workflow=workflow, task_id=t[task], kind=kind, at=hours(at), reason="waiting on ops")
+
+    for at, kind in [(0.5, "blocked"), (1.5, "unblocked"), (2, "blocked"), (2.5, "blocked"), (3, "unblocked")]:
+        event("A", kind, at)
+    event("A", "blocked", 5.5)
+    event("C", "unblocked", 3)
+    items = {i["title"]: i["blocked_seconds"] for i in figures.cycle_times(workflow, WINDOW)["items"]}
+    assert items == {"A": 2 * 3600, "B": 0, "C": 0}
+
+
 def test_a_task_counts_where_it_first_finished(workflow, history):
     # A first reached Done at 6; re-entering at 8 does not make it finish in [7, 12].
     items = figures.cycle_times(workflow, Window(hours(7), hours(12)))["items"]

@@ -114,9 +114,11 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     page = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode())
     assert page.data["priority-ranks"] == {p.label: p.value for p in Priority}
     options = [attrs for tag, attrs in page.tags if tag == "option"]
-    # The filter bar ("Any" first), then three columns, the column template and the task
-    # dialog, each with every priority in rank order; the dialog selects the open task's.
-    assert [o["value"] for o in options] == [""] + [p.label for p in Priority] * 6
+    # The filter bar ("Any" first, then its Blocked filter), then three columns, the column
+    # template and the task dialog, each with every priority in rank order; the dialog
+    # selects the open task's.
+    ranks = [p.label for p in Priority]
+    assert [o["value"] for o in options] == ["", *ranks, "", "blocked", "unblocked"] + ranks * 5
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label] * 4
 
 

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from boards.admission import task_archive, task_create, task_move
-from boards.services import task_update
+from boards.services import task_block, task_update
 from tests.factories import MembershipFactory, UserFactory
 from tests.live.test_browser import FULL, card, off_loop
 from workflows.models import Role
@@ -231,3 +231,48 @@ def test_viewers_read_the_task_without_write_controls_and_the_server_refuses_the
     assert api(page, f"tasks/{task.pk}/")[1]["title"] == "Read only"
     page.keyboard.press("Escape")
     expect(card(page, task)).to_be_focused()
+
+
+def test_block_and_unblock_with_a_reason_from_the_dialog(open_board, owner, workflow, board, make_task, axe):
+    _, _, done = board
+    task = make_task(done, "Deploy the release")
+    other = make_task(done, "Write the notes")
+    page = open_board(owner, workflow)
+    card(page, task).click()
+    expect(dialog(page)).to_be_visible()
+
+    # No reason: refused, and the field says why.
+    button(page, "Block").click()
+    expect(dialog(page).get_by_role("alert")).to_be_visible()
+    expect(dialog(page).locator('[data-error-for="reason"]')).not_to_be_empty()
+    expect(field(page, "Reason")).to_have_attribute("aria-invalid", "true")
+    assert api(page, f"tasks/{task.pk}/")[1]["blocked_reason"] == ""
+
+    field(page, "Reason").fill("waiting on ops")
+    button(page, "Block").click()
+    expect(dialog(page).get_by_role("status").first).to_have_text("Blocked.")
+    assert api(page, f"tasks/{task.pk}/")[1]["blocked_reason"] == "waiting on ops"
+    expect(dialog(page).locator('[data-role="blocked-note"]')).to_have_text("Blocked: waiting on ops")
+    expect(card(page, task).locator('[data-role="blocked"]')).to_have_text("Blocked: waiting on ops")
+    expect(history(page).last).to_contain_text("Blocked")
+    expect(history(page).last).to_contain_text("Why: waiting on ops")
+    axe(page, "the task dialog of a blocked task")
+
+    button(page, "Unblock").click()
+    expect(dialog(page).get_by_role("status").first).to_have_text("Unblocked.")
+    assert api(page, f"tasks/{task.pk}/")[1]["blocked_reason"] == ""
+    expect(button(page, "Unblock")).to_be_hidden()
+    expect(card(page, task).locator('[data-role="blocked"]')).to_be_hidden()
+    expect(history(page).last).to_contain_text("Unblocked")
+
+    # The filter bar's "Blocked" shows blocked cards only, also one blocked by someone else.
+    button(page, "Close").click()
+    off_loop(task_block, task=other, actor=owner, reason="needs a decision")
+    expect(card(page, other).locator('[data-role="blocked"]')).to_have_text("Blocked: needs a decision")
+    page.get_by_label("Blocked", exact=True).select_option("blocked")
+    expect(card(page, task)).to_be_hidden()
+    expect(card(page, other)).to_be_visible()
+    page.get_by_label("Blocked", exact=True).select_option("unblocked")
+    expect(card(page, task)).to_be_visible()
+    expect(card(page, other)).to_be_hidden()
+    assert page.errors == []

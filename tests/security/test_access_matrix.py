@@ -133,6 +133,10 @@ ENDPOINTS = [
     Endpoint(
         "task make permanent", "POST", "/api/v1/tasks/{scratch}/make-permanent/", "401 401 404 403 200 200 404", {}
     ),
+    Endpoint(
+        "task block", "POST", "/api/v1/tasks/{task}/block/", "401 401 404 403 200 200 404", {"reason": "waiting on ops"}
+    ),
+    Endpoint("task unblock", "POST", "/api/v1/tasks/{task}/unblock/", "401 401 404 403 200 200 404", {}),
     Endpoint("task history", "GET", "/api/v1/tasks/{task}/events/", "401 401 404 200 200 200 404"),
     Endpoint("member list", "GET", "/api/v1/workspaces/{workspace}/members/", "401 401 404 200 200 200 404"),
     Endpoint(
