@@ -212,8 +212,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # OnFull and OnSessionLimit share the values queue/reject: one schema enum.
-    "ENUM_NAME_OVERRIDES": {"QueueOrRejectEnum": "workflows.models.OnFull"},
+    # OnFull and OnSessionLimit share the values queue/reject: one schema enum. A step's and
+    # a history event's `kind` are different choices under one field name.
+    "ENUM_NAME_OVERRIDES": {
+        "QueueOrRejectEnum": "workflows.models.OnFull",
+        "StepKindEnum": "workflows.models.StepKind",
+        "EventKindEnum": "boards.models.EventKind",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "kandev.schema.document_errors",
