@@ -28,6 +28,7 @@ EMBEDDED = {
     "REDIS_URL": "",  # the in-memory channel layer: one process, as embedded
     "KANDEV_RECONCILE_INTERVAL_SECONDS": "1",
     "LOG_LEVEL": "INFO",
+    "KANDEV_OUTBOUND_ALLOW": "127.0.0.1",  # the fake GitHub: plain http on loopback
 }
 
 

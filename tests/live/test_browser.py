@@ -68,6 +68,13 @@ def drag(page, task, step):
     card(page, task).drag_to(cards, target_position={"x": box["width"] / 2, "y": box["height"] - 3})
 
 
+def without_feeder(step):
+    """Make the step pull from no feeder, so the board is settled with cards waiting in
+    Backlog beside its free capacity (built directly: a board layout, not a change to watch)."""
+    WorkflowStep.objects.filter(pk=step.pk).update(pull_from_step=None)
+    step.pull_from_step = None
+
+
 def version(page):
     return page.locator("#board")
 
@@ -102,17 +109,18 @@ def test_login_form_leads_to_the_boards_and_logout(chromium, board_server, owner
 
 def test_header_counts_cards_and_queue_area(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
-    for n in range(3):
-        make_task(backlog, f"Idea {n}")
     make_task(doing, "Urgent fix", priority=0)
+    make_task(doing, "Routine fix")
+    for n in range(3):  # after In Progress is full: they wait in Backlog on a settled board
+        make_task(backlog, f"Idea {n}")
     review = WorkflowStep.objects.create(workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue")
     make_task(review, "Reviewed first")
     make_task(review, "Waits in line")
 
     page = open_board(owner, workflow)
     counts = page.locator('[data-role="wip-count"]')
-    expect(counts).to_have_text(["3", "1/2", "0", "1/1"])
-    expect(column(page, doing).locator('[data-role="wip-count"]')).to_have_attribute("aria-label", "1 of 2 (WIP limit)")
+    expect(counts).to_have_text(["3", "2/2", "0", "1/1"])
+    expect(column(page, doing).locator('[data-role="wip-count"]')).to_have_attribute("aria-label", "2 of 2 (WIP limit)")
     urgent = column(page, doing).locator(".card").first
     expect(urgent.locator('[data-role="priority"]')).to_have_text("critical")
     expect(urgent.locator('[data-role="age"]')).to_have_text("just now")
@@ -126,9 +134,9 @@ def test_header_counts_cards_and_queue_area(open_board, owner, workflow, board, 
 
 def test_refused_drag_rolls_back_and_shows_the_conflict(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
-    ideas = [make_task(backlog, f"Idea {n}") for n in range(3)]
     make_task(doing, "Busy 1")
     make_task(doing, "Busy 2")
+    ideas = [make_task(backlog, f"Idea {n}") for n in range(3)]  # In Progress is full: they wait
     page = open_board(owner, workflow)
 
     drag(page, ideas[1], doing)
@@ -143,7 +151,9 @@ def test_refused_drag_rolls_back_and_shows_the_conflict(open_board, owner, workf
 
 def test_network_error_rolls_back_with_its_own_message(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
-    idea = make_task(backlog, "Idea")
+    make_task(doing, "Busy 1")
+    make_task(doing, "Busy 2")
+    idea = make_task(backlog, "Idea")  # In Progress is full: it waits in Backlog
     page = open_board(owner, workflow)
     page.route("**/move/", lambda route: route.abort())
 
@@ -157,9 +167,9 @@ def test_network_error_rolls_back_with_its_own_message(open_board, owner, workfl
 
 def test_accepted_drag_moves_the_card_and_the_pull_follows(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
-    waiting = make_task(backlog, "Next up")
     busy = make_task(doing, "Busy")
     make_task(doing, "Also busy")
+    waiting = make_task(backlog, "Next up")  # In Progress is full: it waits in Backlog
     page = open_board(owner, workflow)
 
     drag(page, busy, done)
@@ -193,9 +203,9 @@ def test_drag_into_a_full_queue_mode_step_lands_in_its_queue(open_board, owner, 
 
 def test_second_viewer_sees_the_move_and_the_pull_live(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
-    waiting = make_task(backlog, "Next up")
     busy = make_task(doing, "Busy")
     make_task(doing, "Also busy")
+    waiting = make_task(backlog, "Next up")  # In Progress is full: it waits in Backlog
     member = UserFactory(username="mia")
     MembershipFactory(workspace=workflow.workspace, user=member, role=Role.MEMBER)
     mover = open_board(owner, workflow)
@@ -240,6 +250,7 @@ def test_over_limit_warning_is_not_colour_alone_and_clears_live(open_board, owne
 
 def test_keyboard_move_between_and_within_columns(open_board, owner, workflow, board, make_task):
     backlog, doing, done = board
+    without_feeder(doing)
     first = make_task(backlog, "First")
     make_task(backlog, "Second")
     page = open_board(owner, workflow)
@@ -347,6 +358,7 @@ def test_step_settings_show_field_errors_and_save(open_board, owner, workflow, b
 
 def test_viewers_watch_but_cannot_move_or_open_settings(board_server, open_board, workflow, board, make_task):
     backlog, doing, done = board
+    without_feeder(doing)  # the move the viewer tries would be admitted for a member
     idea = make_task(backlog, "Idea")
     viewer = UserFactory(username="vic")
     MembershipFactory(workspace=workflow.workspace, user=viewer, role=Role.VIEWER)
@@ -466,11 +478,11 @@ def test_every_page_passes_axe_as_a_person_goes_through_them(
     chromium, board_server, axe, owner, workflow, board, make_task
 ):
     backlog, doing, done = board
-    for priority in Priority:  # every priority's colours, and an over-limit column
-        make_task(backlog, f"A {priority.label} one", priority=priority)
     make_task(doing, "Fix the login")
     make_task(doing, "Fix the logout")
-    off_loop(step_update, step=doing, actor=owner, wip_limit=1)
+    for priority in Priority:  # every priority's colours (waiting: In Progress is full)
+        make_task(backlog, f"A {priority.label} one", priority=priority)
+    off_loop(step_update, step=doing, actor=owner, wip_limit=1)  # an over-limit column
     queued = WorkflowStep.objects.create(workflow=workflow, name="Review", position=3, wip_limit=1, on_full="queue")
     make_task(queued, "Reviewed first")
     make_task(queued, "Waits in line")

@@ -34,9 +34,9 @@ def watch(server, workflow, key):
 
 def test_event_committed_by_one_process_reaches_a_viewer_of_the_other(two_servers, owner, workflow, board, make_task):
     backlog, doing, done = board
-    waiting = make_task(backlog, "Next up")
     busy = make_task(doing, "Busy")
     make_task(doing, "Also busy")
+    waiting = make_task(backlog, "Next up")  # after In Progress is full: it waits there
     _, key = ApiToken.issue(user=owner)
     first, second = two_servers
     auth = {"Authorization": f"Token {key}"}

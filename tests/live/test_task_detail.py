@@ -101,9 +101,9 @@ def test_a_card_opens_by_click_and_enter_and_saves_markdown_safely(open_board, o
 
 def test_archive_restore_delete_and_the_history_from_a_direct_link(open_board, owner, workflow, board, make_task):
     backlog, doing, _ = board
-    task = make_task(backlog, "Hotfix the login")
     first = make_task(doing, "Review")
     make_task(doing, "Deploy")
+    task = make_task(backlog, "Hotfix the login")  # after In Progress is full: it waits in Backlog
     off_loop(task_move, task=task, to_step=doing, actor=owner, force=True, reason="prod is down")
     page = open_board(owner, workflow)
     page.goto(f"{page.url}tasks/{task.pk}/")
@@ -197,7 +197,9 @@ def test_focus_stays_in_the_dialog_which_fills_a_narrow_screen(open_board, owner
 def test_viewers_read_the_task_without_write_controls_and_the_server_refuses_their_writes(
     open_board, owner, workflow, board, make_task
 ):
-    backlog, _, _ = board
+    backlog, doing, _ = board
+    for title in ("Busy", "Also busy"):  # a full In Progress: the task stays in Backlog, one history entry
+        make_task(doing, title)
     task = make_task(backlog, "Read only", description="Some **notes**")
     viewer = UserFactory(username="vic")
     MembershipFactory(workspace=workflow.workspace, user=viewer, role=Role.VIEWER)
