@@ -12,6 +12,7 @@ Standalone: not part of bench/run.py yet.
 
 import argparse
 import os
+import secrets
 import statistics
 import sys
 import time
@@ -110,6 +111,7 @@ def main() -> None:
         fresh_database(url)
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-" + secrets.token_hex(24))  # production mode refuses the dev key
     import django
 
     django.setup()

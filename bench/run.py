@@ -11,6 +11,7 @@ import asyncio
 import datetime
 import os
 import platform
+import secrets
 import sys
 import time
 import traceback
@@ -101,6 +102,8 @@ def prepare() -> tuple[str, str]:
         DJANGO_SETTINGS_MODULE="kandev.settings",
         DEBUG="0",
         LOG_LEVEL="WARNING",
+        # Production mode refuses the development key; the servers share this run's key.
+        SECRET_KEY=os.environ.get("SECRET_KEY") or "bench-" + secrets.token_hex(24),
     )
     import django
 
