@@ -145,7 +145,16 @@ if REDIS_URL:
                 # No read timeout, as before redis-py 8: any number here also makes a closing
                 # socket's cancelled receive wait out the pop (seconds per closed viewer);
                 # TCP keepalive still finds a Redis that vanished.
-                "hosts": [{"address": REDIS_URL, "socket_timeout": None, "socket_keepalive": True}],
+                # redis-py 8 also caps a pool at 100 connections and refuses past that: a burst
+                # of viewers connecting (each joins two groups) failed its handshakes with 500s.
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": None,
+                        "socket_keepalive": True,
+                        "max_connections": 2000,
+                    }
+                ],
                 "capacity": 1000,
                 "expiry": 30,
             },
