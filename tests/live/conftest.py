@@ -68,17 +68,17 @@ def chromium():
 
 
 @pytest.fixture
-def open_board(transactional_db, chromium, board_server):
-    """open_board(user, workflow) -> a page showing the live board, signed in as `user`.
+def open_page(transactional_db, chromium, board_server):
+    """open_page(user, path, width=1280) -> a page of the server, signed in as `user`.
 
     Set up after the database fixture, so its pages close before the test's flush: a page
     still talking to the server while TRUNCATE runs can deadlock with it."""
     contexts = []
 
-    def open_(user, workflow, before_load=None):
+    def open_(user, path, width=1280, height=850, before_load=None):
         client = Client()
         client.force_login(user)
-        context = chromium.new_context(viewport={"width": 1400, "height": 900})
+        context = chromium.new_context(viewport={"width": width, "height": height})
         session = client.cookies["sessionid"].value
         context.add_cookies([{"name": "sessionid", "value": session, "url": board_server.url}])
         contexts.append(context)
@@ -87,13 +87,24 @@ def open_board(transactional_db, chromium, board_server):
         page.on("pageerror", lambda error: page.errors.append(str(error)))
         if before_load is not None:
             before_load(page)
-        page.goto(f"{board_server.url}/workflows/{workflow.pk}/")
-        page.wait_for_selector('[data-role="live"][data-state="live"]')
+        page.goto(f"{board_server.url}{path}")
         return page
 
     yield open_
     for context in contexts:
         context.close()
+
+
+@pytest.fixture
+def open_board(open_page):
+    """open_board(user, workflow) -> a page showing the live board, signed in as `user`."""
+
+    def open_(user, workflow, before_load=None):
+        page = open_page(user, f"/workflows/{workflow.pk}/", width=1400, height=900, before_load=before_load)
+        page.wait_for_selector('[data-role="live"][data-state="live"]')
+        return page
+
+    return open_
 
 
 def axe_report(violations) -> str:

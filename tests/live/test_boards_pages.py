@@ -5,7 +5,6 @@ import re
 
 import httpx
 import pytest
-from django.test import Client
 from playwright.sync_api import expect
 
 from accounts.models import ApiToken
@@ -38,29 +37,6 @@ workflows:
         position: 1
         wip_limit: 2
 """
-
-
-@pytest.fixture
-def open_page(transactional_db, chromium, board_server):
-    """open_page(user, path, width=1280) -> a page of the server, signed in as `user`."""
-    contexts = []
-
-    def open_(user, path, width=1280):
-        client = Client()
-        client.force_login(user)
-        context = chromium.new_context(viewport={"width": width, "height": 850})
-        session = client.cookies["sessionid"].value
-        context.add_cookies([{"name": "sessionid", "value": session, "url": board_server.url}])
-        contexts.append(context)
-        page = context.new_page()
-        page.errors = []
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        page.goto(f"{board_server.url}{path}")
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
 
 
 @pytest.fixture
