@@ -16,6 +16,19 @@ from workflows.models import Membership, Role
 REPO = "acme/api"
 
 
+def operator_watch(step, api_base_url, repositories=(REPO,)):
+    """A watch an operator made (no actor), holding the creator's token for `api_base_url`."""
+    return watch_create(
+        workflow=step.workflow,
+        step=step,
+        actor=None,
+        repositories=list(repositories),
+        reviewer_login="rita",
+        token="ghp-creator",
+        api_base_url=api_base_url,
+    )
+
+
 @pytest.fixture
 def github():
     with FakeGitHub(token="ghp-creator") as fake:
@@ -122,15 +135,7 @@ class TestDestinations:
 
     def test_a_stored_loopback_url_is_refused_at_request_time_without_connecting(self, board, github, settings):
         _, doing, _ = board
-        watch = watch_create(
-            workflow=doing.workflow,
-            step=doing,
-            actor=None,
-            repositories=[REPO],
-            reviewer_login="rita",
-            token="ghp-creator",
-            api_base_url=github.base_url,
-        )
+        watch = operator_watch(doing, github.base_url)
         settings.KANDEV_OUTBOUND_ALLOW = []
         for base_url in (github.base_url, f"https://localhost:{github.base_url.rsplit(':', 1)[1]}"):
             ReviewWatch.objects.filter(pk=watch.pk).update(api_base_url=base_url)
@@ -143,15 +148,7 @@ class TestDestinations:
     def test_allow_entries_name_a_host_a_host_and_port_or_a_network(self, board, github, settings):
         _, doing, _ = board
         port = int(github.base_url.rsplit(":", 1)[1])
-        watch = watch_create(
-            workflow=doing.workflow,
-            step=doing,
-            actor=None,
-            repositories=[REPO],
-            reviewer_login="rita",
-            token="ghp-creator",
-            api_base_url=github.base_url,
-        )
+        watch = operator_watch(doing, github.base_url)
         for allow, reached in (
             ([f"127.0.0.1:{port}"], True),
             ([f"127.0.0.1:{port + 1}"], False),
@@ -179,15 +176,7 @@ class TestDestinations:
             return real(host, *args, **kwargs)
 
         monkeypatch.setattr(socket, "getaddrinfo", rebinding)
-        watch = watch_create(
-            workflow=doing.workflow,
-            step=doing,
-            actor=None,
-            repositories=[REPO],
-            reviewer_login="rita",
-            token="ghp-creator",
-            api_base_url=f"http://rebind.test:{port}",
-        )
+        watch = operator_watch(doing, f"http://rebind.test:{port}")
         assert poll_watch(watch=watch).error == ""
         assert lookups == ["rebind.test"]
         assert [r.host for r in github.requests] == [f"rebind.test:{port}"]
@@ -196,15 +185,7 @@ class TestDestinations:
 class TestWhatUsersSeeOfFailures:
     def test_a_remote_body_is_never_echoed(self, board, github):
         _, doing, _ = board
-        watch = watch_create(
-            workflow=doing.workflow,
-            step=doing,
-            actor=None,
-            repositories=[REPO],
-            reviewer_login="rita",
-            token="ghp-creator",
-            api_base_url=github.base_url,
-        )
+        watch = operator_watch(doing, github.base_url)
         github.script.append(Scripted(418, body={"message": "redis_version:7.2 internal"}))
         assert poll_watch(watch=watch).error == "GitHub answered 418."
         watch.refresh_from_db()
@@ -238,15 +219,7 @@ class TestRepositoryNames:
 
     def test_a_stored_bad_name_sends_nothing(self, board, github):
         _, doing, _ = board
-        watch = watch_create(
-            workflow=doing.workflow,
-            step=doing,
-            actor=None,
-            repositories=["../.."],
-            reviewer_login="rita",
-            token="ghp-creator",
-            api_base_url=github.base_url,
-        )
+        watch = operator_watch(doing, github.base_url, repositories=["../.."])
         assert poll_watch(watch=watch).error == "'../..' is not an owner/repo name."
         assert github.requests == []
 
