@@ -14,6 +14,7 @@ from accounts.models import ApiToken
 from boards.admission import task_create
 from boards.models import Priority, Task
 from tests.factories import MembershipFactory, UserFactory
+from tests.servers import eventually
 from workflows.models import Role, WorkflowStep
 from workflows.services import step_update
 
@@ -441,8 +442,12 @@ def test_a_step_added_live_gets_the_column_and_cards_the_server_renders(
     fresh = open_board(owner, workflow)  # the same board as the server renders it
     html = "column => column.outerHTML"
     assert new_column.evaluate(html) == column(fresh, WorkflowStep(pk=step_id)).evaluate(html)
-    drag(page, Task.objects.get(title="Check it"), done)  # the new lists take part in dragging
+    check_it = Task.objects.get(title="Check it")
+    drag(page, check_it, done)  # the new lists take part in dragging
     expect(titles(page, done)).to_have_text(["Check it"])
+    # The card moved at once (optimistic); the test ends only once the server has committed
+    # the move: a request still in flight at the teardown's flush can deadlock with it.
+    eventually(lambda: step_of(check_it) == done.pk)
     assert page.errors == fresh.errors == []
     assert page.errors == []
 
