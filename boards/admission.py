@@ -10,22 +10,25 @@ refused request persists.
 from boards.access import role_in
 from boards.changes import board_change
 from boards.locking import BoardChange, board_transaction
-from boards.models import EventKind, Priority, Task
+from boards.models import ClassOfService, EventKind, Priority, Task
 from boards.placement import (
     MOVED_FIELDS,
     Admission,
     Outcome,
     after_admission,
+    counts,
     decide,
     enter,
     event_kind,
+    expedite_refusal,
     leave,
     renumber,
     save_entered,
+    step_refusal,
 )
 from boards.signals import task_retired
 from kandev import sql
-from kandev.errors import Conflict, Forbidden, Invalid, WipLimitReached
+from kandev.errors import Conflict, Forbidden, Invalid
 from workflows.models import OnFull, Role, WorkflowStep
 
 
@@ -63,6 +66,8 @@ def task_create(
     position: int | None = None,
     is_ephemeral: bool = False,
     external_ref: str | None = None,
+    assignee_id=None,
+    class_of_service: str = ClassOfService.STANDARD,
     force: bool = False,
     reason: str = "",
 ) -> Admission:
@@ -70,7 +75,8 @@ def task_create(
     with board_change(workflow.pk, actor=actor) as change:
         target = change.step(step.pk) if step is not None else change.start_step()
         check_external_ref(change, external_ref)
-        outcome = decide(change, target, counts=not is_ephemeral, force=force)
+        if assignee_id is not None:
+            change.assignable(assignee_id)
         task = Task(
             workflow=change.workflow,
             title=title,
@@ -78,7 +84,10 @@ def task_create(
             priority=priority,
             is_ephemeral=is_ephemeral,
             external_ref=external_ref or None,
+            assignee_id=assignee_id,
+            class_of_service=class_of_service,
         )
+        outcome = decide(change, target, task, force=force)
         enter(change, task, target, outcome, position)
         sql.insert([task])
         change.record(task, event_kind(outcome, EventKind.CREATED), to_step=target, reason=reason, action="create")
@@ -118,7 +127,7 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
         change.record(task, EventKind.MOVED, from_step=source, to_step=target, action="reorder")
         change.announce("task.moved", task=task)
         return Admission(task, outcome)
-    outcome = decide(change, target, counts=not task.is_ephemeral, force=force)
+    outcome = decide(change, target, task, source=source, force=force)
     leave(change, task)
     enter(change, task, target, outcome)
     if position is not None:
@@ -129,6 +138,44 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
     change.announce("task.moved", task=task)
     after_admission(change, task, outcome)
     return Admission(task, outcome)
+
+
+def reassign(change: BoardChange, task: Task, assignee_id) -> None:
+    """Give a locked task another assignee (or none): an admission for the new one when the
+    task counts in an active step (product.md §2b.3). A change of assignee never queues."""
+    previous = task.assignee_id
+    if assignee_id == previous:
+        return
+    change.lock_members([previous, assignee_id])  # both rows at once: ascending id
+    if assignee_id is not None:
+        change.assignable(assignee_id)
+    step = change.steps[task.step_id]
+    if counts(task) and step.is_active:
+        task.assignee_id = assignee_id
+        decide(change, step, task, source=step, assigning=True, can_queue=False)
+        task.assignee_id = previous
+        change.count_in(task, step, -1)
+        task.assignee_id = assignee_id
+        change.count_in(task, step, +1)
+    task.assignee_id = assignee_id
+    change.record(task, EventKind.ASSIGNED, to_step=step, action="assign", assignee_id=assignee_id, previous=previous)
+    change.arrived(step)  # a task a pull skipped for its assignee may be pullable now
+
+
+def reclassify(change: BoardChange, task: Task, class_of_service: str) -> None:
+    """Change a locked task's class of service. Marking it expedite where it counts in an
+    active step is refused past the board's `expedite_limit` (product.md §2b.5)."""
+    if class_of_service == task.class_of_service:
+        return
+    step = change.steps[task.step_id]
+    counted = counts(task) and step.is_active
+    if counted:
+        change.expedited()  # read before the change, then kept current
+        if class_of_service == ClassOfService.EXPEDITE and change.expedited() >= change.workflow.expedite_limit:
+            raise expedite_refusal(change)
+        change.count_expedite(+1 if class_of_service == ClassOfService.EXPEDITE else -1)
+    task.class_of_service = class_of_service
+    change.record(task, EventKind.CLASSIFIED, to_step=step, action="classify", class_of_service=class_of_service)
 
 
 @board_transaction
@@ -152,21 +199,19 @@ def bulk_move(change: BoardChange, tasks: list[Task], target: WorkflowStep) -> l
         raise Conflict("Archived tasks cannot be moved; restore them first.", code="task_archived")
     movers = [t for t in tasks if t.step_id != target.pk]
     counting = sum(1 for t in movers if not t.is_ephemeral)
-    counts = change.counts(target)
-    room = max(target.wip_limit - counts.occupied, 0) if target.is_limited else counting
+    step_counts = change.counts(target)
+    room = max(target.wip_limit - step_counts.occupied, 0) if target.is_limited else counting
     if counting > room and target.on_full != OnFull.QUEUE:
-        raise WipLimitReached(
-            step=target,
-            occupied=counts.occupied,
-            detail=(
-                f'Step "{target.name}" has room for {room} of the {counting} tasks '
-                f"(WIP limit {target.wip_limit}, {counts.occupied} occupied)."
-            ),
+        raise step_refusal(
+            target,
+            step_counts.occupied,
+            f'Step "{target.name}" has room for {room} of the {counting} tasks '
+            f"(WIP limit {target.wip_limit}, {step_counts.occupied} occupied).",
         )
     results = []
-    for task in movers:
+    for task in movers:  # the group's and the assignees' limits, task by task: all or nothing
         source = change.steps[task.step_id]
-        outcome = decide(change, target, counts=not task.is_ephemeral)
+        outcome = decide(change, target, task, source=source)
         leave(change, task)
         enter(change, task, target, outcome)
         change.record(task, event_kind(outcome, EventKind.MOVED), from_step=source, to_step=target, action="bulk_move")
@@ -205,8 +250,8 @@ def task_restore(*, task: Task, actor, force: bool = False, reason: str = "") ->
         if task.archived_at is None:
             return Admission(task, Outcome.ADMITTED if task.admitted else Outcome.QUEUED)
         check_external_ref(change, task.external_ref)
-        outcome = decide(change, step, counts=not task.is_ephemeral, force=force)
         task.archived_at = None
+        outcome = decide(change, step, task, force=force)
         enter(change, task, step, outcome)
         task.save(update_fields=["archived_at", "position", "admitted", "queued_at", "entered_step_at", "updated_at"])
         change.record(task, event_kind(outcome, EventKind.RESTORED), to_step=step, reason=reason, action="restore")
@@ -226,8 +271,8 @@ def task_make_permanent(*, task: Task, actor, force: bool = False, reason: str =
         if task.archived_at is not None:
             raise Conflict("An archived task cannot be made permanent; restore it first.", code="task_archived")
         step = change.steps[task.step_id]
-        outcome = decide(change, step, force=force)
         task.is_ephemeral = False
+        outcome = decide(change, step, task, force=force)
         enter(change, task, step, outcome, position=task.position)
         task.save(update_fields=["is_ephemeral", "admitted", "queued_at", "entered_step_at", "updated_at"])
         kind = event_kind(outcome, EventKind.MOVED)

@@ -7,8 +7,12 @@ lets the service write, fills every step the writes may have given room or candi
 
 import logging
 from contextlib import contextmanager
+from functools import partial
 
-from boards.locking import board_transaction, close_change, open_change
+from django.db import transaction
+
+from boards.locking import BoardChange, board_transaction, close_change, open_change
+from boards.models import Task
 from boards.pull import settle
 from workflows.models import Workflow
 
@@ -22,6 +26,22 @@ def board_change(workflow_id, *, actor=None):
     yield change
     settle(change)
     close_change(change)
+    if change.freed:
+        transaction.on_commit(partial(fill_for_persons, change), robust=True)
+
+
+def fill_for_persons(change: BoardChange) -> None:
+    """After commit: people who have room again may take work waiting on their other boards
+    (product.md §2b.3), each board in its own transaction; the reconciler is the backup."""
+    workflow_ids = (
+        Task.objects.live()
+        .filter(assignee_id__in=change.freed, workflow__workspace_id=change.workflow.workspace_id)
+        .exclude(workflow_id=change.workflow.pk)
+        .values_list("workflow_id", flat=True)
+        .distinct()
+    )
+    for workflow_id in workflow_ids:
+        reconcile_board(workflow_id=workflow_id)
 
 
 @board_transaction

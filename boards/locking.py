@@ -4,8 +4,11 @@ Every change to a board runs inside `board_change()` (changes.py), within an out
 `@board_transaction`; `open_change()` takes, in this order:
   1. the workflow row (orders all changes of one board), locked by bumping its version,
   2. every step row of the board, ascending id, in one query,
-  3. the task rows it changes (`lock_task`).
+  3. the task rows it changes (`lock_task`),
+  4. the membership rows of the assignees whose personal limits it judges (`lock_members`,
+     ascending id): a person's limit spans boards, so two boards serialize there.
 Session rows and the workspace's session guard, when a change needs them, come after.
+Groups live inside one board: the workflow lock orders their changes.
 """
 
 import dataclasses
@@ -18,17 +21,17 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
-from django.db.models import F, Max
+from django.db.models import Count, F, Max
 from django.utils import timezone
 
 from boards import statements
 from boards.events import broadcast_on_commit
 from boards.messages import change_message
-from boards.models import LIVE, Task, TaskEvent
+from boards.models import LIVE, ClassOfService, Task, TaskEvent
 from boards.selectors import step_counts
 from kandev import sql
 from kandev.errors import Invalid, KandevError
-from workflows.models import Workflow, WorkflowStep
+from workflows.models import Membership, Role, StepGroup, StepKind, Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +78,18 @@ class StepCounts:
 
 
 @dataclass
+class Person:
+    """An assignee's personal limit and their live admitted tasks in active steps of every
+    board of the workspace, read after their membership row's lock."""
+
+    user_id: int
+    username: str
+    role: str
+    limit: int  # 0: no personal limit
+    occupied: int
+
+
+@dataclass
 class BoardChange:
     """One transaction's view of a locked board: steps, counts, and what changed."""
 
@@ -89,9 +104,13 @@ class BoardChange:
     orders: dict = field(default_factory=dict)  # step id -> task ids, when renumbered
     unsettled: set = field(default_factory=set)  # step ids that may now admit something
     filled: set = field(default_factory=set)  # (step id, task id) admitted by a fill
+    persons: dict = field(default_factory=dict)  # user id -> Person, after lock_members()
+    freed: set = field(default_factory=set)  # assignees with less active work: their other boards may fill
     message: dict | None = None
     dirty: bool = False
     _counts: dict = field(default_factory=dict)
+    _groups: dict | None = None
+    _expedited: int | None = None
 
     @property
     def version(self) -> int:
@@ -122,6 +141,87 @@ class BoardChange:
                 occupied, queued, last = cursor.fetchone()
             self._counts[step.pk] = StepCounts(occupied, queued, -1 if last is None else last)
         return self._counts[step.pk]
+
+    def group(self, step: WorkflowStep) -> StepGroup | None:
+        """The step's group (read after the workflow lock, which orders every group change)."""
+        if step.group_id is None:
+            return None
+        if self._groups is None:
+            self._groups = {g.pk: g for g in StepGroup.objects.filter(workflow=self.workflow)}
+        return self._groups.get(step.group_id)
+
+    def group_steps(self, group: StepGroup) -> list[WorkflowStep]:
+        return sorted((s for s in self.steps.values() if s.group_id == group.pk), key=lambda s: s.position)
+
+    def group_occupied(self, group: StepGroup) -> int:
+        return sum(self.counts(s).occupied for s in self.group_steps(group))
+
+    def lock_members(self, user_ids) -> None:
+        """Step 4 of the lock order: the membership rows of these assignees, ascending id, and
+        their occupancy counted after the lock. Users already locked by this change are kept."""
+        missing = set(user_ids) - self.persons.keys() - {None}
+        if not missing:
+            return
+        rows = list(
+            Membership.objects.select_for_update(of=("self",))
+            .filter(workspace_id=self.workflow.workspace_id, user_id__in=missing)
+            .order_by("id")
+            .values_list("user_id", "user__username", "role", "wip_limit")
+        )
+        limited = [user_id for user_id, _, _, limit in rows if limit]
+        occupied = dict(
+            Task.objects.occupying()
+            .filter(
+                assignee_id__in=limited, step__kind=StepKind.ACTIVE, workflow__workspace_id=self.workflow.workspace_id
+            )
+            .values("assignee_id")
+            .annotate(n=Count("id"))
+            .values_list("assignee_id", "n")
+            if limited
+            else {}
+        )
+        for user_id, username, role, limit in rows:
+            self.persons[user_id] = Person(user_id, username, role, limit, occupied.get(user_id, 0))
+
+    def assignable(self, user_id) -> Person:
+        """The person a task may be assigned to: a member or owner of the workspace."""
+        self.lock_members([user_id])
+        person = self.persons.get(user_id)
+        if person is None or person.role not in (Role.OWNER, Role.MEMBER):
+            raise Invalid({"assignee_id": ["Not a member or owner of this workspace."]})
+        return person
+
+    def expedited(self) -> int:
+        """Live admitted expedite tasks in active steps of this board, kept current."""
+        if self._expedited is None:
+            self._expedited = (
+                Task.objects.occupying()
+                .filter(workflow=self.workflow, class_of_service=ClassOfService.EXPEDITE, step__kind=StepKind.ACTIVE)
+                .count()
+            )
+        return self._expedited
+
+    def count_in(self, task: Task, step: WorkflowStep, delta: int) -> None:
+        """Keep the person and expedite counts current as a counting task enters (+1) or
+        leaves (-1) an active step. A person with a limit who has room again may take a
+        task a pull skipped for them: here (every limited active step may fill) and on
+        their other boards after commit (`freed`)."""
+        if not step.is_active:
+            return
+        if task.assignee_id is not None:
+            self.lock_members([task.assignee_id])
+            person = self.persons.get(task.assignee_id)
+            if person is not None:
+                person.occupied += delta
+                if delta < 0 and person.limit:
+                    self.freed.add(person.user_id)
+                    self.opened(*(s for s in self.steps.values() if s.is_active and self.limited(s)))
+        if task.class_of_service == ClassOfService.EXPEDITE:
+            self.count_expedite(delta)
+
+    def count_expedite(self, delta: int) -> None:
+        if self._expedited is not None:
+            self._expedited += delta
 
     def last_position(self, step: WorkflowStep) -> int:
         counts = self.counts(step)
@@ -175,7 +275,11 @@ class BoardChange:
 
     def arrived(self, step: WorkflowStep) -> None:
         """A pullable task arrived in `step`: the limited steps it feeds may pull it."""
-        self.unsettled.update(pk for pk, s in self.steps.items() if s.pull_from_step_id == step.pk and s.is_limited)
+        self.unsettled.update(pk for pk, s in self.steps.items() if s.pull_from_step_id == step.pk and self.limited(s))
+
+    def limited(self, step: WorkflowStep) -> bool:
+        """Limited by its own WIP limit or by its group's: such a step fills itself."""
+        return step.is_limited or step.group_id is not None
 
     def touch(self, *steps) -> None:
         self.dirty = True
@@ -187,7 +291,6 @@ class BoardChange:
         and every field of the change (events, counts, message, ...) go back to where they
         were, and the error goes on."""
         saved = {f.name: _copied(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        saved["_counts"] = {pk: dataclasses.replace(c) for pk, c in self._counts.items()}
         try:
             with transaction.atomic():
                 yield self
@@ -207,7 +310,9 @@ class BoardChange:
 
 
 def _copied(value):
-    return value.copy() if isinstance(value, (dict, set, list)) else value
+    if isinstance(value, dict):  # counts and persons are mutable records: copy them too
+        return {k: dataclasses.replace(v) if dataclasses.is_dataclass(v) else v for k, v in value.items()}
+    return value.copy() if isinstance(value, (set, list)) else value
 
 
 def open_change(workflow_id, *, actor=None) -> BoardChange:

@@ -11,6 +11,14 @@ LIVE = Q(archived_at__isnull=True, is_ephemeral=False)
 BLOCKED_REASON_MAX = 2000
 
 
+class ClassOfService(models.TextChoices):
+    """Expedite work is admitted past the limits, within the board's `expedite_limit` (§2b.5)."""
+
+    # Sorted by value, "expedite" comes before "standard": the pull order uses that.
+    STANDARD = "standard"
+    EXPEDITE = "expedite"
+
+
 class TaskQuerySet(models.QuerySet):
     def live(self):
         """Not archived and not ephemeral."""
@@ -28,6 +36,10 @@ class TaskQuerySet(models.QuerySet):
 
     def in_board_order(self):
         return self.order_by("position", "priority", "created_at", "id")
+
+    def in_pull_order(self):
+        """Expedite first (product.md §3), then board order."""
+        return self.order_by("class_of_service", "position", "priority", "created_at", "id")
 
 
 class Task(models.Model):
@@ -48,6 +60,11 @@ class Task(models.Model):
     # "" = not blocked. A blocked task keeps its slot but is never pulled (product.md §2b.4).
     blocked_reason = models.CharField(max_length=BLOCKED_REASON_MAX, blank=True, default="")
     blocked_at = models.DateTimeField(null=True, blank=True)
+    # A member or owner of the workspace; counted against their personal limit (§2b.3).
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="assigned_tasks"
+    )
+    class_of_service = models.CharField(max_length=10, choices=ClassOfService.choices, default=ClassOfService.STANDARD)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     entered_step_at = models.DateTimeField()
@@ -68,6 +85,18 @@ class Task(models.Model):
                 fields=["step", "position", "priority", "created_at", "id"],
                 condition=Q(archived_at__isnull=True, is_ephemeral=False),
                 name="task_live_by_step",
+            ),
+            # Pull candidates: expedite first, then board order.
+            models.Index(
+                fields=["step", "class_of_service", "position", "priority", "created_at", "id"],
+                condition=Q(archived_at__isnull=True, is_ephemeral=False, admitted=True),
+                name="task_pull_order",
+            ),
+            # A person's occupancy across the workspace's boards.
+            models.Index(
+                fields=["assignee", "step"],
+                condition=Q(archived_at__isnull=True, is_ephemeral=False, admitted=True, assignee__isnull=False),
+                name="task_live_by_assignee",
             ),
         ]
 
@@ -93,6 +122,9 @@ class EventKind(models.TextChoices):
     SESSION = "session"  # an agent session was rejected by a limit, or forced past one
     BLOCKED = "blocked"  # the reason is the event's `reason`
     UNBLOCKED = "unblocked"
+    EXPEDITED = "expedited"  # an expedite task admitted past a full limit (§2b.5)
+    ASSIGNED = "assigned"  # the assignee changed (detail: assignee_id, previous)
+    CLASSIFIED = "classified"  # the class of service changed (detail: class_of_service)
 
 
 class TaskEvent(models.Model):

@@ -2,7 +2,8 @@
 
 First its own overflow queue (oldest `queued_at`, then position, id: a bulk move queues its
 tasks in one instant, in the given order), then its feeder's tasks in board order
-(position, priority rank, created, id), until full. `settle()` fills every step a change
+(expedite first, then position, priority rank, created, id), until full — in itself and
+in its group; a task whose assignee is at their personal limit is skipped. `settle()` fills every step a change
 marked (`BoardChange.opened()` / `arrived()`), and what a fill does marks more: the feeder
 it took from has room, and the step it filled now holds pullable tasks for its consumers.
 So a pull cascades up and down the feeder chain until the board is settled (product.md §3).
@@ -16,7 +17,7 @@ from django.db.models import Subquery
 from agents.models import HOLDING_SLOT
 from boards.locking import BoardChange
 from boards.models import LIVE, EventKind, Task
-from boards.placement import Outcome, after_admission, save_entered
+from boards.placement import Outcome, after_admission, limits, save_entered
 from kandev import metrics
 from workflows.models import WorkflowStep
 
@@ -43,37 +44,75 @@ def pull_candidates(feeder: WorkflowStep):
         .unblocked()
         .filter(step=feeder)
         .exclude(agent_sessions__status__in=HOLDING_SLOT)
-        .in_board_order()
+        .in_pull_order()
         .select_for_update(skip_locked=True)
     )
 
 
+def room(change: BoardChange, step: WorkflowStep, source: WorkflowStep | None = None) -> int | None:
+    """How many more tasks `step` admits from `source` (None: from its queue) by its own
+    and its group's limits; None when neither limits it."""
+    rooms = [limit.room for limit in limits(change, step, None, source=source)]
+    return min(rooms) if rooms else None
+
+
+def _take(change: BoardChange, step: WorkflowStep, source, candidates, free: int) -> tuple[list[Task], list]:
+    """Up to `free` candidates in order, skipping those whose assignee is at their limit;
+    the counts of each taken task's assignee (and of expedite work) move with it. Also
+    returns the rows as read (annotations included)."""
+    taken, seen, rows = [], [], []
+    while len(taken) < free:
+        want = free - len(taken)
+        batch = list((candidates.exclude(pk__in=seen) if seen else candidates)[:want])
+        rows += batch
+        seen += [task.pk for task in batch]
+        for task in _as_changed(change, batch):
+            if _assignee_full(change, step, source, task):
+                continue
+            taken.append(task)
+            _recount(change, task, source, step)
+        if len(batch) < want:
+            break
+    return taken, rows
+
+
+def _assignee_full(change: BoardChange, step: WorkflowStep, source, task: Task) -> bool:
+    found = limits(change, step, task, source=source)
+    return any(limit.scope == "person" and limit.full for limit in found)
+
+
+def _recount(change: BoardChange, task: Task, source, target: WorkflowStep) -> None:
+    if source is not None and source.is_active and target.is_active:
+        return  # still counted for its assignee, and as expedite work
+    if source is not None:
+        change.count_in(task, source, -1)
+    change.count_in(task, target, +1)
+
+
 def fill(change: BoardChange, step: WorkflowStep) -> None:
     """Fill `step` while it has room: its own queue first, then its feeder."""
-    counts = change.counts(step)
-    free = step.wip_limit - counts.occupied if step.is_limited else None
+    free = room(change, step)
     if free is not None and free <= 0:
         return
-    promoted = _promote_queue(change, step, free)
-    if free is None or step.pull_from_step_id is None:
-        return
-    free -= promoted
+    _promote_queue(change, step, free)
     feeder = change.steps.get(step.pull_from_step_id)
-    if free <= 0 or feeder is None:
+    if feeder is None or free is None:
         return
-    feeder_counts = change.counts(feeder)
+    free = room(change, step, feeder)
+    if free is None or free <= 0:
+        return
+    counts, feeder_counts = change.counts(step), change.counts(feeder)
     candidates = _not_filled_before(change, step, pull_candidates(feeder))
     if counts.last_position is None:
         # The step's last task left in this change: read its new end with the candidates,
         # not in a query of its own, so a pull costs the same whatever it vacated.
         end = Task.objects.filter(LIVE, step=step).order_by("-position").values("position")[:1]
         candidates = candidates.annotate(step_end=Subquery(end))
-    rows = list(candidates[:free])
-    if not rows:
+    pulled, rows = _take(change, step, feeder, candidates, free)
+    if not pulled:
         return
     if counts.last_position is None:
         counts.last_position = -1 if rows[0].step_end is None else rows[0].step_end
-    pulled = _as_changed(change, rows)
     if feeder_counts.last_position is not None and max(t.position for t in pulled) >= feeder_counts.last_position:
         feeder_counts.last_position = None
     last = change.last_position(step)
@@ -118,7 +157,12 @@ def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) ->
         return 0
     queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id")
     queue = _not_filled_before(change, step, queue.select_for_update(skip_locked=True))
-    promoted = _as_changed(change, queue if free is None else queue[:free])
+    if free is None:
+        promoted = _as_changed(change, list(queue))
+        for task in promoted:
+            _recount(change, task, None, step)
+    else:
+        promoted, _ = _take(change, step, None, queue, free)
     if not promoted:
         return 0
     counts = change.counts(step)

@@ -1,5 +1,6 @@
 """Task writes that are not admissions: they change a card, never its step."""
 
+from boards.admission import reassign, reclassify
 from boards.changes import board_change
 from boards.locking import BoardChange, board_transaction
 from boards.models import BLOCKED_REASON_MAX, EventKind, Task
@@ -8,10 +9,16 @@ from kandev.errors import Conflict, Invalid
 
 @board_transaction
 def task_update(*, task: Task, actor, **fields) -> Task:
+    """Edit a card. A new assignee or class of service is judged by the limits it touches."""
     with board_change(task.workflow_id, actor=actor) as change:
         task = change.lock_task(task.pk)
+        if "assignee_id" in fields:
+            reassign(change, task, fields["assignee_id"])
+        if "class_of_service" in fields:
+            reclassify(change, task, fields["class_of_service"])
         for name, value in fields.items():
             setattr(task, name, value)
+        task.updated_at = change.now
         task.save(update_fields=[*fields, "updated_at"])
         _changed(change, task)
         return task

@@ -36,21 +36,18 @@ class KandevError(Exception):
 
 
 class WipLimitReached(KandevError):
-    """The target step is full and refuses new work."""
+    """A limit that applies has no room (product.md §2b): `scope` names which one, and the
+    body names the limit (`step`, `group` or `assignee`), its size and its occupancy.
+    boards/placement.py builds one for each scope."""
 
     status_code = status.HTTP_409_CONFLICT
     code = "wip_limit_reached"
 
-    def __init__(self, *, step, occupied: int, detail: str = ""):
-        metrics.ADMISSIONS_REJECTED.labels(reason=self.code).inc()  # every door raises this
-        self.step = step
+    def __init__(self, *, scope: str, limit: int, occupied: int, detail: str, **named):
+        metrics.ADMISSIONS_REJECTED.labels(scope=scope, reason=self.code).inc()  # every door raises this
+        self.scope = scope
         self.occupied = occupied
-        super().__init__(
-            detail or f'Step "{step.name}" is at its WIP limit ({occupied} of {step.wip_limit}).',
-            step={"id": str(step.pk), "name": step.name},
-            limit=step.wip_limit,
-            occupied=occupied,
-        )
+        super().__init__(detail, scope=scope, **named, limit=limit, occupied=occupied)
 
 
 class Conflict(KandevError):

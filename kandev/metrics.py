@@ -17,7 +17,9 @@ from prometheus_client import (
     multiprocess,
 )
 
-ADMISSIONS_REJECTED = Counter("kandev_admissions_rejected", "Admissions refused because the step was full.", ["reason"])
+ADMISSIONS_REJECTED = Counter(
+    "kandev_admissions_rejected", "Admissions refused because a limit was full.", ["scope", "reason"]
+)
 TASKS_PULLED = Counter("kandev_tasks_pulled", "Tasks pulled from a feeder step.")
 SESSIONS_REJECTED = Counter(
     "kandev_sessions_rejected",

@@ -30,6 +30,8 @@ class Membership(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    # A personal WIP limit over the workspace's active steps (product.md §2b.3); 0 = none.
+    wip_limit = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["workspace", "user"], name="one_membership_per_user")]
@@ -53,6 +55,8 @@ class Workflow(models.Model):
     max_parallel_sessions = models.PositiveIntegerField(default=0)
     on_session_limit = models.CharField(max_length=10, choices=OnSessionLimit.choices, default=OnSessionLimit.QUEUE)
     version = models.PositiveBigIntegerField(default=0)
+    # How many expedite tasks may be admitted past the limits at once (product.md §2b.5).
+    expedite_limit = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -75,6 +79,22 @@ class StepKind(models.TextChoices):
     DONE = "done"
 
 
+class StepGroup(models.Model):
+    """A limit shared by several steps of one board (CONWIP, product.md §2b.2)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="step_groups")
+    name = models.CharField(max_length=200)
+    wip_limit = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self):
+        return self.name
+
+
 def empty_events():
     return {"on_enter": [], "on_turn_complete": [], "on_exit": []}
 
@@ -95,6 +115,8 @@ class WorkflowStep(models.Model):
     )
     on_full = models.CharField(max_length=10, choices=OnFull.choices, default=OnFull.REJECT)
     events = models.JSONField(default=empty_events, blank=True)
+    # A step is in at most one group; the group's `step_ids` are derived from this.
+    group = models.ForeignKey(StepGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="steps")
 
     class Meta:
         ordering = ["workflow", "position"]
@@ -111,6 +133,10 @@ class WorkflowStep(models.Model):
     @property
     def is_limited(self) -> bool:
         return self.wip_limit > 0
+
+    @property
+    def is_active(self) -> bool:
+        return self.kind == StepKind.ACTIVE
 
     def actions(self, event: str) -> list[dict]:
         return list((self.events or {}).get(event) or [])

@@ -93,7 +93,7 @@ def test_values_after_a_known_sequence(board, make_task, owner, staff, django_ca
     def delta(name, **labels):
         return value(after, name, **labels) - value(before, name, **labels)
 
-    assert delta("kandev_admissions_rejected_total", reason="wip_limit_reached") == 1
+    assert delta("kandev_admissions_rejected_total", scope="step", reason="wip_limit_reached") == 1
     assert delta("kandev_tasks_pulled_total") == 1
     assert delta("kandev_sessions_rejected_total", workflow=reject_wf, scope="workflow") == 1
     assert delta("kandev_session_queue_wait_seconds_count", workflow=agent_wf) == 0

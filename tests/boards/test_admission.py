@@ -27,6 +27,7 @@ class TestCreate:
         # then
         assert refused.value.as_body() == {
             "code": "wip_limit_reached",
+            "scope": "step",
             "detail": 'Step "In Progress" is at its WIP limit (2 of 2).',
             "step": {"id": str(doing.pk), "name": "In Progress"},
             "limit": 2,

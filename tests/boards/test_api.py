@@ -20,6 +20,7 @@ def test_create_move_and_conflict_bodies(api, board):
     assert refused.status_code == 409
     assert refused.json() == {
         "code": "wip_limit_reached",
+        "scope": "step",
         "detail": 'Step "In Progress" is at its WIP limit (2 of 2).',
         "step": {"id": str(doing.pk), "name": "In Progress"},
         "limit": 2,

@@ -141,6 +141,7 @@ class TestDelivery:
         assert "Retry-After" not in response.headers
         assert response.json() == {
             "code": "wip_limit_reached",
+            "scope": "step",
             "detail": 'Step "In Progress" is at its WIP limit (2 of 2).',
             "step": {"id": str(doing.pk), "name": "In Progress"},
             "limit": 2,
