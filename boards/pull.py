@@ -92,15 +92,14 @@ def _recount(change: BoardChange, task: Task, source, target: WorkflowStep) -> N
 def fill(change: BoardChange, step: WorkflowStep) -> None:
     """Fill `step` while it has room: its own queue first, then its feeder."""
     free = room(change, step)
-    if free is not None and free <= 0:
-        return
-    _promote_queue(change, step, free)
+    if free is None or free > 0:
+        _promote_queue(change, step, free)
     feeder = change.steps.get(step.pull_from_step_id)
-    if feeder is None or free is None:
+    if feeder is None:
         return
-    free = room(change, step, feeder)
+    free = room(change, step, feeder)  # a feeder in the step's own group needs no group room
     if free is None or free <= 0:
-        return
+        return  # an unlimited step does not pull
     counts, feeder_counts = change.counts(step), change.counts(feeder)
     candidates = _not_filled_before(change, step, pull_candidates(feeder))
     if counts.last_position is None:

@@ -1,38 +1,71 @@
 """What "the board is settled" means (product.md §3), read from the database alone.
 
-Settled: no step with room has a task waiting in its own overflow queue, and no limited
-step with room has a pullable task in its feeder. Pullable: live (not archived, not
-ephemeral), admitted, not blocked, and no agent session starting or running on it. Written against the
-tables, not the services, so it judges the services instead of repeating them.
+Settled: no step with room (in itself and in its group) has a task waiting in its own
+overflow queue, and no limited step with room has a pullable task in its feeder. Pullable:
+live (not archived, not ephemeral), admitted, not blocked, no agent session starting or
+running on it, and, when it would start to count in an active step, an assignee below their
+personal limit. A step in a group is limited by the group. Written against the tables, not
+the services, so it judges the services instead of repeating them.
 """
 
 from collections import Counter
 
 from agents.models import SessionStatus
 from boards.models import Task
-from workflows.models import WorkflowStep
+from workflows.models import Membership, StepGroup, StepKind, WorkflowStep
 
 
 def unsettled(workflow) -> list[str]:
     """Why the board is not settled, one line per step that could admit something; [] if settled."""
     steps = {s.pk: s for s in WorkflowStep.objects.filter(workflow=workflow)}
+    groups = {g.pk: g for g in StepGroup.objects.filter(workflow=workflow)}
     live = Task.objects.filter(workflow=workflow, archived_at__isnull=True, is_ephemeral=False)
     occupied = Counter(live.filter(admitted=True).values_list("step_id", flat=True))
-    queued = Counter(live.filter(admitted=False).values_list("step_id", flat=True))
-    pullable = Counter(
-        live.filter(admitted=True, blocked_reason="")
-        .exclude(agent_sessions__status__in=[SessionStatus.STARTING, SessionStatus.RUNNING])
-        .values_list("step_id", flat=True)
+    in_group = Counter()
+    for step in steps.values():
+        if step.group_id:
+            in_group[step.group_id] += occupied[step.pk]
+    limits = dict(
+        Membership.objects.filter(workspace_id=workflow.workspace_id, wip_limit__gt=0).values_list(
+            "user_id", "wip_limit"
+        )
+    )
+    working = Counter(
+        Task.objects.filter(
+            workflow__workspace_id=workflow.workspace_id,
+            archived_at__isnull=True,
+            is_ephemeral=False,
+            admitted=True,
+            step__kind=StepKind.ACTIVE,
+            assignee_id__in=limits,
+        ).values_list("assignee_id", flat=True)
+    )
+
+    def has_room(task):  # the assignee's, if the task would start to count in an active step
+        return task.assignee_id not in limits or working[task.assignee_id] < limits[task.assignee_id]
+
+    queued = live.filter(admitted=False)
+    pullable = live.filter(admitted=True, blocked_reason="").exclude(
+        agent_sessions__status__in=[SessionStatus.STARTING, SessionStatus.RUNNING]
     )
     problems = []
     for step in sorted(steps.values(), key=lambda s: s.position):
-        limited = step.wip_limit > 0
-        if limited and occupied[step.pk] >= step.wip_limit:
+        group = groups.get(step.group_id)
+        if step.wip_limit and occupied[step.pk] >= step.wip_limit:
             continue
+        group_full = group is not None and in_group[group.pk] >= group.wip_limit
         room = f"{step.name} ({occupied[step.pk]}/{step.wip_limit or 'unlimited'})"
-        if queued[step.pk]:
-            problems.append(f"{room} has room and {queued[step.pk]} task(s) in its own queue")
+        person_applies = step.kind == StepKind.ACTIVE
+        waiting = [t for t in queued.filter(step=step) if not person_applies or has_room(t)]
+        if waiting and not group_full:
+            problems.append(f"{room} has room and {len(waiting)} task(s) in its own queue")
         feeder = steps.get(step.pull_from_step_id)
-        if limited and feeder is not None and pullable[feeder.pk]:
-            problems.append(f"{room} has room and its feeder {feeder.name} has {pullable[feeder.pk]} pullable task(s)")
+        if feeder is None or not (step.wip_limit or group):
+            continue
+        if group_full and feeder.group_id != step.group_id:
+            continue
+        person_applies = step.kind == StepKind.ACTIVE and feeder.kind != StepKind.ACTIVE
+        candidates = [t for t in pullable.filter(step=feeder) if not person_applies or has_room(t)]
+        if candidates:
+            problems.append(f"{room} has room and its feeder {feeder.name} has {len(candidates)} pullable task(s)")
     return problems

@@ -13,12 +13,12 @@ from agents import services as sessions
 from agents.models import AgentSession, SessionStatus
 from boards import admission
 from boards.models import Priority, Task
-from boards.services import task_block, task_unblock
+from boards.services import task_block, task_unblock, task_update
 from kandev.errors import KandevError
 from tests.boards.settling import unsettled
-from tests.factories import StepFactory
+from tests.factories import MembershipFactory, StepFactory, UserFactory
 from workflows import services
-from workflows.models import OnFull, Workflow
+from workflows.models import OnFull, Role, StepGroup, StepKind, Workflow, WorkflowStep
 
 MOVE_ON = {"on_enter": [{"type": "move_to_next"}], "on_turn_complete": [], "on_exit": []}
 
@@ -198,14 +198,19 @@ class Driver:
     """Random changes through every door onto a board of chained, limited, queueing steps.
 
     Intake (start, on_enter: move_to_next) -> Backlog -> Ready (2, pulls Backlog)
-    -> Doing (2, queue, pulls Ready) -> Review (1, queue, pulls Doing) -> Done.
-    Limits, feeders and on_full change at random as well, so other chains form.
+    -> Doing (2, queue, pulls Ready) -> Review (1, queue, pulls Doing) -> Done, with Doing and
+    Review in the group "Development" (limit 2); Ready, Doing and Review are active steps.
+    Tasks are assigned to two members with personal limits (1 and 2) or to nobody, marked
+    expedite or standard, blocked and unblocked. Limits, feeders and on_full change at
+    random as well, so other chains form.
     """
 
     def __init__(self, rng, workflow, owner, api):
         self.rng, self.workflow, self.owner, self.api = rng, workflow, owner, api
-        intake = StepFactory(workflow=workflow, name="Intake", position=0, is_start_step=True, events=MOVE_ON)
-        backlog = StepFactory(workflow=workflow, name="Backlog", position=1)
+        intake = StepFactory(
+            workflow=workflow, name="Intake", position=0, is_start_step=True, events=MOVE_ON, kind=StepKind.BACKLOG
+        )
+        backlog = StepFactory(workflow=workflow, name="Backlog", position=1, kind=StepKind.BACKLOG)
         ready = StepFactory(workflow=workflow, name="Ready", position=2, wip_limit=2, pull_from_step=backlog)
         doing = StepFactory(
             workflow=workflow, name="Doing", position=3, wip_limit=2, pull_from_step=ready, on_full=OnFull.QUEUE
@@ -213,8 +218,17 @@ class Driver:
         review = StepFactory(
             workflow=workflow, name="Review", position=4, wip_limit=1, pull_from_step=doing, on_full=OnFull.QUEUE
         )
-        done = StepFactory(workflow=workflow, name="Done", position=5)
+        done = StepFactory(workflow=workflow, name="Done", position=5, kind=StepKind.DONE)
         self.steps = [intake, backlog, ready, doing, review, done]
+        development = StepGroup.objects.create(workflow=workflow, name="Development", wip_limit=2)
+        WorkflowStep.objects.filter(pk__in=[doing.pk, review.pk]).update(group=development)
+        for step in (doing, review):
+            step.group = development
+        self.people = [None, owner]
+        for limit in (1, 2):
+            person = UserFactory()
+            MembershipFactory(workspace=workflow.workspace, user=person, role=Role.MEMBER, wip_limit=limit)
+            self.people.append(person)
         self.created = 0
 
     # what to act on (in a fixed order: the seed alone decides)
@@ -366,6 +380,23 @@ class Driver:
             sessions.session_cancel, session=session, actor=self.owner
         )
 
+    def assign(self):
+        task, person = self.pick(self.tasks(archived_at__isnull=True)), self.rng.choice(self.people)
+        if task is None:
+            return "assign: no task"
+        name = person.username if person else "nobody"
+        outcome = self.call(task_update, task=task, actor=self.owner, assignee_id=person.pk if person else None)
+        return f"assign {task.title} to {name}: {outcome}"
+
+    def classify(self):
+        task = self.pick(self.tasks(archived_at__isnull=True))
+        if task is None:
+            return "classify: no task"
+        value = self.rng.choice(["standard", "expedite"])
+        return f"classify {task.title} {value}: " + self.call(
+            task_update, task=task, actor=self.owner, class_of_service=value
+        )
+
     DOORS = {
         "create": 5,
         "move": 5,
@@ -379,6 +410,8 @@ class Driver:
         "change_step": 3,
         "start_session": 1,
         "end_session": 1,
+        "assign": 3,
+        "classify": 2,
     }
 
     def random_change(self) -> str:
