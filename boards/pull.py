@@ -156,12 +156,7 @@ def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) ->
         return 0
     queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id")
     queue = _not_filled_before(change, step, queue.select_for_update(skip_locked=True))
-    if free is None:
-        promoted = _as_changed(change, list(queue))
-        for task in promoted:
-            _recount(change, task, None, step)
-    else:
-        promoted, _ = _take(change, step, None, queue, free)
+    promoted, _ = _take(change, step, None, queue, change.counts(step).queued if free is None else free)
     if not promoted:
         return 0
     counts = change.counts(step)

@@ -4,7 +4,8 @@ Settled: no step with room (in itself and in its group) has a task waiting in it
 overflow queue, and no limited step with room has a pullable task in its feeder. Pullable:
 live (not archived, not ephemeral), admitted, not blocked, no agent session starting or
 running on it, and, when it would start to count in an active step, an assignee below their
-personal limit. A step in a group is limited by the group. Written against the tables, not
+personal limit. A step in a group is limited by the group, except for a pull from a step
+of the same group. Written against the tables, not
 the services, so it judges the services instead of repeating them.
 """
 
@@ -60,9 +61,10 @@ def unsettled(workflow) -> list[str]:
         if waiting and not group_full:
             problems.append(f"{room} has room and {len(waiting)} task(s) in its own queue")
         feeder = steps.get(step.pull_from_step_id)
-        if feeder is None or not (step.wip_limit or group):
-            continue
-        if group_full and feeder.group_id != step.group_id:
+        group_binds = group is not None and feeder is not None and feeder.group_id != step.group_id
+        if feeder is None or not (step.wip_limit or group_binds):
+            continue  # unlimited for this feeder: it does not pull
+        if group_binds and group_full:
             continue
         person_applies = step.kind == StepKind.ACTIVE and feeder.kind != StepKind.ACTIVE
         candidates = [t for t in pullable.filter(step=feeder) if not person_applies or has_room(t)]
