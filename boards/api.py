@@ -15,12 +15,14 @@ from boards.serializers import (
     BulkMoveSerializer,
     RestoreSerializer,
     TaskCreateSerializer,
+    TaskDetailSerializer,
     TaskEventSerializer,
     TaskMoveSerializer,
     TaskSerializer,
     TaskUpdateSerializer,
 )
 from boards.services import task_block, task_unblock, task_update
+from boards.waiting import task_waiting
 from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
 from kandev.validation import validated
 
@@ -56,7 +58,7 @@ class TaskFilter(django_filters.FilterSet):
 
 @extend_schema_view(
     list=extend_schema(responses=TaskSerializer(many=True)),
-    retrieve=extend_schema(responses=TaskSerializer),
+    retrieve=extend_schema(responses=TaskDetailSerializer),
     destroy=extend_schema(responses={204: None, 404: ErrorSerializer}),
 )
 class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
@@ -71,6 +73,11 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
             .select_related("workflow")
             .order_by("workflow_id", "step_id", "position", "priority", "created_at", "id")
         )
+
+    def retrieve(self, request, pk=None):
+        """The task detail: the task, and why it waits (`waiting`, product.md §2b.6)."""
+        task = self.get_object()
+        return Response({**task_data(task), "waiting": task_waiting(task)})
 
     def writable_task(self) -> Task:
         """The task of the URL for a write: 404 unless the user is a member, 403 for a viewer."""

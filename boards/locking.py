@@ -108,6 +108,7 @@ class BoardChange:
     freed: set = field(default_factory=set)  # assignees with less active work: their other boards may fill
     message: dict | None = None
     dirty: bool = False
+    read_only: bool = False  # a view of the board for a read (`board_view`): nothing is locked
     _counts: dict = field(default_factory=dict)
     _groups: dict | None = None
     _expedited: int | None = None
@@ -162,9 +163,9 @@ class BoardChange:
         missing = set(user_ids) - self.persons.keys() - {None}
         if not missing:
             return
+        memberships = Membership.objects if self.read_only else Membership.objects.select_for_update(of=("self",))
         rows = list(
-            Membership.objects.select_for_update(of=("self",))
-            .filter(workspace_id=self.workflow.workspace_id, user_id__in=missing)
+            memberships.filter(workspace_id=self.workflow.workspace_id, user_id__in=missing)
             .order_by("id")
             .values_list("user_id", "user__username", "role", "wip_limit")
         )
@@ -324,6 +325,13 @@ def open_change(workflow_id, *, actor=None) -> BoardChange:
     ((workflow,),) = bumped
     steps = [step for (step,) in sql.fetch(locked["lock_steps"], [sql.uuid_param(workflow.pk)], WorkflowStep)]
     return BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
+
+
+def board_view(workflow: Workflow) -> BoardChange:
+    """The board as a read sees it, without locks: the same counts and limits an admission
+    would judge by, for explaining them (boards/waiting.py)."""
+    steps = WorkflowStep.objects.filter(workflow=workflow)
+    return BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, read_only=True)
 
 
 def close_change(change: BoardChange) -> None:

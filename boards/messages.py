@@ -28,6 +28,8 @@ def task_data(task: Task) -> dict:
         "external_ref": task.external_ref,
         "blocked_reason": task.blocked_reason,
         "blocked_at": iso(task.blocked_at),
+        "assignee_id": task.assignee_id,
+        "class_of_service": task.class_of_service,
         "created_at": iso(task.created_at),
         "updated_at": iso(task.updated_at),
         "entered_step_at": iso(task.entered_step_at),

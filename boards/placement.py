@@ -56,6 +56,12 @@ class Limit:
         return self.limit - self.occupied
 
 
+def limited_for(wip_limit: int, group_id, feeder_group_id) -> bool:
+    """Does a step with these settings pull from a feeder in `feeder_group_id` under a limit?
+    Its own limit, or its group's when the feeder is outside the group; else it does not pull."""
+    return bool(wip_limit) or (group_id is not None and group_id != feeder_group_id)
+
+
 def limits(
     change: BoardChange, step: WorkflowStep, task: Task, *, source: WorkflowStep | None = None, assigning=False
 ) -> list[Limit]:

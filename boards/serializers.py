@@ -32,6 +32,12 @@ class TaskSerializer(serializers.Serializer):
         return task_data(instance)
 
 
+class TaskDetailSerializer(TaskSerializer):
+    """The task detail: also why it waits (product.md §2b.6)."""
+
+    waiting = serializers.JSONField(read_only=True, allow_null=True)
+
+
 class TitleField(serializers.CharField):
     def __init__(self, **kwargs):
         super().__init__(max_length=500, **kwargs)

@@ -7,6 +7,7 @@ from django.db.models.functions import RowNumber
 
 from boards.messages import PRIORITY_NAMES, iso, step_data
 from boards.models import LIVE, Task
+from boards.waiting import board_waiting
 from workflows.models import WorkflowStep
 
 BOARD_TASK_FIELDS = (
@@ -21,6 +22,8 @@ BOARD_TASK_FIELDS = (
     "external_ref",
     "blocked_reason",
     "blocked_at",
+    "assignee_id",
+    "class_of_service",
     "created_at",
     "entered_step_at",
 )
@@ -80,6 +83,8 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
         ref,
         blocked,
         blocked_at,
+        assignee_id,
+        class_of_service,
         created,
         entered,
     ) in rows:
@@ -100,6 +105,8 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
                 "external_ref": ref,
                 "blocked_reason": blocked,
                 "blocked_at": iso(blocked_at),
+                "assignee_id": assignee_id,
+                "class_of_service": class_of_service,
                 "created_at": iso(created),
                 "entered_step_at": iso(entered),
             }
@@ -108,7 +115,7 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
         totals = _column_totals(by_step)
         for step_id, (_total, step_occupied, step_queued) in totals.items():
             occupied[step_id], queued[step_id] = step_occupied, step_queued
-    return {
+    board = {
         "workflow": {
             "id": str(workflow.pk),
             "workspace_id": str(workflow.workspace_id),
@@ -125,6 +132,8 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
             for step in steps
         ],
     }
+    board_waiting(board)
+    return board
 
 
 def _column_totals(by_step: dict) -> dict:

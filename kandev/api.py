@@ -10,7 +10,12 @@ class ErrorSerializer(serializers.Serializer):
 
 
 class WipConflictSerializer(ErrorSerializer):
-    step = serializers.DictField()
+    """A full limit (product.md §2b): `scope` says which, and the body names it."""
+
+    scope = serializers.ChoiceField(choices=["step", "group", "person", "expedite"])
+    step = serializers.DictField(required=False, help_text="scope step or group: {id, name}")
+    group = serializers.DictField(required=False, help_text="scope group: {id, name}")
+    assignee = serializers.DictField(required=False, help_text="scope person: {id, username}")
     limit = serializers.IntegerField()
     occupied = serializers.IntegerField()
 

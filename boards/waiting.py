@@ -1,0 +1,123 @@
+"""Why a task waits (product.md §2b.6): the answer the task detail and the board give.
+
+A queued task waits for room in its step (and group, and its assignee's limit); a feeder
+task waits to be pulled by the first limited step that pulls from its step. `position` is
+1-based in the order in which it would be admitted there; `held_by` lists the limits that
+are full now, named as a refusal names them; `skipped_because` says why a pull would pass
+it over. The limits come from `placement.limits()`, the rule admissions use.
+"""
+
+from agents.models import HOLDING_SLOT
+from boards.locking import BoardChange, board_view
+from boards.models import Task
+from boards.placement import limited_for, limits
+from boards.priorities import Priority
+from workflows.models import WorkflowStep
+
+
+def task_waiting(task: Task) -> dict | None:
+    """The task detail's `waiting`: null, or state, position, step, held_by, skipped_because."""
+    if task.archived_at is not None or task.is_ephemeral:
+        return None
+    view = board_view(task.workflow)
+    step = view.steps[task.step_id]
+    if not task.admitted:
+        queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id")
+        queue = list(queue.values_list("pk", flat=True))
+        full = [limit for limit in limits(view, step, task) if limit.full]
+        person_full = any(limit.scope == "person" for limit in full)
+        return _waiting("queued", queue.index(task.pk) + 1, step, full, "assignee_full" if person_full else None)
+    consumer = _consumer(view, step)
+    if consumer is None:
+        return None
+    candidates = list(Task.objects.occupying().filter(step=step).in_pull_order())
+    running = set(Task.objects.filter(step=step, agent_sessions__status__in=HOLDING_SLOT).values_list("pk", flat=True))
+    view.lock_members({t.assignee_id for t in candidates})
+    ahead = 0
+    for candidate in candidates:
+        skipped = _skipped(view, consumer, step, candidate, running)
+        if candidate.pk == task.pk:
+            full = [limit for limit in limits(view, consumer, task, source=step) if limit.full]
+            return _waiting("waiting_for_pull", ahead + 1, consumer, full, skipped)
+        if skipped is None:
+            ahead += 1
+    return None
+
+
+def _consumer(view: BoardChange, feeder: WorkflowStep) -> WorkflowStep | None:
+    """The first step (in board order) that pulls from `feeder` and is limited for it."""
+    pulling = sorted((s for s in view.steps.values() if s.pull_from_step_id == feeder.pk), key=lambda s: s.position)
+    return next((s for s in pulling if limited_for(s.wip_limit, s.group_id, feeder.group_id)), None)
+
+
+def _skipped(view, consumer, feeder, task, running) -> str | None:
+    if task.blocked_reason:
+        return "blocked"
+    if task.pk in running:
+        return "agent_running"
+    if any(limit.scope == "person" and limit.full for limit in limits(view, consumer, task, source=feeder)):
+        return "assignee_full"
+    return None
+
+
+def _waiting(state, position, step, full, skipped) -> dict:
+    return {
+        "state": state,
+        "position": position,
+        "step": {"id": str(step.pk), "name": step.name},
+        "held_by": [
+            {
+                "scope": limit.scope,
+                "id": str(limit.id),
+                "name": limit.name,
+                "limit": limit.limit,
+                "occupied": limit.occupied,
+            }
+            for limit in full
+        ],
+        "skipped_because": skipped,
+    }
+
+
+def board_waiting(board: dict) -> None:
+    """Set each task's `waiting` (`null` or `{"state", "position"}`) in a board snapshot, from
+    the snapshot alone: the queue's order, and each limited consumer's pull order over its
+    feeder's tasks that are not blocked and have no agent at work (a person's limit spans
+    boards, so the board leaves it to the task detail)."""
+    for step in board["steps"]:
+        for task in step["tasks"]:
+            task["waiting"] = None
+        queue = sorted(
+            (t for t in step["tasks"] if not t["admitted"]), key=lambda t: (t["queued_at"], t["position"], t["id"])
+        )
+        for position, task in enumerate(queue, 1):
+            task["waiting"] = {"state": "queued", "position": position}
+    for feeder in board["steps"]:
+        consumer = next(
+            (
+                s
+                for s in board["steps"]
+                if s["pull_from_step_id"] == feeder["id"]
+                and limited_for(s["wip_limit"], s.get("group_id"), feeder.get("group_id"))
+            ),
+            None,
+        )
+        if consumer is None:
+            continue
+        candidates = sorted(
+            (t for t in feeder["tasks"] if t["admitted"] and not t["is_ephemeral"] and _pullable(t)),
+            key=lambda t: (
+                t.get("class_of_service", "standard"),  # "expedite" sorts first, as in the pull
+                t["position"],
+                Priority.from_name(t["priority"]),
+                t["created_at"],
+                t["id"],
+            ),
+        )
+        for position, task in enumerate(candidates, 1):
+            task["waiting"] = {"state": "waiting_for_pull", "position": position}
+
+
+def _pullable(task: dict) -> bool:
+    session = task.get("session")
+    return not task["blocked_reason"] and not (session and session["status"] in HOLDING_SLOT)
