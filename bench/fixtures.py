@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from accounts.models import ApiToken
 from boards.models import Priority, Task
+from boards.placement import GAP
 from workflows.models import Membership, Role, Workflow, WorkflowStep, Workspace
 
 _names = itertools.count()
@@ -73,7 +74,7 @@ def bulk_tasks(step: WorkflowStep, count: int, *, label: str = "Task") -> None:
                 step=step,
                 title=f"{label} {i}: a realistic card title of some length",
                 priority=priorities[i % len(priorities)],
-                position=i,
+                position=(i + 1) * GAP,  # the keys task_create gives
                 entered_step_at=now - timedelta(seconds=count - i),
             )
             for i in range(count)

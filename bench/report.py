@@ -54,6 +54,7 @@ def render(r: dict) -> str:
     out += _fanout(r.get("fanout"))
     out += _cascade(r.get("cascade"))
     out += _mixed(r.get("mixed"))
+    out += _reorder(r.get("reorder"))
     out += [END]
     return "\n".join(out) + "\n"
 
@@ -190,6 +191,34 @@ def _mixed(x):
             f"| {kind} | {sum(o['ops'] for o in ops):,} | {_n(ops[len(ops) // 2]['p50_ms'])} | {_n(ops[len(ops) // 2]['p99_ms'])} |"
         )
     out += ["", "Outcomes: " + ", ".join(f"{k} {v:,}" for k, v in sorted(outcomes.items())) + "."]
+    return out + [""]
+
+
+REORDER_KINDS = {
+    "reorder": "reorder inside the column, to a random index",
+    "across_at_index": "from the other column, to a random index",
+    "across_to_end": "from the other column, without a position (to the end)",
+}
+
+
+def _reorder(x):
+    out = ["### 6. Reorder in a large column", ""]
+    if why := _skipped(x):
+        return out + [why, ""]
+    out += [
+        f"Two columns of {x['column']:,} tasks; one client over HTTP, moves one after another. CPU per move "
+        f"from /proc; queries and task rows written (step or position changed) in-process over "
+        f"{x['counted_moves']} more moves of each kind.",
+        "",
+        "| move | moves | server CPU ms | PostgreSQL CPU ms | p50 ms | p99 ms | queries | task rows written |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kind, label in REORDER_KINDS.items():
+        k = x["kinds"][kind]
+        out.append(
+            f"| {label} | {k['moves']} | {_n(k['server_cpu_ms'])} | {_n(k['postgres_cpu_ms'])} | {_n(k['p50_ms'])} "
+            f"| {_n(k['p99_ms'])} | {_s(k['queries'], 0)} | {_s(k['rows_written'], 0)} |"
+        )
     return out + [""]
 
 

@@ -2,7 +2,7 @@
 
 Creates a fresh PostgreSQL database beside DATABASE_URL's (suffix `_suite`), migrates it,
 serves it with `uvicorn kandev.asgi:application --workers 2` on a free loopback port (Redis
-channel layer from REDIS_URL), runs the five benchmarks, and writes
+channel layer from REDIS_URL), runs the six benchmarks, and writes
 bench/results/<timestamp>.json and the generated part of docs/benchmarks.md.
 """
 
@@ -36,6 +36,9 @@ FULL = {
     "viewers": 200,
     "fanout_moves": 60,
     "fanout_gap_s": 0.05,
+    "reorder_column": 1000,
+    "reorder_moves": 200,
+    "reorder_counted": 10,
 }
 QUICK = FULL | {
     "admission_s": 2.0,
@@ -45,8 +48,9 @@ QUICK = FULL | {
     "mixed_s": 15.0,
     "mixed_reps": 1,
     "fanout_moves": 20,
+    "reorder_moves": 60,
 }
-SECTIONS = ("admission", "board", "fanout", "cascade", "mixed")
+SECTIONS = ("admission", "board", "fanout", "cascade", "mixed", "reorder")
 
 
 def fresh_database(base_dsn: str) -> str:
@@ -142,7 +146,7 @@ def main(argv=None) -> int:
 
     from django.core.management import call_command
 
-    from bench import admission_floor, board_read, fanout, mixed_load, pull_cascade, report
+    from bench import admission_floor, board_read, fanout, mixed_load, pull_cascade, reorder, report
     from bench.fixtures import kanban, owner_with_token
     from tests.servers import Server
 
@@ -208,6 +212,15 @@ def main(argv=None) -> int:
                         clients=params["threads"],
                         duration=params["mixed_s"],
                         reps=params["mixed_reps"],
+                    )
+                elif section == "reorder":
+                    results[section] = reorder.run(
+                        workspace=workspace,
+                        key=key,
+                        server=server,
+                        column=params["reorder_column"],
+                        moves=params["reorder_moves"],
+                        counted=params["reorder_counted"],
                     )
             except Exception as exc:  # a broken benchmark is reported, never replaced by a figure
                 traceback.print_exc()

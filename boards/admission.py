@@ -21,8 +21,9 @@ from boards.placement import (
     enter,
     event_kind,
     expedite_refusal,
+    key_at,
     leave,
-    renumber,
+    reorder,
     save_entered,
     step_refusal,
 )
@@ -120,18 +121,14 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
     if target.pk == source.pk:
         # Reordering inside a step is always allowed, even over the limit.
         outcome = Outcome.QUEUED if not task.admitted else Outcome.ADMITTED
-        if position is None:
-            position = change.last_position(source) + 1
-        renumber(change, source, task, position)
+        reorder(change, task, position)
         task.save(update_fields=["position", "updated_at"])
         change.record(task, EventKind.MOVED, from_step=source, to_step=target, action="reorder")
         change.announce("task.moved", task=task)
         return Admission(task, outcome)
     outcome = decide(change, target, task, source=source, force=force)
     leave(change, task)
-    enter(change, task, target, outcome)
-    if position is not None:
-        renumber(change, target, task, position)
+    enter(change, task, target, outcome, None if position is None else key_at(change, target, task, position))
     task.save(update_fields=MOVED_FIELDS)
     kind = event_kind(outcome, EventKind.MOVED)
     change.record(task, kind, from_step=source, to_step=target, reason=reason, action="move")

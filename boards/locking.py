@@ -74,7 +74,7 @@ def board_transaction(fn):
 class StepCounts:
     occupied: int
     queued: int
-    last_position: int | None  # -1: no live task; None: a task at the end left, re-read
+    last_position: int | None  # the last live key, or above it; -1: no live task; None: re-read
 
 
 @dataclass
@@ -101,7 +101,7 @@ class BoardChange:
     changed_tasks: dict = field(default_factory=dict)
     events: list = field(default_factory=list)
     deleted: set = field(default_factory=set)
-    orders: dict = field(default_factory=dict)  # step id -> task ids, when renumbered
+    orders: dict = field(default_factory=dict)  # step id -> [{"id", "position"}] in board order, when rebalanced
     unsettled: set = field(default_factory=set)  # step ids that may now admit something
     filled: set = field(default_factory=set)  # (step id, task id) admitted by a fill
     persons: dict = field(default_factory=dict)  # user id -> Person, after lock_members()

@@ -55,7 +55,7 @@ def change_message(change) -> dict:
         steps=[step_data(change.steps[pk], *counts[pk]) for pk in change.touched if pk in change.steps],
     )
     if change.orders:
-        message["orders"] = {str(pk): ids for pk, ids in change.orders.items()}
+        message["orders"] = {str(pk): keys for pk, keys in change.orders.items()}
     return message
 
 

@@ -49,7 +49,8 @@ class Task(models.Model):
     title = models.CharField(max_length=500)
     description = models.TextField(blank=True)
     priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.MEDIUM)
-    position = models.PositiveIntegerField(default=0)
+    # A sort key, not an index: spaced out (boards/placement.py), ties ordered by priority rank, created, id.
+    position = models.PositiveBigIntegerField(default=0)
     archived_at = models.DateTimeField(null=True, blank=True)
     is_ephemeral = models.BooleanField(default=False)
     # False while waiting in a queue-mode step's overflow queue.
@@ -80,11 +81,12 @@ class Task(models.Model):
             ),
         ]
         indexes = [
-            # Occupancy count and pull candidates: live tasks of one step, in pull order.
+            # A step's tasks in board order: a move's neighbours (ephemeral tasks are on the
+            # board too), the occupancy count and the pull candidates.
             models.Index(
                 fields=["step", "position", "priority", "created_at", "id"],
-                condition=Q(archived_at__isnull=True, is_ephemeral=False),
-                name="task_live_by_step",
+                condition=Q(archived_at__isnull=True),
+                name="task_in_board_order",
             ),
             # Pull candidates: expedite first, then board order.
             models.Index(

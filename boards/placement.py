@@ -4,6 +4,12 @@
 as a task goes, and mark the steps that may fill because of it (room left behind, a
 pullable task arrived in a feeder); `save_entered()` writes many entered tasks in one statement;
 `after_admission()` tells the step-event engine a task arrived.
+
+A task's `position` is a sort key, not an index (api.md): keys are spaced `GAP` apart, a
+task entering last takes `key_after()` the step's last key, and a move to index k takes a
+key strictly between its two neighbours' (`key_at()`), so it writes one task row whatever
+the size of the column. Only when the neighbours leave no room between them is the step
+rebalanced: every key rewritten `GAP` apart, and the new order announced.
 """
 
 import enum
@@ -18,6 +24,9 @@ from kandev.errors import WipLimitReached
 from workflows.models import OnFull, WorkflowStep
 
 MOVED_FIELDS = ["step", "position", "admitted", "queued_at", "entered_step_at", "updated_at"]
+# Room between neighbours' keys: 16 moves to one spot before the step is rebalanced. Keys
+# stay far below 2**53, so browsers compare them exactly.
+GAP = 2**16
 
 
 class Outcome(enum.StrEnum):
@@ -226,7 +235,7 @@ def enter(change: BoardChange, task: Task, step: WorkflowStep, outcome: Outcome,
             change.count_in(task, step, +1)
             change.arrived(step)
     if position is None:
-        position = change.last_position(step) + 1
+        position = key_after(change.last_position(step))
     task.position = position
     if step_counts.last_position is not None:
         step_counts.last_position = max(step_counts.last_position, position)
@@ -259,21 +268,55 @@ def after_admission(change: BoardChange, task: Task, outcome: Outcome) -> None:
         task_admitted.send(sender=Task, change=change, task=task, step=change.steps[task.step_id])
 
 
-def renumber(change: BoardChange, step: WorkflowStep, task: Task, index: int) -> None:
-    """Put `task` at `index` of the step's order and number the step 0..n-1."""
-    others = list(
-        Task.objects.filter(step=step, archived_at__isnull=True)
-        .exclude(pk=task.pk)
-        .in_board_order()
-        .only("id", "position")
-    )
-    index = max(0, min(index, len(others)))
+def key_after(last: int) -> int:
+    """The key of a task entering after `last` (-1: an empty step): the next multiple of GAP."""
+    return (max(last, 0) // GAP + 1) * GAP
+
+
+def key_at(change: BoardChange, step: WorkflowStep, task: Task, index: int | None) -> int:
+    """The key that puts `task` at `index` of `step`'s order (None: at its end) while the
+    others keep theirs. It reads only the neighbours (one or two rows of the board-order
+    index); when they leave no key between them, the step is rebalanced."""
+    others = _others_in_order(step, task).values_list("position", flat=True)
+    if index == 0:
+        below, above = -1, next(iter(others[:1]), None)
+    elif index is not None and (neighbours := list(others[index - 1 : index + 1])):
+        below, above = neighbours[0], next(iter(neighbours[1:]), None)
+    else:  # at or past the end
+        below, above = next(iter(others.reverse()[:1]), -1), None
+    if above is None:
+        return key_after(below)
+    if above - below > 1:
+        return below + (above - below) // 2
+    return _rebalance(change, step, task, index)
+
+
+def _others_in_order(step: WorkflowStep, task: Task):
+    """The tasks the board shows in `step` (ephemeral ones too) but `task`, in board order."""
+    return Task.objects.filter(step=step, archived_at__isnull=True).exclude(pk=task.pk).in_board_order()
+
+
+def _rebalance(change: BoardChange, step: WorkflowStep, task: Task, index: int) -> int:
+    """Key the step GAP apart with `task` at `index`, write the keys that change and put the
+    step's new keys in the live message. Rare: a spot moved to 16 times over, or keys that
+    were given tied or adjacent (or written before keys were spaced)."""
+    others = list(_others_in_order(step, task).only("id", "position"))
     order = others[:index] + [task] + others[index:]
-    moved = []
-    for position, item in enumerate(order):
-        if item.position != position or item is task:
-            item.position = position
-            moved.append(item)
-    Task.objects.bulk_update([t for t in moved if t is not task], ["position"])
-    change.counts(step).last_position = len(order) - 1
-    change.orders[step.pk] = [str(t.pk) for t in order]
+    rewritten = []
+    for rank, item in enumerate(order, start=1):
+        if item is not task and item.position != rank * GAP:
+            rewritten.append(item)
+        item.position = rank * GAP
+    Task.objects.bulk_update(rewritten, ["position"])
+    change.counts(step).last_position = len(order) * GAP  # the end, or above it: safe to enter after
+    change.orders[step.pk] = [{"id": str(t.pk), "position": t.position} for t in order]
+    return task.position
+
+
+def reorder(change: BoardChange, task: Task, index: int | None) -> None:
+    """Move `task` to `index` of its own step's order (None: its end), in memory (the caller saves)."""
+    step = change.steps[task.step_id]
+    task.position = key_at(change, step, task, index)
+    counts = change.counts(step)
+    if counts.last_position is not None:
+        counts.last_position = max(counts.last_position, task.position)

@@ -17,7 +17,7 @@ from django.db.models import Subquery
 from agents.models import HOLDING_SLOT
 from boards.locking import BoardChange
 from boards.models import LIVE, EventKind, Task
-from boards.placement import Outcome, after_admission, limits, save_entered
+from boards.placement import Outcome, after_admission, key_after, limits, save_entered
 from kandev import metrics
 from workflows.models import WorkflowStep
 
@@ -116,7 +116,7 @@ def fill(change: BoardChange, step: WorkflowStep) -> None:
         feeder_counts.last_position = None
     last = change.last_position(step)
     for task in pulled:
-        last += 1
+        last = key_after(last)
         task.step, task.position = step, last
         task.entered_step_at = task.updated_at = change.now
     counts.last_position = last

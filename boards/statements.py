@@ -35,7 +35,7 @@ def locked_section(vendor: str) -> dict:
             f"SELECT {sql.columns(Task)} FROM {sql.table(Task)}"
             f" WHERE {sql.column(Task, 'id')} = %s AND {sql.column(Task, 'workflow')} = %s{for_update}"
         ),
-        # Occupancy after the locks (the partial index task_live_by_step keeps it cheap).
+        # Occupancy after the locks (the partial index task_in_board_order keeps it cheap).
         "count_step": (
             f"SELECT COUNT(*) FILTER (WHERE {admitted}), COUNT(*) FILTER (WHERE NOT {admitted}),"
             f" MAX({sql.column(Task, 'position')}) FROM {sql.table(Task)}"

@@ -183,7 +183,8 @@ def build_server(*, user_id=None) -> MCPServer:
     @server.tool()
     @board_tool
     def move_task(ctx: Context, task_id: str, step_id: str, position: int | None = None) -> dict[str, Any]:
-        """Move a task to a step (or reorder it inside its step with `position`)."""
+        """Move a task to a step, at index `position` of its order (0 = first; omitted: the
+        end); moving it to its own step reorders it."""
         user = acting_user(ctx)
         data = validated(TaskMoveSerializer, given(step_id=step_id, position=position))
         task = access.writable(Task, user, parse_uuid(task_id, "task_id"))

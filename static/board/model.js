@@ -53,11 +53,11 @@ export class BoardModel {
       this.tasks.delete(id);
       this.pending.delete(id);
     }
-    for (const [stepId, order] of Object.entries(message.orders ?? {})) {
-      order.forEach((id, position) => {
+    for (const [stepId, order] of Object.entries(message.orders ?? {})) { // a rebalanced step's new keys
+      for (const { id, position } of order) {
         const task = this.tasks.get(id);
         if (task?.step_id === stepId) task.position = position;
-      });
+      }
       touched.add(stepId);
     }
     for (const { id, wip_limit } of message.steps ?? []) {
@@ -103,15 +103,25 @@ export class BoardModel {
   }
 
   /** The server's move with a position, done here first: the task goes to `index` of the
-      target step's order and that step is numbered 0..n-1. */
+      target step's order with a key between its neighbours' (any number will do: the
+      server's answer brings its key). Neighbours with one key leave no room between them:
+      the server then rebalances the step and its message brings every key, so here the
+      step is numbered 0..n-1 meanwhile. */
   place(taskId, stepId, index) {
     const task = this.tasks.get(taskId);
     if (!task) return;
     const order = this.tasksOf(stepId).filter((t) => t.id !== taskId);
-    order.splice(Math.max(0, Math.min(index, order.length)), 0, task);
+    const at = Math.max(0, Math.min(index, order.length));
+    const [below, above] = [order[at - 1], order[at]];
     if (task.step_id !== stepId) {
       Object.assign(task, { step_id: stepId, admitted: true, queued_at: null, entered_step_at: new Date().toISOString() });
     }
-    order.forEach((t, position) => { t.position = position; });
+    if (!above) task.position = (below?.position ?? 0) + 1;
+    else if (!below) task.position = above.position - 1;
+    else if (below.position < above.position) task.position = (below.position + above.position) / 2;
+    else {
+      order.splice(at, 0, task);
+      order.forEach((t, position) => { t.position = position; });
+    }
   }
 }

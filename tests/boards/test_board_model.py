@@ -10,6 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from boards import admission
 from boards.models import ClassOfService, Task
+from boards.placement import key_after
 from boards.services import task_block, task_unblock, task_update
 from kandev.errors import Conflict, WipLimitReached
 from tests.boards.settling import unsettled
@@ -80,9 +81,12 @@ class BoardMachine(RuleBasedStateMachine):
     def live(self, step):
         return [(pk, t) for pk, t in self.tasks.items() if t.step == step and not t.archived]
 
+    def board_order(self, step, admitted_only=False):
+        tasks = [kv for kv in self.live(step) if kv[1].queued is None or not admitted_only]
+        return [pk for pk, t in sorted(tasks, key=lambda kv: (kv[1].position, kv[1].priority, kv[1].seq))]
+
     def order(self, step):
-        admitted = [kv for kv in self.live(step) if kv[1].queued is None]
-        return [pk for pk, t in sorted(admitted, key=lambda kv: (kv[1].position, kv[1].priority, kv[1].seq))]
+        return self.board_order(step, admitted_only=True)
 
     def queue(self, step):
         waiting = [kv for kv in self.live(step) if kv[1].queued is not None]
@@ -126,7 +130,7 @@ class BoardMachine(RuleBasedStateMachine):
     def place(self, step, outcome, position=None):
         """(position, queued) of a task entering `step`."""
         queued = self.next_seq() if outcome == "queued" else None
-        return (self.last(step) + 1 if position is None else position), queued
+        return (key_after(self.last(step)) if position is None else position), queued
 
     def room(self, step, source=None):
         rooms = [self.limits[step] - len(self.order(step))] if self.limits[step] else []
@@ -148,7 +152,7 @@ class BoardMachine(RuleBasedStateMachine):
             if source is None:
                 task.queued = None
             else:
-                task.step, task.position = step, self.last(step) + 1
+                task.step, task.position = step, key_after(self.last(step))
         return taken
 
     def fill(self, step) -> bool:
@@ -216,7 +220,7 @@ class BoardMachine(RuleBasedStateMachine):
                 admission.task_move(task=task, to_step=self.steps[to], actor=self.user)
             return
         if model.step == to:
-            return  # reordering is covered by the example-based tests
+            return  # the reorder rule's
         outcome = self.decide(to, model, source=model.step)
         if outcome == "refused":
             with pytest.raises(WipLimitReached):
@@ -224,6 +228,21 @@ class BoardMachine(RuleBasedStateMachine):
             return
         admission.task_move(task=task, to_step=self.steps[to], actor=self.user)
         model.step, (model.position, model.queued) = to, self.place(to, outcome)
+        self.settle()
+
+    @precondition(lambda self: any(not t.archived for t in self.tasks.values()))
+    @rule(data=st.data(), index=st.none() | st.integers(0, 5))
+    def reorder(self, data, index):
+        """To an index of its step's order (queued tasks included): the others keep theirs.
+        The keys are the server's to choose, so the model takes them from the board."""
+        pk = data.draw(st.sampled_from([pk for pk, t in self.tasks.items() if not t.archived]))
+        step = self.tasks[pk].step
+        expected = [other for other in self.board_order(step) if other != pk]
+        expected.insert(len(expected) if index is None else index, pk)
+        admission.task_move(task=Task.objects.get(pk=pk), to_step=self.steps[step], actor=self.user, position=index)
+        for other, key in Task.objects.filter(step=self.steps[step]).values_list("id", "position"):
+            self.tasks[other].position = key
+        assert self.board_order(step) == expected
         self.settle()
 
     @precondition(lambda self: self.tasks)

@@ -268,6 +268,31 @@ def test_keyboard_move_between_and_within_columns(open_board, owner, workflow, b
     assert list(Task.objects.filter(step=backlog).values_list("title", flat=True)) == ["Second"]
 
 
+def test_reorders_show_the_mover_and_a_viewer_the_servers_order_through_a_rebalance(
+    open_board, owner, workflow, board, make_task
+):
+    # Tied keys leave no room between the cards: the first reorder rebalances the column
+    # (its message brings every new key); the next takes a key between two rebalanced ones.
+    _, _, done = board
+    a, _, c, d = (make_task(done, title, position=0) for title in "ABCD")
+    mover, watcher = open_board(owner, workflow), open_board(owner, workflow)
+
+    def shown(*expected, at):
+        for page in (mover, watcher):
+            expect(titles(page, done)).to_have_text(list(expected))
+            expect(version(page)).to_have_attribute("data-version", str(at))
+        assert list(Task.objects.filter(step=done).in_board_order().values_list("title", flat=True)) == list(expected)
+
+    card(mover, d).focus()
+    mover.keyboard.press("Shift+ArrowUp")  # between B and C, whose keys are tied
+    shown("A", "B", "D", "C", at=5)
+    card(mover, c).focus()
+    mover.keyboard.press("Shift+ArrowUp")  # between B and D, GAP apart now
+    shown("A", "B", "C", "D", at=6)
+    drag(mover, a, done)  # to the end of its own column
+    shown("B", "C", "D", "A", at=7)
+
+
 def test_creating_into_a_full_step_shows_the_conflict_and_creates_nothing(
     open_board, owner, workflow, board, make_task
 ):
