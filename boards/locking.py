@@ -89,6 +89,9 @@ class BoardChange:
     orders: dict = field(default_factory=dict)  # step id -> task ids, when renumbered
     unsettled: set = field(default_factory=set)  # step ids that may now admit something
     filled: set = field(default_factory=set)  # (step id, task id) admitted by a fill
+    created: set = field(default_factory=set)  # task ids created in this change
+    session_tasks: set = field(default_factory=set)  # task ids whose agent session changed
+    agents: bool = False  # the message carries the board's agent figures
     message: dict | None = None
     dirty: bool = False
     _counts: dict = field(default_factory=dict)
@@ -176,6 +179,17 @@ class BoardChange:
     def arrived(self, step: WorkflowStep) -> None:
         """A pullable task arrived in `step`: the limited steps it feeds may pull it."""
         self.unsettled.update(pk for pk, s in self.steps.items() if s.pull_from_step_id == step.pk and s.is_limited)
+
+    def session_changed(self, task_id) -> None:
+        """The agent session of a task of this board changed: the message carries the task."""
+        self.dirty = True
+        self.session_tasks.add(task_id)
+
+    def agents_changed(self) -> None:
+        """The board's agent figures (sessions holding or waiting for a slot, or their limits)
+        may have changed: the message carries them."""
+        self.dirty = True
+        self.agents = True
 
     def touch(self, *steps) -> None:
         self.dirty = True
