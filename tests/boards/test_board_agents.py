@@ -2,13 +2,17 @@
 board's `agents` figures, in the board read and kept live by the messages of every session
 change, on this board and on the other boards of the workspace."""
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from agents import services
 from agents.models import AgentSession, SessionStatus
 from boards import admission
+from boards.templatetags.board import ordinal
 from tests.agents.conftest import AUTO_START
 from tests.conftest import member_client
 from tests.factories import StepFactory, WorkflowFactory
@@ -126,6 +130,10 @@ def test_every_session_change_s_message_brings_a_viewer_to_the_board_as_read(
     def event(title, type_):
         services.session_event(session=session_of(tasks[title]), type=type_)
 
+    def expire(session):
+        AgentSession.objects.filter(pk=session.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+        assert services.expire_board_leases(workflow_id=workflow.pk) == 1
+
     operations = [
         ("task.created", lambda: create("a")),  # starting
         ("task.created", lambda: create("b")),  # starting
@@ -138,6 +146,8 @@ def test_every_session_change_s_message_brings_a_viewer_to_the_board_as_read(
         ("session.updated", lambda: services.session_start(task=tasks["b"], actor=owner)),  # queued
         ("session.updated", lambda: services.session_cancel(session=session_of(tasks["c"]), actor=owner)),
         ("task.archived", lambda: admission.task_archive(task=tasks["d"], actor=owner)),
+        ("session.updated", lambda: event("b", "boot_ready")),
+        ("session.updated", lambda: expire(session_of(tasks["b"]))),  # its runner went silent
     ]
     for kind, operation in operations:
         (message,) = broadcasts(workflow, operation)
@@ -152,8 +162,8 @@ def test_every_session_change_s_message_brings_a_viewer_to_the_board_as_read(
         figures = message.get("agents", figures)
         board = board_of(api, workflow)
         assert (seen, figures) == (sessions_on(board), board["agents"]), kind
-    assert shown(board) == {"b": ("starting", None)}
-    assert figures["running"] == 1 and figures["queued"] == 0
+    assert shown(board) == {"b": ("failed", None)}
+    assert figures["running"] == figures["queued"] == 0
 
 
 def test_a_session_change_shows_on_the_other_boards_of_the_workspace(api, workflow, agents, make_task, broadcasts):
@@ -229,3 +239,23 @@ def test_raising_the_board_limit_starts_its_queued_session_and_shows_the_new_lim
     assert promoted["type"] == "session.updated"
     assert [t["session"]["status"] for t in promoted["tasks"]] == ["starting"]
     assert promoted["version"] == Workflow.objects.get(pk=workflow.pk).version
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [
+        (1, "1st"),
+        (2, "2nd"),
+        (3, "3rd"),
+        (4, "4th"),
+        (11, "11th"),
+        (12, "12th"),
+        (13, "13th"),
+        (21, "21st"),
+        (22, "22nd"),
+        (111, "111th"),
+        (None, ""),
+    ],
+)
+def test_a_queued_agent_s_place_reads_as_an_ordinal(n, text):
+    assert ordinal(n) == text
