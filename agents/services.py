@@ -15,7 +15,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Min, Q
+from django.db.models import F, Min, OuterRef, Subquery
 from django.utils import timezone
 from rest_framework import status as http
 
@@ -290,11 +290,11 @@ def refresh_workspace(*, workspace_id, exclude=None) -> int:
     """A workspace's sessions or its limit changed: each of its boards (but `exclude`), in its
     own transaction, promotes what now fits and shows the workspace's new agent figures; the
     boards with the oldest queued session first. Returns the sessions promoted."""
-    waiting = Q(agent_sessions__status=SessionStatus.QUEUED)
+    queue = AgentSession.objects.filter(workflow=OuterRef("pk"), status=SessionStatus.QUEUED)
     workflow_ids = (
         Workflow.objects.filter(workspace_id=workspace_id)
         .exclude(pk=exclude)
-        .annotate(oldest=Min("agent_sessions__queued_at", filter=waiting))
+        .annotate(oldest=Subquery(queue.order_by("queued_at").values("queued_at")[:1]))
         .order_by(F("oldest").asc(nulls_last=True), "created_at", "id")
         .values_list("id", flat=True)
     )
