@@ -15,7 +15,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Min
+from django.db.models import F, Min, OuterRef, Subquery
 from django.utils import timezone
 from rest_framework import status as http
 
@@ -98,12 +98,6 @@ class Block:
     holding: int
 
 
-def workspace_limit(workspace: Workspace) -> int:
-    if workspace.max_concurrent_sessions is None:
-        return settings.KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE
-    return workspace.max_concurrent_sessions
-
-
 def _guard(workspace_id) -> Workspace:
     """The workspace's session guard: always the last lock a transaction takes."""
     return Workspace.objects.select_for_update(no_key=True).get(pk=workspace_id)
@@ -116,7 +110,7 @@ def _holding(**scope) -> int:
 def _blocks(workspace: Workspace, workflow: Workflow) -> list[Block]:
     """Limits that are full, workspace first. Read under the guard."""
     blocks = []
-    limit = workspace_limit(workspace)
+    limit = workspace.session_limit
     if limit:
         holding = _holding(workflow__workspace_id=workspace.pk)
         if holding >= limit:
@@ -131,7 +125,7 @@ def _blocks(workspace: Workspace, workflow: Workflow) -> list[Block]:
 def _free_slots(workspace: Workspace, workflow: Workflow) -> int | None:
     """How many more sessions of `workflow` may hold a slot; None when unlimited."""
     free = []
-    limit = workspace_limit(workspace)
+    limit = workspace.session_limit
     if limit:
         free.append(limit - _holding(workflow__workspace_id=workspace.pk))
     if workflow.max_parallel_sessions:
@@ -193,6 +187,8 @@ def admit_session(
         )
         return None
     session.save(force_insert=True)
+    change.announce("session.updated", task=task)
+    _slots_changed(change, task.pk)
     if force:
         change.record(
             task,
@@ -226,6 +222,9 @@ def promote(change: BoardChange) -> list[AgentSession]:
         waited = (change.now - session.queued_at).total_seconds()
         transaction.on_commit(partial(metrics.SESSION_QUEUE_WAIT.labels(workflow=str(workflow.pk)).observe, waited))
     AgentSession.objects.bulk_update(promoted, ["status", "started_at"])
+    if promoted:
+        change.announce("session.updated")
+        _slots_changed(change, *(session.task_id for session in promoted))
     return promoted
 
 
@@ -241,10 +240,13 @@ def _drop_stale(change: BoardChange, queue) -> None:
             detail="Cancelled: the task left the step before a slot opened.",
         )
     AgentSession.objects.bulk_update(stale, ["status", "finished_at", "lease_expires_at", "detail"])
+    if stale:
+        change.announce("session.updated")
+        _slots_changed(change, *(session.task_id for session in stale))
 
 
 def _limit_of(workspace_id) -> int:
-    return workspace_limit(Workspace.objects.only("max_concurrent_sessions").get(pk=workspace_id))
+    return Workspace.objects.only("max_concurrent_sessions").get(pk=workspace_id).session_limit
 
 
 def _agent_stopped(change: BoardChange, task: Task | None) -> None:
@@ -254,36 +256,58 @@ def _agent_stopped(change: BoardChange, task: Task | None) -> None:
 
 
 def _slot_freed(change: BoardChange) -> None:
-    """A session of this board left starting/running: promote here now, elsewhere after commit.
+    """A session of this board left starting/running: promote here now, elsewhere after commit
+    (`_slots_changed`).
 
     The guard is taken even when nothing here was queued: an admission elsewhere in the
     workspace that counted this session as holding then commits its queued session before
     this ending commits, so the after-commit promotion sees it and no slot is stranded.
     """
     promote(change)
-    if workspace_limit(_guard(change.workflow.workspace_id)):
-        transaction.on_commit(
-            partial(
-                promote_workspace,
-                workspace_id=change.workflow.workspace_id,
-                exclude=change.workflow.pk,
-            ),
-            robust=True,
-        )
+    _guard(change.workflow.workspace_id)
 
 
-def promote_workspace(*, workspace_id, exclude=None) -> int:
-    """Promote queued sessions of a workspace's boards, the board with the oldest first,
-    each board in its own transaction."""
+def _slots_changed(change: BoardChange, *task_ids) -> None:
+    """Sessions holding or waiting for a slot changed (those of `task_ids`): this board's
+    message carries the tasks and the agent figures; after commit, once per change, the
+    workspace's other boards promote what now fits and show its new figures."""
+    for task_id in task_ids:
+        if task_id is not None:  # a deleted task's session
+            change.session_changed(task_id)
+    if change.agents:
+        return
+    change.agents_changed()
+    workspace_id, workflow_id = change.workflow.workspace_id, change.workflow.pk
+
+    # Named, not a partial: a robust on_commit logs a failure by the callback's __qualname__.
+    def refresh_other_boards():
+        refresh_workspace(workspace_id=workspace_id, exclude=workflow_id)
+
+    transaction.on_commit(refresh_other_boards, robust=True)
+
+
+def refresh_workspace(*, workspace_id, exclude=None) -> int:
+    """A workspace's sessions or its limit changed: each of its boards (but `exclude`), in its
+    own transaction, promotes what now fits and shows the workspace's new agent figures; the
+    boards with the oldest queued session first. Returns the sessions promoted."""
+    queue = AgentSession.objects.filter(workflow=OuterRef("pk"), status=SessionStatus.QUEUED)
     workflow_ids = (
-        AgentSession.objects.filter(workflow__workspace_id=workspace_id, status=SessionStatus.QUEUED)
-        .exclude(workflow_id=exclude)
-        .values("workflow_id")
-        .annotate(oldest=Min("queued_at"))
-        .order_by("oldest")
-        .values_list("workflow_id", flat=True)
+        Workflow.objects.filter(workspace_id=workspace_id)
+        .exclude(pk=exclude)
+        .annotate(oldest=Subquery(queue.order_by("queued_at").values("queued_at")[:1]))
+        .order_by(F("oldest").asc(nulls_last=True), "created_at", "id")
+        .values_list("id", flat=True)
     )
-    return sum(promote_board(workflow_id=workflow_id) for workflow_id in list(workflow_ids))
+    return _each_board(refresh_board, workflow_ids)
+
+
+@board_transaction
+def refresh_board(*, workflow_id) -> int:
+    with board_change(workflow_id) as change:
+        promoted = promote(change)  # first: a promotion here tells the other boards in turn
+        change.announce("session.updated")
+        change.agents_changed()
+        return len(promoted)
 
 
 @board_transaction
@@ -333,9 +357,13 @@ def session_event(*, session: AgentSession, type: str, detail: str = "", actor=N
             return session
         _set_status(session, to, now=change.now, detail=detail if type != "boot_ready" else None)
         session.save()
+        change.announce("session.updated", **({"task": task} if task is not None else {}))
         if to in TERMINAL:  # from starting or running: the session held a slot
+            _slots_changed(change, session.task_id)
             _slot_freed(change)
             _agent_stopped(change, task)
+        else:  # still holding its slot: only the card changes
+            change.session_changed(session.task_id)
         # boot_ready never advances the workflow; a completed turn runs the step's actions
         # only while the task is still in the step the session was for.
         if to == SessionStatus.COMPLETED and task is not None and task.archived_at is None:
@@ -353,6 +381,8 @@ def session_cancel(*, session: AgentSession, actor, reason: str = "") -> AgentSe
         held = session.status in HOLDING_SLOT
         _set_status(session, SessionStatus.CANCELLED, now=change.now, detail=reason or "Cancelled.")
         session.save()
+        change.announce("session.updated", **({"task": task} if task is not None else {}))
+        _slots_changed(change, session.task_id)
         if held:
             _slot_freed(change)
             _agent_stopped(change, task)
@@ -368,6 +398,7 @@ def end_task_sessions(change: BoardChange, task: Task, *, detail: str) -> None:
     for session in sessions:
         _set_status(session, SessionStatus.CANCELLED, now=change.now, detail=detail)
     AgentSession.objects.bulk_update(sessions, ["status", "finished_at", "lease_expires_at", "detail"])
+    _slots_changed(change, task.pk)
     if held:
         _slot_freed(change)
 
@@ -422,6 +453,8 @@ def expire_board_leases(*, workflow_id) -> int:
             )
         AgentSession.objects.bulk_update(expired, ["status", "finished_at", "lease_expires_at", "detail"])
         if expired:
+            change.announce("session.updated")
+            _slots_changed(change, *(session.task_id for session in expired))
             _slot_freed(change)
             for task in Task.objects.filter(pk__in=[s.task_id for s in expired]).only("id", "step_id"):
                 _agent_stopped(change, task)

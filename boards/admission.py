@@ -91,6 +91,7 @@ def task_create(
         outcome = decide(change, target, task, force=force)
         enter(change, task, target, outcome, position)
         sql.insert([task])
+        change.created.add(task.pk)
         change.record(task, event_kind(outcome, EventKind.CREATED), to_step=target, reason=reason, action="create")
         change.announce("task.created", task=task)
         after_admission(change, task, outcome)

@@ -106,6 +106,9 @@ class BoardChange:
     filled: set = field(default_factory=set)  # (step id, task id) admitted by a fill
     persons: dict = field(default_factory=dict)  # user id -> Person, after lock_members()
     freed: set = field(default_factory=set)  # assignees with less active work: their other boards may fill
+    created: set = field(default_factory=set)  # task ids created in this change
+    session_tasks: set = field(default_factory=set)  # task ids whose agent session changed
+    agents: bool = False  # the message carries the board's agent figures
     message: dict | None = None
     dirty: bool = False
     read_only: bool = False  # a view of the board for a read (`board_view`): nothing is locked
@@ -281,6 +284,17 @@ class BoardChange:
     def limited(self, step: WorkflowStep) -> bool:
         """Limited by its own WIP limit or by its group's: such a step fills itself."""
         return step.is_limited or step.group_id is not None
+
+    def session_changed(self, task_id) -> None:
+        """The agent session of a task of this board changed: the message carries the task."""
+        self.dirty = True
+        self.session_tasks.add(task_id)
+
+    def agents_changed(self) -> None:
+        """The board's agent figures (sessions holding or waiting for a slot, or their limits)
+        may have changed: the message carries them."""
+        self.dirty = True
+        self.agents = True
 
     def touch(self, *steps) -> None:
         self.dirty = True

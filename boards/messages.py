@@ -1,7 +1,9 @@
 """What a board change looks like to a viewer: tasks and steps as plain JSON values, and
 the live message of one committed change (api.md, WebSocket)."""
 
+from agents.models import SessionStatus
 from boards.models import Priority, Task
+from boards.sessions import agent_figures, task_sessions
 from workflows.models import WorkflowStep
 
 PRIORITY_NAMES = {p.value: p.label for p in Priority}
@@ -38,22 +40,36 @@ def task_data(task: Task) -> dict:
 
 def change_message(change) -> dict:
     """The live message for one committed board change (api.md, WebSocket). Each `steps[]`
-    entry is the whole step as `GET /api/v1/steps/{id}/` shows it, so viewers never refetch."""
+    entry is the whole step as `GET /api/v1/steps/{id}/` shows it, and each task carries its
+    `session` as the board shows it, so viewers never refetch."""
     message = dict(change.message or {"type": "workflow.updated"})
+    tasks = {pk: t for pk, t in change.changed_tasks.items() if pk not in change.deleted}
+    wanted = tasks.keys() | (change.session_tasks - change.deleted)
+    # A task created in this change has no session but one the change started: creates,
+    # the busiest writes, need not look.
+    unknown = wanted - (change.created - change.session_tasks)
+    sessions = task_sessions(workflow_id=change.workflow.pk, task_ids=wanted) if unknown or change.agents else {}
+    if change.agents:  # the queue may have moved: every queued task goes along with its position
+        wanted |= {pk for pk, session in sessions.items() if session["status"] == SessionStatus.QUEUED}
+    unread = wanted - tasks.keys()
+    if unread:  # tasks whose session changed while the change wrote nothing else of them
+        tasks.update((t.pk, t) for t in Task.objects.filter(pk__in=unread, workflow_id=change.workflow.pk))
     primary = message.pop("task", None)
     if primary is not None:
         message["task"] = (
             {"id": str(primary.pk), "step_id": str(primary.step_id)}
             if primary.pk in change.deleted
-            else task_data(primary)
+            else {**task_data(primary), "session": sessions.get(primary.pk)}
         )
     counts = change.touched_counts()
     message.update(
         version=change.version,
-        tasks=[task_data(t) for pk, t in change.changed_tasks.items() if pk not in change.deleted],
+        tasks=[{**task_data(t), "session": sessions.get(pk)} for pk, t in tasks.items()],
         deleted_task_ids=[str(pk) for pk in change.deleted],
         steps=[step_data(change.steps[pk], *counts[pk]) for pk in change.touched if pk in change.steps],
     )
+    if change.agents:
+        message["agents"] = agent_figures(change.workflow)
     if change.orders:
         message["orders"] = {str(pk): keys for pk, keys in change.orders.items()}
     return message

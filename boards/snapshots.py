@@ -7,6 +7,7 @@ from django.db.models.functions import RowNumber
 
 from boards.messages import PRIORITY_NAMES, iso, step_data
 from boards.models import LIVE, Task
+from boards.sessions import agent_figures, task_sessions
 from boards.waiting import board_waiting
 from workflows.models import WorkflowStep
 
@@ -55,7 +56,7 @@ def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
 
 
 def _build_snapshot(*, workflow, per_step: int | None) -> dict:
-    """The whole board in three queries, whatever the number of tasks.
+    """The whole board in five queries, whatever the number of tasks.
 
     With `per_step`, each column carries only its first `per_step` tasks in board order
     and `tasks_total`; the rest of a column is `GET /api/v1/tasks/?step=<id>` ("load
@@ -68,6 +69,7 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
         rank = Window(RowNumber(), partition_by=[F("step_id")], order_by=board_order)
         rows = rows.annotate(rank_in_step=rank).filter(rank_in_step__lte=per_step)
     rows = rows.in_board_order().values_list(*BOARD_TASK_FIELDS)
+    sessions = task_sessions(workflow_id=workflow.pk)
     by_step = {step.pk: [] for step in steps}
     occupied = dict.fromkeys(by_step, 0)
     queued = dict.fromkeys(by_step, 0)
@@ -109,6 +111,7 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
                 "class_of_service": class_of_service,
                 "created_at": iso(created),
                 "entered_step_at": iso(entered),
+                "session": sessions.get(pk),
             }
         )
     if per_step is not None:
@@ -123,6 +126,7 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
             "description": workflow.description,
             "version": workflow.version,
         },
+        "agents": agent_figures(workflow),
         "steps": [
             {
                 **step_data(step, occupied[step.pk], queued[step.pk]),

@@ -4,6 +4,7 @@ Pages are server-rendered from the same selectors as the API; static/board/*.js 
 them and writes through the REST API (session auth + CSRF).
 """
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
@@ -14,7 +15,7 @@ from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.api import TaskFilter
 from boards.models import Priority, Task
 from boards.snapshots import board_snapshot
-from workflows.models import OnFull, Role, StepKind, Workflow
+from workflows.models import OnFull, OnSessionLimit, Role, StepKind, Workflow
 from workflows.portable import templates
 from workflows.step_rules import ACTION_TYPES
 
@@ -29,6 +30,10 @@ EVENT_LABELS = {
     "on_enter": "When a task enters",
     "on_turn_complete": "When an agent's turn completes",
     "on_exit": "When a task leaves",
+}
+ON_SESSION_LIMIT_LABELS = {
+    OnSessionLimit.QUEUE: "Queue the session until a slot opens",
+    OnSessionLimit.REJECT: "Start no session (the task's history says why)",
 }
 ACTION_LABELS = {
     "auto_start_agent": "Start an agent",
@@ -122,7 +127,7 @@ def _board_page(request, workflow, role, open_task_id=None):
 @login_required
 @ensure_csrf_cookie
 def step_settings(request, workflow_id):
-    workflow, _ = _member_workflow(request, workflow_id, write=True)
+    workflow, role = _member_workflow(request, workflow_id, write=True)
     steps = [
         {**step, "event_lists": event_lists(step["events"])} for step in board_snapshot(workflow=workflow)["steps"]
     ]
@@ -135,6 +140,9 @@ def step_settings(request, workflow_id):
             "new_step": {"kind": StepKind.ACTIVE, "event_lists": event_lists({})},
             "on_full_choices": OnFull.choices,
             "kind_choices": StepKind.choices,
+            "on_session_limit_choices": ON_SESSION_LIMIT_LABELS.items(),
+            "is_owner": role == Role.OWNER,
+            "default_session_limit": settings.KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE,
         },
     )
 

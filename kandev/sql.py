@@ -48,6 +48,11 @@ def uuid_param(value):
     return _UUID.get_db_prep_value(value, connection)
 
 
+def uuid_value(value):
+    """A UUID as read from this database (SQLite: hex text)."""
+    return _UUID.to_python(value)
+
+
 @functools.cache
 def _loaders(model, vendor: str) -> tuple[list[str], list]:
     """Attribute names and, for fields whose database values need converting (JSON; on

@@ -151,8 +151,9 @@ def members(request, workspace_id):
             "members": Membership.objects.filter(workspace=workspace).select_related("user").order_by("user__username"),
             "roles": Role.choices,
             "invites": [(invite, invite.state(now)) for invite in invites] if role == Role.OWNER else [],
-            "add_form": AddMemberForm(),
-            "invite_form": InviteForm(),
+            # Ids of their own: both forms have a "Role" field, and a label must find its own.
+            "add_form": AddMemberForm(auto_id="add-%s"),
+            "invite_form": InviteForm(auto_id="invite-%s"),
             "new_link": new_link,
         },
     )

@@ -55,7 +55,7 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
 
     def perform_update(self, serializer):
         require_role(self.request.user, serializer.instance.pk, owner=True)
-        serializer.save()
+        serializer.instance = services.workspace_update(workspace=serializer.instance, **serializer.validated_data)
 
     def perform_destroy(self, workspace):
         require_role(self.request.user, workspace.pk, owner=True)

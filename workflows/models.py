@@ -25,6 +25,13 @@ class Workspace(models.Model):
     def __str__(self):
         return self.name
 
+    @property
+    def session_limit(self) -> int:
+        """The concurrent agent sessions this workspace allows (product.md §5): 0 = unlimited."""
+        if self.max_concurrent_sessions is None:
+            return settings.KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE
+        return self.max_concurrent_sessions
+
 
 class Membership(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from agents.models import SessionStatus
 from kandev.text import clean_text
 from workflows.models import OnFull, OnSessionLimit, StepKind, Workflow, Workspace
 from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_WIP_LIMIT
@@ -99,6 +100,14 @@ class StepUpdateSerializer(StepSerializer):
     name = NameField(required=False)
 
 
+class BoardSessionSerializer(serializers.Serializer):
+    """The task's live agent session, or its last one when that failed in the task's step."""
+
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=SessionStatus.choices)
+    queue_position = serializers.IntegerField(allow_null=True, help_text="1-based among the board's queued sessions")
+
+
 class BoardTaskSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     title = serializers.CharField()
@@ -110,6 +119,7 @@ class BoardTaskSerializer(serializers.Serializer):
     external_ref = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
     entered_step_at = serializers.DateTimeField()
+    session = BoardSessionSerializer(allow_null=True)
 
 
 class BoardStepSerializer(StepSerializer):
@@ -125,8 +135,21 @@ class BoardWorkflowSerializer(serializers.Serializer):
     version = serializers.IntegerField()
 
 
+class BoardAgentsSerializer(serializers.Serializer):
+    """Sessions holding a slot (`running`: starting or running) and waiting for one, with the
+    limits (0 = unlimited), for the board and for its workspace."""
+
+    running = serializers.IntegerField()
+    queued = serializers.IntegerField()
+    workflow_limit = serializers.IntegerField()
+    workspace_limit = serializers.IntegerField()
+    workspace_running = serializers.IntegerField()
+    workspace_queued = serializers.IntegerField()
+
+
 class BoardSerializer(serializers.Serializer):
     workflow = BoardWorkflowSerializer()
+    agents = BoardAgentsSerializer()
     steps = BoardStepSerializer(many=True)
 
 

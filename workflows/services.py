@@ -12,6 +12,7 @@ from boards.models import Task
 from kandev.errors import Conflict, Invalid
 from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow, WorkflowStep, Workspace
 from workflows.portable import build_steps, import_document, templates
+from workflows.signals import session_limits_changed_on_commit
 from workflows.step_rules import (
     check_step_count,
     feeder_errors,
@@ -57,6 +58,22 @@ def workflow_create(
     return workflow
 
 
+@transaction.atomic
+def workspace_update(*, workspace: Workspace, **fields) -> Workspace:
+    """PATCH a workspace (owners). A changed session limit shows on every board of the
+    workspace, and queued sessions that now fit start."""
+    limit_changed = fields.get("max_concurrent_sessions", workspace.max_concurrent_sessions) != (
+        workspace.max_concurrent_sessions
+    )
+    for name, value in fields.items():
+        setattr(workspace, name, value)
+    if fields:
+        workspace.save(update_fields=list(fields))
+    if limit_changed:
+        session_limits_changed_on_commit(workspace_id=workspace.pk)
+    return workspace
+
+
 @transaction.atomic(durable=True)
 def workflow_import(*, workspace: Workspace, document) -> list[Workflow]:
     """Create the workflows of a portable document (product.md §4): all of them, or none."""
@@ -86,11 +103,16 @@ def _delete_boards(workflows) -> None:
 def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
     with board_change(workflow.pk, actor=actor) as change:
         locked = change.workflow
+        limits = ("max_parallel_sessions", "on_session_limit")
+        limits_changed = any(fields.get(name, getattr(locked, name)) != getattr(locked, name) for name in limits)
         for name, value in fields.items():
             setattr(locked, name, value)
         locked.save(update_fields=list(fields))
         change.touch()
         change.announce("workflow.updated", workflow={"id": str(locked.pk), "name": locked.name})
+        if limits_changed:
+            change.agents_changed()
+            session_limits_changed_on_commit(workspace_id=locked.workspace_id, workflow_id=locked.pk)
         return locked
 
 

@@ -22,6 +22,15 @@ def age(iso: str | None) -> str:
     return "just now"
 
 
+@register.filter
+def ordinal(n: int | None) -> str:
+    """1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st: a queued agent's place in line."""
+    if not n:
+        return ""
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 @register.inclusion_tag("boards/_wip_count.html")
 def wip_count(step: dict) -> dict:
     occupied, limit = step["occupied"], step["wip_limit"]

@@ -9,6 +9,7 @@ const columnsOf = (steps) =>
 
 export class BoardModel {
   version = 0;
+  agents = null; // the agent figures of the board and its workspace
   steps = []; // in position order, without their tasks
   tasks = new Map(); // id -> task, with its step_id
   pending = new Map(); // task id -> {stepId, index}: optimistic moves awaiting the server
@@ -22,6 +23,7 @@ export class BoardModel {
   load(board) {
     const columnsChanged = columnsOf(board.steps) !== columnsOf(this.steps);
     this.version = board.workflow.version;
+    this.agents = board.agents;
     this.steps = board.steps.map(({ tasks, ...step }) => step);
     this.tasks = new Map(
       board.steps.flatMap((step) => step.tasks.map((task) => [task.id, { ...task, step_id: step.id }])),
@@ -35,6 +37,7 @@ export class BoardModel {
   apply(message) {
     this.version = message.version;
     if (/^(step|workflow)\./.test(message.type)) return null;
+    if (message.agents) this.agents = message.agents;
     const touched = new Set();
     for (const task of message.tasks ?? []) {
       const old = this.tasks.get(task.id);

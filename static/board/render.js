@@ -19,6 +19,12 @@ export function ageText(iso) {
   return "just now";
 }
 
+/** 1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st, as the server's `ordinal` filter writes it. */
+function ordinal(n) {
+  const suffix = [11, 12, 13].includes(n % 100) ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th");
+  return `${n}${suffix}`;
+}
+
 /** Replace the "{key}" placeholders of the column template's clone in attributes and text. */
 function fillPlaceholders(node, values) {
   const fill = (text) => text.replace(/\{(\w+)\}/g, (placeholder, key) => values[key] ?? placeholder);
@@ -48,10 +54,30 @@ function fillCard(card, task) {
   const blocked = card.querySelector('[data-role="blocked"]');
   blocked.hidden = !task.blocked_reason;
   blocked.textContent = task.blocked_reason ? `Blocked: ${task.blocked_reason}` : "";
+  fillAgent(card.querySelector('[data-role="agent"]'), task.session);
   const age = card.querySelector('[data-role="age"]');
   age.dateTime = task.entered_step_at ?? "";
   age.textContent = ageText(task.entered_step_at);
   return card;
+}
+
+/** The card's agent session: "Agent queued (2nd)", "Agent starting", "Agent running", "Agent failed". */
+function fillAgent(agent, session) {
+  agent.hidden = !session;
+  agent.dataset.status = session?.status ?? "";
+  agent.querySelector('[data-role="agent-status"]').textContent = session?.status ?? "";
+  const position = agent.querySelector('[data-role="agent-position"]');
+  position.hidden = !session?.queue_position;
+  position.textContent = session?.queue_position ? ` (${ordinal(session.queue_position)})` : "";
+}
+
+/** One scope of the header's agent capacity: "2/3 running, 1 queued" ("2 running" when unlimited). */
+function fillCapacity(scope, running, limit, queued) {
+  scope.querySelector('[data-role="running"]').textContent = String(running);
+  const limitPart = scope.querySelector('[data-role="limit"]');
+  limitPart.hidden = !limit;
+  limitPart.textContent = limit ? `/${limit}` : "";
+  scope.querySelector('[data-role="queued"]').textContent = String(queued);
 }
 
 function wipLabel(occupied, limit, over) {
@@ -68,6 +94,7 @@ export class BoardView {
     this.model = model;
     this.alertBox = document.getElementById("board-alert");
     this.liveBadge = document.querySelector('[data-role="live"]');
+    this.agents = document.querySelector('[data-role="agents"]');
     paintStepColors(root.querySelectorAll("[data-step-color]"));
     this.alertBox.addEventListener("click", (event) => {
       if (event.target.closest(".alert-close")) this.hideAlert();
@@ -83,6 +110,7 @@ export class BoardView {
     const active = document.activeElement;
     const focusedId = active?.classList.contains("card") ? active.dataset.taskId : null;
     for (const id of stepIds) this.#renderColumn(id);
+    this.#renderAgents();
     if (focusedId) {
       const again = this.card(focusedId);
       if (again && document.activeElement !== again) again.focus();
@@ -126,6 +154,14 @@ export class BoardView {
     for (const age of this.root.querySelectorAll('[data-role="age"]')) {
       age.textContent = ageText(age.getAttribute("datetime"));
     }
+  }
+
+  #renderAgents() {
+    const figures = this.model.agents;
+    if (!figures) return;
+    const scope = (name) => this.agents.querySelector(`[data-role="agents-${name}"]`);
+    fillCapacity(scope("board"), figures.running, figures.workflow_limit, figures.queued);
+    fillCapacity(scope("workspace"), figures.workspace_running, figures.workspace_limit, figures.workspace_queued);
   }
 
   #renderColumn(stepId) {

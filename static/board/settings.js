@@ -1,4 +1,5 @@
-// Step settings: every form writes through the REST step API and shows the server's field
+// Step settings: every form writes through the REST API (steps, the workflow's and the
+// workspace's session limits) and shows the server's field
 // errors next to the fields ({"code": "invalid", "errors": {field: [...]}}).
 
 import { refusalText, send } from "./api.js";
@@ -9,6 +10,9 @@ const root = document.getElementById("step-settings");
 const workflowId = root.dataset.workflowId;
 const alertBox = document.getElementById("settings-alert");
 const FIELDS = ["name", "color", "kind", "wip_limit", "pull_from_step_id", "on_full", "is_start_step"];
+
+/** A whole number as the API takes it; anything else as typed, for the server to refuse. */
+const whole = (raw) => (/^-?\d+$/.test(raw.trim()) ? parseInt(raw, 10) : raw);
 
 function clearErrors(form) {
   for (const p of form.querySelectorAll("[data-error-for]")) p.textContent = "";
@@ -39,7 +43,7 @@ function values(form) {
     const input = form.elements[field];
     const raw = input.value;
     if (field === "wip_limit") {
-      data[field] = /^-?\d+$/.test(raw.trim()) ? parseInt(raw, 10) : raw;
+      data[field] = whole(raw);
     } else if (field === "is_start_step") {
       data[field] = input.checked;
     } else if (field === "pull_from_step_id") {
@@ -51,7 +55,22 @@ function values(form) {
   return data;
 }
 
-async function submit(form, request) {
+/** The session limit forms: what each writes, through the workflow or the workspace API. */
+const LIMIT_WRITES = {
+  "workflow-limits-form": (form) => send("PATCH", `/api/v1/workflows/${workflowId}/`, {
+    max_parallel_sessions: whole(form.elements.max_parallel_sessions.value),
+    on_session_limit: form.elements.on_session_limit.value,
+  }),
+  "workspace-limits-form": (form) => {
+    const raw = form.elements.max_concurrent_sessions.value;
+    return send("PATCH", `/api/v1/workspaces/${form.dataset.workspaceId}/`, {
+      max_concurrent_sessions: raw.trim() === "" ? null : whole(raw),
+    });
+  },
+};
+
+/** Send a form's write; on success `saved()` (by default the page reloads with the change). */
+async function submit(form, request, saved = () => location.reload()) {
   let result;
   try {
     result = await request;
@@ -59,7 +78,7 @@ async function submit(form, request) {
     showAlert("Network error: nothing was saved. Check your connection and try again.");
     return;
   }
-  if (result.ok) location.reload();
+  if (result.ok) saved();
   else if (result.data.errors) showErrors(form, result.data.errors);
   else showAlert(refusalText(result));
 }
@@ -68,6 +87,13 @@ root.addEventListener("submit", (event) => {
   const form = event.target;
   event.preventDefault();
   clearErrors(form);
+  const limits = LIMIT_WRITES[form.dataset.role];
+  if (limits) {
+    const status = form.querySelector('[data-role="saved"]');
+    status.textContent = "";
+    submit(form, limits(form), () => { status.textContent = "Saved."; });
+    return;
+  }
   const data = values(form);
   submit(form, form.dataset.role === "new-step-form"
     ? send("POST", "/api/v1/steps/", { workflow_id: workflowId, ...data })

@@ -83,9 +83,13 @@ def test_a_feeder_task_says_its_place_in_the_pull_order_and_why_it_is_skipped(ch
         "skipped_because": "blocked",
     }
     assert detail(api, agent)["skipped_because"] == "agent_running"
-    on_board = board_waiting(api, doing.workflow)
-    assert on_board["working"] is None and on_board["blocked one"] is None
-    assert on_board["urgent"] == {"state": "waiting_for_pull", "position": 1}
+    assert board_waiting(api, doing.workflow) == {
+        "working": None,
+        "blocked one": None,
+        "agent at work": None,
+        "next": {"state": "waiting_for_pull", "position": 2},
+        "urgent": {"state": "waiting_for_pull", "position": 1},
+    }
 
 
 def test_a_task_whose_assignee_is_full_is_skipped_and_the_group_holds_the_rest(workflow, owner, api):

@@ -136,7 +136,8 @@ class TestRefusedTransitions:
         ]
         assert TaskEvent.objects.filter(task_id=task.pk, kind=EventKind.DEFERRED, to_step=ship).count() == 1
         assert not TaskEvent.objects.filter(task_id=task.pk, kind=EventKind.MOVED).exists()
-        assert Workflow.objects.get(pk=workflow.pk).version == version + 1
+        # boot_ready (the card shows the agent running), then the turn: one version step each
+        assert Workflow.objects.get(pk=workflow.pk).version == version + 2
 
     def test_an_accepted_transition_applies_the_on_exit_effects(self, workflow, make_task):
         build = StepFactory(
