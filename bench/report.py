@@ -51,6 +51,7 @@ def render(r: dict) -> str:
     ]
     out += _admission(r.get("admission"), p)
     out += _board(r.get("board"))
+    out += _after_change(r.get("after_change"))
     out += _fanout(r.get("fanout"))
     out += _cascade(r.get("cascade"))
     out += _mixed(r.get("mixed"))
@@ -129,6 +130,24 @@ def _board(b):
         )
     notes = {row["html"]["not_run"] for row in b["sizes"] if "not_run" in row["html"]}
     return out + [""] + [f"HTML board: {n}." for n in notes] + [""]
+
+
+def _after_change(a):
+    out = ["### 2b. Board read after a change", ""]
+    if why := _skipped(a):
+        return out + [why, ""]
+    return out + [
+        f"{a['tasks']:,}-task board. Per repetition, on one keep-alive connection: {a['healthz_samples']} "
+        f"`GET /healthz`, then {a['samples']} pairs of (a move committed by the benchmark's own process, "
+        f"the board JSON read); {a['repetitions']} repetitions. Server CPU per request (/proc):",
+        "",
+        "| request | ms server CPU |",
+        "|---|---|",
+        f"| `GET /healthz` | {_s(a['healthz_cpu_ms'], 2)} |",
+        f"| board JSON after a change | {_s(a['board_cpu_ms'], 2)} |",
+        f"| ratio (goal ≤ 4) | {_s(a['ratio'], 1)} |",
+        "",
+    ]
 
 
 def _fanout(f):
