@@ -124,9 +124,12 @@ async def _server_cpu_per_request(server, conn, path: str, samples: int, change=
 
 
 def after_change(*, workspace, user, key: str, server, samples: int, reps: int) -> dict:
-    """Per repetition: `samples` × 5 reads of /healthz, then `samples` (move, board read) pairs.
-    The moves take one Backlog task to Done and back: one task and two steps per change,
-    the board's size unchanged, nothing pulled (In Progress stays full)."""
+    """Per repetition, on one connection: `samples` × 5 back-to-back reads of /healthz; then
+    `samples` reads of /healthz and `samples` board reads, each just after a move committed
+    here (the same idle gap and the same work elsewhere before it: the no-op request paced
+    like the board read); then `samples` back-to-back board reads of one version (cached).
+    A move takes one Backlog task to Done or back: one task and two steps per change, the
+    board's size unchanged, nothing pulled (In Progress stays full)."""
     workflow = build(workspace, AFTER_CHANGE_TASKS)
     backlog, done = workflow.steps.get(name="Backlog"), workflow.steps.get(name="Done")
     task = Task.objects.filter(step=backlog).order_by("position").first()
@@ -142,10 +145,17 @@ def after_change(*, workspace, user, key: str, server, samples: int, reps: int) 
         conn, token = HttpConnection(server.port), {"Authorization": f"Token {key}"}
         await conn.open()
         try:
-            await conn.request("GET", board_path, headers=token)  # this worker's snapshot, changes on top
-            healthz = await _server_cpu_per_request(server, conn, "/healthz", samples * HEALTHZ_PER_READ)
-            board = await _server_cpu_per_request(server, conn, board_path, samples, change, token)
-            return healthz, board
+            # Untimed: this worker holds the board and has read it once after a change.
+            await conn.request("GET", board_path, headers=token)
+            await asyncio.to_thread(change)
+            await conn.request("GET", board_path, headers=token)
+            cpu = _server_cpu_per_request
+            return {
+                "healthz": await cpu(server, conn, "/healthz", samples * HEALTHZ_PER_READ),
+                "healthz_after_change": await cpu(server, conn, "/healthz", samples, change),
+                "board_after_change": await cpu(server, conn, board_path, samples, change, token),
+                "board_cached": await cpu(server, conn, board_path, samples, headers=token),
+            }
         finally:
             await conn.close()
 
@@ -155,7 +165,9 @@ def after_change(*, workspace, user, key: str, server, samples: int, reps: int) 
         "samples": samples,
         "healthz_samples": samples * HEALTHZ_PER_READ,
         "repetitions": reps,
-        "healthz_cpu_ms": spread([h for h, _ in runs]),
-        "board_cpu_ms": spread([b for _, b in runs]),
-        "ratio": spread([b / h for h, b in runs if h]),
+        "cpu_ms": {name: spread([run[name] for run in runs]) for name in runs[0]},
+        "ratio": spread([run["board_after_change"] / run["healthz"] for run in runs if run["healthz"]]),
+        "ratio_paced": spread(
+            [run["board_after_change"] / run["healthz_after_change"] for run in runs if run["healthz_after_change"]]
+        ),
     }
