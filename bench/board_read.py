@@ -4,9 +4,14 @@ Query counts are captured in-process (CaptureQueriesContext around Django's test
 token-authenticated like a real client); times are measured over HTTP against uvicorn.
 Snapshots are built once per board version (boards.snapshots), so every timed or counted
 request except the "cached" column first bumps the version: it measures a fresh build.
+
+`after_change` is what a board viewer pays after a real change (issue 17): a move committed
+by this process (another process, to the server), then the board read over HTTP, against
+`GET /healthz` on the same connection in the same repetition; server CPU per request.
 """
 
 import asyncio
+import itertools
 import time
 
 from django.db import connection
@@ -14,14 +19,18 @@ from django.db.models import F
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from bench.common import HttpConnection, spread
+from bench.common import HttpConnection, cpu_ms_per_op, cpu_seconds, spread
 from bench.fixtures import bulk_tasks, kanban
+from boards.admission import task_move
 from boards.changes import reconcile_board
+from boards.models import Task
 from workflows.models import Workflow
 
 # Most tasks wait in the backlog; a tenth is done; the limited columns are full.
 DONE_SHARE = 0.1
 PER_STEP = 50
+AFTER_CHANGE_TASKS = 1000
+HEALTHZ_PER_READ = 5  # /healthz costs a fifth as much: as many CPU ticks (10 ms) to count
 
 
 def build(workspace, size: int):
@@ -101,3 +110,64 @@ def run(*, workspace, user, key: str, port: int, sizes, samples: int) -> dict:
             row["html"] = {"not_run": why}
         results.append(row)
     return {"samples": samples, "per_step": PER_STEP, "sizes": results}
+
+
+async def _server_cpu_per_request(server, conn, path: str, samples: int, change=None, headers=None) -> float:
+    """Server CPU (ms) per `GET path`; `change` runs (untimed, in this process) before each."""
+    before = cpu_seconds(server.process.pid)
+    for _ in range(samples):
+        if change is not None:
+            await asyncio.to_thread(change)
+        status, _ = await conn.request("GET", path, headers=headers)
+        assert status == 200, f"{path} answered {status}"
+    return cpu_ms_per_op(before, cpu_seconds(server.process.pid), samples)["server"]
+
+
+def after_change(*, workspace, user, key: str, server, samples: int, reps: int) -> dict:
+    """Per repetition, on one connection: `samples` × 5 back-to-back reads of /healthz; then
+    `samples` reads of /healthz and `samples` board reads, each just after a move committed
+    here (the same idle gap and the same work elsewhere before it: the no-op request paced
+    like the board read); then `samples` back-to-back board reads of one version (cached).
+    A move takes one Backlog task to Done or back: one task and two steps per change, the
+    board's size unchanged, nothing pulled (In Progress stays full)."""
+    workflow = build(workspace, AFTER_CHANGE_TASKS)
+    backlog, done = workflow.steps.get(name="Backlog"), workflow.steps.get(name="Done")
+    task = Task.objects.filter(step=backlog).order_by("position").first()
+    targets = itertools.cycle((done, backlog))
+
+    def change():
+        nonlocal task
+        task = task_move(task=task, to_step=next(targets), actor=user).task
+
+    board_path = f"/api/v1/workflows/{workflow.pk}/board/"
+
+    async def repetition():
+        conn, token = HttpConnection(server.port), {"Authorization": f"Token {key}"}
+        await conn.open()
+        try:
+            # Untimed: this worker holds the board and has read it once after a change.
+            await conn.request("GET", board_path, headers=token)
+            await asyncio.to_thread(change)
+            await conn.request("GET", board_path, headers=token)
+            cpu = _server_cpu_per_request
+            return {
+                "healthz": await cpu(server, conn, "/healthz", samples * HEALTHZ_PER_READ),
+                "healthz_after_change": await cpu(server, conn, "/healthz", samples, change),
+                "board_after_change": await cpu(server, conn, board_path, samples, change, token),
+                "board_cached": await cpu(server, conn, board_path, samples, headers=token),
+            }
+        finally:
+            await conn.close()
+
+    runs = [asyncio.run(repetition()) for _ in range(reps)]
+    return {
+        "tasks": AFTER_CHANGE_TASKS,
+        "samples": samples,
+        "healthz_samples": samples * HEALTHZ_PER_READ,
+        "repetitions": reps,
+        "cpu_ms": {name: spread([run[name] for run in runs]) for name in runs[0]},
+        "ratio": spread([run["board_after_change"] / run["healthz"] for run in runs if run["healthz"]]),
+        "ratio_paced": spread(
+            [run["board_after_change"] / run["healthz_after_change"] for run in runs if run["healthz_after_change"]]
+        ),
+    }

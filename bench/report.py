@@ -51,6 +51,7 @@ def render(r: dict) -> str:
     ]
     out += _admission(r.get("admission"), p)
     out += _board(r.get("board"))
+    out += _after_change(r.get("after_change"))
     out += _fanout(r.get("fanout"))
     out += _cascade(r.get("cascade"))
     out += _mixed(r.get("mixed"))
@@ -130,6 +131,31 @@ def _board(b):
         )
     notes = {row["html"]["not_run"] for row in b["sizes"] if "not_run" in row["html"]}
     return out + [""] + [f"HTML board: {n}." for n in notes] + [""]
+
+
+def _after_change(a):
+    out = ["### 2b. Board read after a change", ""]
+    if why := _skipped(a):
+        return out + [why, ""]
+    cpu = a["cpu_ms"]
+    return out + [
+        f"{a['tasks']:,}-task board, {a['repetitions']} repetitions on one keep-alive connection each: "
+        f"{a['healthz_samples']} `GET /healthz` back to back; {a['samples']} `GET /healthz` and "
+        f"{a['samples']} board JSON reads, each just after a move committed by the benchmark's own "
+        f"process (another process, to the server); {a['samples']} board reads of one version. "
+        "Server CPU per request (/proc):",
+        "",
+        "| request | ms server CPU |",
+        "|---|---|",
+        f"| `GET /healthz`, back to back | {_s(cpu['healthz'], 2)} |",
+        f"| `GET /healthz`, just after a change | {_s(cpu['healthz_after_change'], 2)} |",
+        f"| board JSON, just after a change | {_s(cpu['board_after_change'], 2)} |",
+        f"| board JSON, cached version | {_s(cpu['board_cached'], 2)} |",
+        "",
+        f"Board read after a change ÷ `/healthz` (goal ≤ 4): {_s(a['ratio'], 1)} against back-to-back "
+        f"`/healthz`, {_s(a['ratio_paced'], 1)} against `/healthz` just after a change.",
+        "",
+    ]
 
 
 def _fanout(f):

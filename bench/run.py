@@ -29,6 +29,8 @@ FULL = {
     "admission_reps": 5,
     "board_sizes": (1000, 2000, 5000, 20000),
     "board_samples": 15,
+    "after_change_samples": 200,
+    "after_change_reps": 5,
     "cascade_ks": (1, 10, 100),
     "cascade_reps": 5,
     "mixed_s": 60.0,
@@ -44,13 +46,14 @@ QUICK = FULL | {
     "admission_s": 2.0,
     "admission_reps": 3,
     "board_samples": 5,
+    "after_change_samples": 100,
     "cascade_reps": 3,
     "mixed_s": 15.0,
     "mixed_reps": 1,
     "fanout_moves": 20,
     "reorder_moves": 60,
 }
-SECTIONS = ("admission", "board", "fanout", "cascade", "mixed", "reorder")
+SECTIONS = ("admission", "board", "after_change", "fanout", "cascade", "mixed", "reorder")
 
 
 def fresh_database(base_dsn: str) -> str:
@@ -187,6 +190,15 @@ def main(argv=None) -> int:
                         port=server.port,
                         sizes=params["board_sizes"],
                         samples=params["board_samples"],
+                    )
+                elif section == "after_change":
+                    results[section] = board_read.after_change(
+                        workspace=workspace,
+                        user=user,
+                        key=key,
+                        server=server,
+                        samples=params["after_change_samples"],
+                        reps=params["after_change_reps"],
                     )
                 elif section == "fanout":
                     results[section] = fanout.run(

@@ -68,17 +68,20 @@ def check_role(role: str | None, *, write: bool = False, owner: bool = False) ->
 
 
 def member_object(model, user, pk):
-    """(`model` row `pk` with `.workflow` and `.member_role`) if `user` is a member of its
-    workspace, else None (also for a `pk` that is no UUID)."""
+    """(`model` row `pk` with `.member_role`, and a step's or task's `.workflow`) if `user`
+    is a member of its workspace, else None (also for a `pk` that is no UUID)."""
     statement = statements.member_object(model, connection.vendor)
+    read = (Workflow,) if model is Workflow else (model, Workflow)
     try:
-        rows = sql.fetch(statement, [sql.uuid_param(pk), user.pk], model, Workflow)
+        rows = sql.fetch(statement, [sql.uuid_param(pk), user.pk], *read)
     except ValidationError:
         return None
     if not rows:
         return None
-    ((obj, workflow, role),) = rows
-    obj.workflow, obj.member_role = workflow, role
+    ((obj, *workflow, role),) = rows
+    if workflow:
+        obj.workflow = workflow[0]
+    obj.member_role = role
     return obj
 
 

@@ -29,6 +29,7 @@ from boards.events import broadcast_on_commit
 from boards.messages import change_message
 from boards.models import LIVE, ClassOfService, Task, TaskEvent
 from boards.selectors import step_counts
+from boards.snapshots import keep_change_on_commit
 from kandev import sql
 from kandev.errors import Invalid, KandevError
 from workflows.models import Membership, Role, StepGroup, StepKind, Workflow, WorkflowStep
@@ -349,8 +350,9 @@ def board_view(workflow: Workflow) -> BoardChange:
 
 
 def close_change(change: BoardChange) -> None:
-    """Write the change's history and send its live message on commit; a change that
-    changed nothing takes its version bump back."""
+    """Write the change's history; on commit keep its live message for the board's readers
+    (before sending it, so a viewer who reads the board on receiving it finds it kept) and
+    send it. A change that changed nothing takes its version bump back."""
     workflow = change.workflow
     if not change.dirty:
         # Nothing changed: take the bump back (still under the lock, so nobody saw it).
@@ -360,4 +362,6 @@ def close_change(change: BoardChange) -> None:
     for event in change.events:  # ties each event to its commit: history replays change by change
         event.detail["version"] = change.version
     sql.insert(change.events)
-    broadcast_on_commit(workflow.pk, change.live_message())
+    message = change.live_message()
+    keep_change_on_commit(workflow.pk, message)
+    broadcast_on_commit(workflow.pk, message)

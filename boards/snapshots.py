@@ -1,7 +1,22 @@
-"""The board snapshot (the whole board as of a version) and the per-process cache of it."""
+"""The board snapshot (the whole board as of a version), the per-process cache of it, and
+the changes kept in the shared cache that bring a cached snapshot up to date.
 
+A change's live message (boards.messages.change_message) holds every task it changed, whole,
+and every step it touched, whole with its counts. So a process holding the board at version
+V reads V+1..V+k as the messages of those changes, kept for a while in Django's cache (Redis
+when configured, so every server process sees what any of them committed), instead of
+reading the whole board again. Whatever it cannot apply exactly sends it back to the
+database: a version whose message is not there (yet, or any more), a kind of change the
+messages do not fully describe, or too many of them.
+"""
+
+import bisect
+import logging
 import threading
 
+import orjson
+from django.core.cache import cache
+from django.db import transaction
 from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
@@ -9,7 +24,10 @@ from boards.messages import PRIORITY_NAMES, iso, step_data
 from boards.models import LIVE, Task
 from boards.sessions import agent_figures, task_sessions
 from boards.waiting import board_waiting
+from kandev.metrics import BOARD_SNAPSHOTS
 from workflows.models import WorkflowStep
+
+logger = logging.getLogger(__name__)
 
 BOARD_TASK_FIELDS = (
     "id",
@@ -28,24 +46,56 @@ BOARD_TASK_FIELDS = (
     "created_at",
     "entered_step_at",
 )
+# What a task's JSON (boards.messages.task_data) has that its card on the board leaves out:
+# the board shows the rest, whatever fields a task gains.
+OFF_BOARD_TASK_KEYS = frozenset({"workflow_id", "step_id", "description", "archived_at", "updated_at"})
+PRIORITY_RANKS = {name: rank for rank, name in PRIORITY_NAMES.items()}
 _snapshots: dict = {}  # (workflow id, per_step) -> (version, snapshot, tasks in it)
 _snapshots_guard = threading.Lock()
 SNAPSHOT_TASKS_KEPT = 50_000  # per process; a 20,000-task snapshot holds ~13 MB (tracemalloc)
 
+# Changes whose messages say everything they did to the board. A deleted step, a renamed
+# workflow or a reconcile are read again; so is any message with a part not listed here.
+APPLIED_TYPES = frozenset(
+    {
+        "task.created",
+        "task.moved",
+        "task.updated",
+        "task.archived",
+        "task.restored",
+        "task.deleted",
+        "task.pulled",
+        "step.updated",
+        "session.updated",
+    }
+)
+APPLIED_PARTS = frozenset(
+    {"type", "version", "task", "step_id", "tasks", "deleted_task_ids", "steps", "orders", "agents"}
+)
+CHANGE_KEPT_SECONDS = 60
+CHANGES_APPLIED_AT_MOST = 100  # past that, one build costs less than fetching and applying
+
 
 def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
-    """The board as of `workflow.version` (read just before), built once per version.
+    """The board as of `workflow.version` (read just before), made once per version.
 
     Every change bumps the version, so a snapshot built after reading version V shows V or
-    later and stays right for everyone who reads V; live messages newer than what it shows
-    apply again harmlessly. Viewers arriving together, the REST board and the page share
-    one build per process. The result is shared: callers must not change it.
+    later and stays right for everyone who reads V or earlier; live messages newer than what
+    it shows apply again harmlessly. Viewers arriving together, the REST board and the page
+    share one snapshot per process, and the whole board's snapshot follows the changes
+    (`updated_snapshot`). The result is shared: callers must not change it.
     """
     key = (workflow.pk, per_step)
     cached = _snapshots.get(key)
-    if cached is not None and cached[0] == workflow.version:
+    if cached is not None and cached[0] >= workflow.version:
+        BOARD_SNAPSHOTS.labels(how="cached").inc()
         return cached[1]
-    snapshot = _build_snapshot(workflow=workflow, per_step=per_step)
+    snapshot = None
+    if cached is not None and per_step is None:  # a column cut at per_step cannot take a task leaving it
+        snapshot = updated_snapshot(cached[1], version=workflow.version)
+    BOARD_SNAPSHOTS.labels(how="built" if snapshot is None else "applied").inc()
+    if snapshot is None:
+        snapshot = build_snapshot(workflow=workflow, per_step=per_step)
     tasks = sum(len(step["tasks"]) for step in snapshot["steps"])
     with _snapshots_guard:
         kept = _snapshots.pop(key, None)
@@ -55,7 +105,125 @@ def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
     return snapshot
 
 
-def _build_snapshot(*, workflow, per_step: int | None) -> dict:
+def change_key(workflow_id, version: int) -> str:
+    return f"board-change:{workflow_id}:{version}"
+
+
+def keep_change_on_commit(workflow_id, message: dict) -> None:
+    """Keep a change's live message in the shared cache once it commits. Written after the
+    commit, never before: a reader may find the new version before its message (it builds
+    the board), never the message of a change that rolled back."""
+
+    def keep_board_change():
+        cache.set(change_key(workflow_id, message["version"]), orjson.dumps(message), CHANGE_KEPT_SECONDS)
+
+    transaction.on_commit(keep_board_change, robust=True)
+
+
+def updated_snapshot(snapshot: dict, *, version: int) -> dict | None:
+    """`snapshot` brought to `version` by the kept changes since its own, as a new snapshot
+    (it shares what they left alone); None when they cannot all be applied."""
+    workflow_id, since = snapshot["workflow"]["id"], snapshot["workflow"]["version"]
+    if version <= since:
+        return snapshot
+    if version - since > CHANGES_APPLIED_AT_MOST:
+        return None
+    keys = [change_key(workflow_id, v) for v in range(since + 1, version + 1)]
+    try:
+        found = cache.get_many(keys)
+    except Exception:  # the cache is down: the board is still in the database
+        logger.warning("kept board changes unreadable; building board %s", workflow_id, exc_info=True)
+        return None
+    if len(found) < len(keys):
+        return None
+    messages = [orjson.loads(found[key]) for key in keys]
+    if any(m["type"] not in APPLIED_TYPES or not m.keys() <= APPLIED_PARTS for m in messages):
+        return None
+    return _applied(snapshot, messages)
+
+
+def board_order(task: dict) -> tuple:
+    """A card's place in its column, as `TaskQuerySet.in_board_order` sorts the rows."""
+    return task["position"], PRIORITY_RANKS[task["priority"]], task["created_at"], task["id"]
+
+
+def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
+    """Each message, in order, replaces the steps and tasks it carries wholesale: a task
+    leaves the column it was in and, unless archived or deleted, takes its place in its step."""
+    before = {step["id"]: step for step in snapshot["steps"]}
+    steps = dict(before)  # id -> the step's fields (its tasks are in `columns`)
+    columns = {step_id: step["tasks"] for step_id, step in before.items()}
+    copied = set()  # the columns changed here (new lists; the cached ones stay as they were)
+    where = {task["id"]: step_id for step_id, tasks in columns.items() for task in tasks}
+    agents = snapshot["agents"]
+
+    def column(step_id) -> list:
+        if step_id not in copied:
+            columns[step_id] = list(columns[step_id])
+            copied.add(step_id)
+        return columns[step_id]
+
+    def take_out(task_id) -> None:
+        step_id = where.pop(task_id, None)
+        if step_id is not None:
+            tasks = column(step_id)
+            del tasks[next(i for i, task in enumerate(tasks) if task["id"] == task_id)]
+
+    for message in messages:
+        for step in message["steps"]:
+            steps[step["id"]] = step
+            columns.setdefault(step["id"], [])  # a new step
+        for task in message["tasks"]:
+            take_out(task["id"])
+            if task["archived_at"] is None:
+                if task["step_id"] not in columns:  # a step the messages never showed: build
+                    return None
+                card = {key: value for key, value in task.items() if key not in OFF_BOARD_TASK_KEYS}
+                bisect.insort(column(task["step_id"]), card, key=board_order)
+                where[task["id"]] = task["step_id"]
+        for task_id in message["deleted_task_ids"]:
+            take_out(task_id)
+        for step_id, keyed in message.get("orders", {}).items():  # a rebalanced step: every task's new key
+            keys = {entry["id"]: entry["position"] for entry in keyed}
+            tasks = column(step_id)
+            tasks[:] = sorted(({**t, "position": keys.get(t["id"], t["position"])} for t in tasks), key=board_order)
+        agents = message.get("agents", agents)
+    board = {
+        **snapshot,
+        "workflow": {**snapshot["workflow"], "version": messages[-1]["version"]},
+        "agents": agents,
+        "steps": [
+            step if before.get(step_id) is step and step_id not in copied else {**step, "tasks": columns[step_id]}
+            for step_id, step in sorted(steps.items(), key=lambda item: item[1]["position"])
+        ],
+    }
+    _set_waiting(board, shared=snapshot)
+    return board
+
+
+def _set_waiting(board: dict, *, shared: dict | None = None) -> None:
+    """Each card's `waiting`. Columns and cards still shared with the `shared` snapshot are
+    copied before they change: readers may be serializing it."""
+    waiting = board_waiting(board)
+    if shared is None:  # a board just built: nobody else holds it yet
+        for step in board["steps"]:
+            for task in step["tasks"]:
+                task["waiting"] = waiting[task["id"]]
+        return
+    old_columns = {id(step["tasks"]) for step in shared["steps"]}
+    for index, step in enumerate(board["steps"]):
+        changed = [i for i, task in enumerate(step["tasks"]) if task.get("waiting", ()) != waiting[task["id"]]]
+        if not changed:
+            continue
+        tasks = step["tasks"]
+        if id(tasks) in old_columns:
+            tasks = list(tasks)
+            board["steps"][index] = step = {**step, "tasks": tasks}
+        for i in changed:
+            tasks[i] = {**tasks[i], "waiting": waiting[tasks[i]["id"]]}
+
+
+def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
     """The whole board in five queries, whatever the number of tasks.
 
     With `per_step`, each column carries only its first `per_step` tasks in board order
@@ -136,7 +304,7 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
             for step in steps
         ],
     }
-    board_waiting(board)
+    _set_waiting(board)
     return board
 
 

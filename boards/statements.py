@@ -48,14 +48,22 @@ def locked_section(vendor: str) -> dict:
 
 @functools.cache
 def member_object(model, vendor: str) -> str:
-    """A step or task by id, with its workflow and the user's role in its workspace."""
+    """A workflow, or a step or task by id with its workflow, and the user's role in its workspace."""
     workspace = sql.column(Workflow, "workspace")
+    membership = f" JOIN {sql.table(Membership)} m ON m.{sql.column(Membership, 'workspace')} = w.{workspace}"
+    of_user = f" AND m.{sql.column(Membership, 'user')} = %s"
+    role = f"m.{sql.column(Membership, 'role')}"
+    if model is Workflow:
+        return (
+            f"SELECT {sql.columns(Workflow, 'w')}, {role} FROM {sql.table(Workflow)} w{membership}"
+            f" WHERE w.{sql.column(Workflow, 'id')} = %s{of_user}"
+        )
     return (
-        f"SELECT {sql.columns(model, 'o')}, {sql.columns(Workflow, 'w')}, m.{sql.column(Membership, 'role')}"
+        f"SELECT {sql.columns(model, 'o')}, {sql.columns(Workflow, 'w')}, {role}"
         f" FROM {sql.table(model)} o"
         f" JOIN {sql.table(Workflow)} w ON w.{sql.column(Workflow, 'id')} = o.{sql.column(model, 'workflow')}"
-        f" JOIN {sql.table(Membership)} m ON m.{sql.column(Membership, 'workspace')} = w.{workspace}"
-        f" WHERE o.{sql.column(model, 'id')} = %s AND m.{sql.column(Membership, 'user')} = %s"
+        f"{membership}"
+        f" WHERE o.{sql.column(model, 'id')} = %s{of_user}"
     )
 
 

@@ -79,19 +79,18 @@ def _waiting(state, position, step, full, skipped) -> dict:
     }
 
 
-def board_waiting(board: dict) -> None:
-    """Set each task's `waiting` (`null` or `{"state", "position"}`) in a board snapshot, from
+def board_waiting(board: dict) -> dict:
+    """Each task's `waiting` on the board (`null` or `{"state", "position"}`), by task id, from
     the snapshot alone: the queue's order, and each limited consumer's pull order over its
     feeder's tasks that are not blocked and have no agent at work (a person's limit spans
     boards, so the board leaves it to the task detail)."""
+    waiting = {task["id"]: None for step in board["steps"] for task in step["tasks"]}
     for step in board["steps"]:
-        for task in step["tasks"]:
-            task["waiting"] = None
         queue = sorted(
             (t for t in step["tasks"] if not t["admitted"]), key=lambda t: (t["queued_at"], t["position"], t["id"])
         )
         for position, task in enumerate(queue, 1):
-            task["waiting"] = {"state": "queued", "position": position}
+            waiting[task["id"]] = {"state": "queued", "position": position}
     for feeder in board["steps"]:
         consumer = next(
             (
@@ -107,7 +106,7 @@ def board_waiting(board: dict) -> None:
         candidates = sorted(
             (t for t in feeder["tasks"] if t["admitted"] and not t["is_ephemeral"] and _pullable(t)),
             key=lambda t: (
-                t.get("class_of_service", "standard"),  # "expedite" sorts first, as in the pull
+                t["class_of_service"],  # "expedite" sorts first, as in the pull
                 t["position"],
                 Priority.from_name(t["priority"]),
                 t["created_at"],
@@ -115,7 +114,8 @@ def board_waiting(board: dict) -> None:
             ),
         )
         for position, task in enumerate(candidates, 1):
-            task["waiting"] = {"state": "waiting_for_pull", "position": position}
+            waiting[task["id"]] = {"state": "waiting_for_pull", "position": position}
+    return waiting
 
 
 def _pullable(task: dict) -> bool:

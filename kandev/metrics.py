@@ -21,6 +21,12 @@ ADMISSIONS_REJECTED = Counter(
     "kandev_admissions_rejected", "Admissions refused because a limit was full.", ["scope", "reason"]
 )
 TASKS_PULLED = Counter("kandev_tasks_pulled", "Tasks pulled from a feeder step.")
+BOARD_SNAPSHOTS = Counter(
+    "kandev_board_snapshots",
+    "Whole-board reads, by how this process got the board: cached (this version already here), "
+    "applied (the changes since its cached version applied) or built (read from the database).",
+    ["how"],
+)
 SESSIONS_REJECTED = Counter(
     "kandev_sessions_rejected",
     "Agent sessions refused by a concurrency limit (scope: workspace or workflow).",

@@ -265,14 +265,18 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# Throttle counters (accounts/ratelimit.py, DRF's throttles) must be shared by every server
-# process: Redis when configured, else this one process's memory (the embedded default).
+# Throttle counters (accounts/ratelimit.py, DRF's throttles) and the board changes kept for
+# readers (boards/snapshots.py) must be shared by every server process: Redis when
+# configured, else this one process's memory (the embedded default).
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's, with one client and pool per process, not one per request (kandev/cache.py).
+            "BACKEND": "kandev.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "kandev-cache",  # beside the channel layer's keys in the same database
+            # As large as the channel layer's: every request thread may hold a connection at once.
+            "OPTIONS": {"max_connections": 2000},
         }
     }
 else:

@@ -1,3 +1,4 @@
+from django.http import Http404
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -5,7 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards.access import member_step, memberships_of, require_role, visible, visible_workflows
+from boards.access import member_object, member_step, memberships_of, require_role, visible, visible_workflows
 from boards.api import WorkflowEventFilter
 from boards.messages import step_data
 from boards.selectors import board_events, step_counts
@@ -160,7 +161,12 @@ class WorkflowViewSet(viewsets.ModelViewSet):
             per_step = whole_number(per_step)
             if per_step is None or not 1 <= per_step <= 1000:
                 raise Invalid({"per_step": ["A whole number from 1 to 1000."]})
-        return Response(board_snapshot(workflow=self.get_object(), per_step=per_step))
+        # Hand-written, not get_object()'s ORM query: this read runs after every change
+        # (boards/snapshots.py), and its one query is where it learns the board's version.
+        workflow = member_object(Workflow, request.user, pk)
+        if workflow is None:
+            raise Http404
+        return Response(board_snapshot(workflow=workflow, per_step=per_step))
 
     @extend_schema(
         responses=TaskEventSerializer(many=True),

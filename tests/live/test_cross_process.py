@@ -1,24 +1,29 @@
-"""Scale-out: two uvicorn processes sharing the Redis channel layer. A change committed
-through one process reaches a WebSocket viewer connected to the other."""
+"""Scale-out: two uvicorn processes sharing the Redis channel layer and cache. A change
+committed through one process reaches a WebSocket viewer connected to the other, and the
+other's next board read takes it from the change kept in the cache, not from a rebuild."""
 
 import json
 import os
 
 import httpx
+import orjson
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from accounts.models import ApiToken
+from boards.snapshots import build_snapshot
 from tests.servers import Server, serving_test_database
+from workflows.models import Workflow
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+METRICS_TOKEN = "cross-process-metrics"
 
 
 @pytest.fixture(scope="module")
 def two_servers(django_db_setup):
-    env = serving_test_database(DEBUG="1", REDIS_URL=REDIS_URL)
+    env = serving_test_database(DEBUG="1", REDIS_URL=REDIS_URL, KANDEV_METRICS_TOKEN=METRICS_TOKEN)
     with Server(env) as first, Server(env) as second:
         yield first, second
 
@@ -98,3 +103,37 @@ def test_revoking_a_token_through_one_process_closes_its_socket_on_the_other(two
         )
         assert created.status_code == 201
         assert json.loads(other_viewer.recv(timeout=10))["task"]["title"] == "After"
+
+
+def snapshots_served(server, how: str) -> float:
+    """The server's count of board reads it served `how` (cached, applied, built)."""
+    metrics = httpx.get(f"{server.url}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}).text
+    line = f'kandev_board_snapshots_total{{how="{how}"}} '
+    return next((float(row.removeprefix(line)) for row in metrics.splitlines() if row.startswith(line)), 0.0)
+
+
+def test_a_board_read_after_a_change_committed_by_the_other_process_applies_it(
+    two_servers, owner, workflow, board, make_task
+):
+    # Given the second process holding the board (In Progress full, a task waiting behind it)
+    backlog, doing, done = board
+    busy = [make_task(doing, f"Busy {i}") for i in range(2)]
+    make_task(backlog, "Next up")
+    _, key = ApiToken.issue(user=owner)
+    first, second = two_servers
+    auth = {"Authorization": f"Token {key}"}
+    board_path = f"/api/v1/workflows/{workflow.pk}/board/"
+    assert httpx.get(f"{second.url}{board_path}", headers=auth).status_code == 200
+    applied = snapshots_served(second, "applied")
+
+    # When the first process moves a task to Done (In Progress pulls the waiting one)
+    moved = httpx.post(f"{first.url}/api/v1/tasks/{busy[0].pk}/move/", json={"step_id": str(done.pk)}, headers=auth)
+    assert moved.status_code == 200
+
+    # Then the second's next read applies that change's kept message, and is the board as
+    # the database has it
+    read = httpx.get(f"{second.url}{board_path}", headers=auth).json()
+    assert snapshots_served(second, "applied") == applied + 1
+    fresh = build_snapshot(workflow=Workflow.objects.get(pk=workflow.pk))
+    assert read == orjson.loads(orjson.dumps(fresh))
+    assert [[t["title"] for t in s["tasks"]] for s in read["steps"]] == [[], ["Busy 1", "Next up"], ["Busy 0"]]

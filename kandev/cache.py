@@ -1,0 +1,37 @@
+"""Django's Redis cache with one client, and so one connection pool, per process.
+
+Django keeps its cache objects per asyncio context, so under ASGI every request built its own
+RedisCache, whose client opened a pool of its own (a new Redis connection per request), and
+every cache call built a new redis.Redis (registering its ~170 reply callbacks again): about
+a millisecond of server CPU on each request that touches the cache, such as a board read
+after a change (boards/snapshots.py). Here all of a process's RedisCache objects share one
+client per server and options; a pooled redis-py client is thread-safe, and its pool starts
+over in a forked child.
+"""
+
+import threading
+
+from django.core.cache.backends import redis
+
+_clients: dict = {}
+_clients_guard = threading.Lock()
+
+
+class ProcessClient(redis.RedisCacheClient):
+    def get_client(self, key=None, *, write=False):
+        server = self._servers[self._get_connection_pool_index(write)]
+        shared = (server, repr(sorted(self._pool_options.items())))
+        client = _clients.get(shared)
+        if client is None:
+            with _clients_guard:
+                if shared not in _clients:
+                    pool = self._pool_class.from_url(server, **self._pool_options)
+                    _clients[shared] = self._client(connection_pool=pool)
+                client = _clients[shared]
+        return client
+
+
+class RedisCache(redis.RedisCache):
+    def __init__(self, server, params):
+        super().__init__(server, params)
+        self._class = ProcessClient
