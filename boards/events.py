@@ -12,6 +12,7 @@ import threading
 import orjson
 from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
+from django.core.cache import cache
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
@@ -75,3 +76,23 @@ def _sender_loop() -> asyncio.AbstractEventLoop:
             threading.Thread(target=loop.run_forever, name="board-events", daemon=True).start()
             _sender.update(loop=loop, pid=os.getpid())
         return _sender["loop"]
+
+
+# A committed change's live message is also kept a while in the shared cache, so a process
+# holding an older snapshot of the board can apply it instead of rebuilding (boards/snapshots.py).
+CHANGE_KEPT_SECONDS = 60
+
+
+def change_key(workflow_id, version: int) -> str:
+    return f"board-change:{workflow_id}:{version}"
+
+
+def keep_change_on_commit(workflow_id, message: dict) -> None:
+    """Keep a change's live message in the shared cache once it commits. Written after the
+    commit, never before: a reader may find the new version before its message (it builds
+    the board), never the message of a change that rolled back."""
+
+    def keep_board_change():
+        cache.set(change_key(workflow_id, message["version"]), orjson.dumps(message), CHANGE_KEPT_SECONDS)
+
+    transaction.on_commit(keep_board_change, robust=True)

@@ -25,11 +25,10 @@ from django.db.models import Count, F, Max
 from django.utils import timezone
 
 from boards import statements
-from boards.events import broadcast_on_commit
+from boards.events import broadcast_on_commit, keep_change_on_commit
 from boards.messages import change_message
 from boards.models import LIVE, ClassOfService, Task, TaskEvent
 from boards.selectors import step_counts
-from boards.snapshots import keep_change_on_commit
 from kandev import sql
 from kandev.errors import Invalid, KandevError
 from workflows.models import Membership, Role, StepGroup, StepKind, Workflow, WorkflowStep

@@ -16,10 +16,10 @@ import threading
 
 import orjson
 from django.core.cache import cache
-from django.db import transaction
 from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
+from boards.events import change_key
 from boards.messages import PRIORITY_NAMES, iso, step_data
 from boards.models import LIVE, Task
 from boards.sessions import agent_figures, task_sessions
@@ -72,7 +72,6 @@ APPLIED_TYPES = frozenset(
 APPLIED_PARTS = frozenset(
     {"type", "version", "task", "step_id", "tasks", "deleted_task_ids", "steps", "orders", "agents"}
 )
-CHANGE_KEPT_SECONDS = 60
 CHANGES_APPLIED_AT_MOST = 100  # past that, one build costs less than fetching and applying
 
 
@@ -103,21 +102,6 @@ def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
         while len(_snapshots) > 1 and sum(entry[2] for entry in _snapshots.values()) > SNAPSHOT_TASKS_KEPT:
             del _snapshots[next(iter(_snapshots))]  # the least recently built
     return snapshot
-
-
-def change_key(workflow_id, version: int) -> str:
-    return f"board-change:{workflow_id}:{version}"
-
-
-def keep_change_on_commit(workflow_id, message: dict) -> None:
-    """Keep a change's live message in the shared cache once it commits. Written after the
-    commit, never before: a reader may find the new version before its message (it builds
-    the board), never the message of a change that rolled back."""
-
-    def keep_board_change():
-        cache.set(change_key(workflow_id, message["version"]), orjson.dumps(message), CHANGE_KEPT_SECONDS)
-
-    transaction.on_commit(keep_board_change, robust=True)
 
 
 def updated_snapshot(snapshot: dict, *, version: int) -> dict | None:
