@@ -15,7 +15,9 @@ from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.api import TaskFilter
 from boards.models import Priority, Task
 from boards.snapshots import board_snapshot
-from workflows.models import OnFull, OnSessionLimit, Role, StepKind, Workflow
+from boards.templatetags.board import initials
+from boards.waiting import board_consumers
+from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow
 from workflows.portable import templates
 from workflows.step_rules import ACTION_TYPES
 
@@ -108,8 +110,28 @@ def task_detail(request, workflow_id, task_id):
     return _board_page(request, workflow, role, open_task_id=task.pk)
 
 
+def people(workspace_id) -> list[dict]:
+    """The workspace's members as the board names them: who may be assigned (owners and
+    members) and whose name a card shows, in one query."""
+    memberships = Membership.objects.filter(workspace_id=workspace_id).select_related("user")
+    found = []
+    for membership in memberships.order_by("user__username", "pk"):
+        name = membership.user.get_full_name() or membership.user.get_username()
+        found.append(
+            {
+                "id": membership.user_id,
+                "username": membership.user.get_username(),
+                "name": name,
+                "initials": initials(name),
+                "assignable": membership.role in WRITE_ROLES,
+            }
+        )
+    return found
+
+
 def _board_page(request, workflow, role, open_task_id=None):
     snapshot = board_snapshot(workflow=workflow)
+    members = people(workflow.workspace_id)
     return render(
         request,
         "boards/board.html",
@@ -120,6 +142,9 @@ def _board_page(request, workflow, role, open_task_id=None):
             "priorities": PRIORITY_RANKS,
             "default_priority": DEFAULT_PRIORITY,
             "open_task_id": open_task_id,
+            "people_list": members,
+            "people": {person["id"]: person for person in members},
+            "consumers": board_consumers(snapshot),
         },
     )
 

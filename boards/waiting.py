@@ -91,17 +91,9 @@ def board_waiting(board: dict) -> dict:
         )
         for position, task in enumerate(queue, 1):
             waiting[task["id"]] = {"state": "queued", "position": position}
+    consumers = board_consumers(board)
     for feeder in board["steps"]:
-        consumer = next(
-            (
-                s
-                for s in board["steps"]
-                if s["pull_from_step_id"] == feeder["id"]
-                and limited_for(s["wip_limit"], s.get("group_id"), feeder.get("group_id"))
-            ),
-            None,
-        )
-        if consumer is None:
+        if feeder["id"] not in consumers:
             continue
         candidates = sorted(
             (t for t in feeder["tasks"] if t["admitted"] and not t["is_ephemeral"] and _pullable(t)),
@@ -116,6 +108,20 @@ def board_waiting(board: dict) -> dict:
         for position, task in enumerate(candidates, 1):
             waiting[task["id"]] = {"state": "waiting_for_pull", "position": position}
     return waiting
+
+
+def board_consumers(board: dict) -> dict:
+    """{feeder step id: the step that pulls from it under a limit} over a board snapshot: the
+    first step in board order that pulls from the feeder and is limited for it (`_consumer`)."""
+    consumers = {}
+    for feeder in board["steps"]:
+        for step in board["steps"]:
+            if step["pull_from_step_id"] == feeder["id"] and limited_for(
+                step["wip_limit"], step.get("group_id"), feeder.get("group_id")
+            ):
+                consumers[feeder["id"]] = step
+                break
+    return consumers
 
 
 def _pullable(task: dict) -> bool:

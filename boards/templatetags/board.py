@@ -31,6 +31,35 @@ def ordinal(n: int | None) -> str:
     return f"{n}{suffix}"
 
 
+def initials(name: str) -> str:
+    """ "Alice Brown" -> "AB", "olivia" -> "OL": a card's assignee at a glance (static/board/people.js
+    writes the same for someone the page learns of later)."""
+    words = name.split()
+    return (words[0][0] + words[-1][0] if len(words) > 1 else name[:2]).upper()
+
+
+@register.simple_tag(takes_context=True)
+def assignee_of(context, task: dict | None) -> dict | None:
+    """The card's assignee as the page's `people` know them: {"id", "name", "initials", ...}."""
+    if not task or task.get("assignee_id") is None:
+        return None
+    return context["people"].get(task["assignee_id"])
+
+
+@register.simple_tag(takes_context=True)
+def waiting_label(context, task: dict | None, step: dict) -> str:
+    """Why the card waits, in words (product.md §2b.6): "2nd in queue", "next for In Progress",
+    "3rd for In Progress"; static/board/render.js writes the same from its own model."""
+    waiting = task.get("waiting") if task else None
+    if not waiting:
+        return ""
+    place = ordinal(waiting["position"])
+    if waiting["state"] == "queued":
+        return f"{place} in queue"
+    consumer = context["consumers"][step["id"]]["name"]
+    return f"next for {consumer}" if waiting["position"] == 1 else f"{place} for {consumer}"
+
+
 @register.inclusion_tag("boards/_wip_count.html")
 def wip_count(step: dict) -> dict:
     occupied, limit = step["occupied"], step["wip_limit"]

@@ -6,17 +6,20 @@ import "./filter.js";
 import { BoardInput } from "./input.js";
 import { Live } from "./live.js";
 import { BoardModel } from "./model.js";
+import { People } from "./people.js";
 import { BoardView } from "./render.js";
 import { BoardWrites } from "./writes.js";
 
 const root = document.getElementById("board");
 const dataBlock = (id) => JSON.parse(document.getElementById(id).textContent);
 
+const board = dataBlock("board-data");
 const model = new BoardModel(dataBlock("priority-ranks"));
-const view = new BoardView(root, model);
+const people = new People(dataBlock("people"), board.workflow.workspace_id);
+const view = new BoardView(root, model, people);
 const live = new Live({ workflowId: root.dataset.workflowId, model, view });
 const writes = new BoardWrites({ model, view, live });
-const detail = new TaskDetail({ root, model, view });
+const detail = new TaskDetail({ root, model, view, people });
 const input = new BoardInput(root, {
   canWrite: root.dataset.canWrite === "true",
   move: (taskId, stepId, index) => writes.move(taskId, stepId, index),
@@ -33,7 +36,7 @@ root.addEventListener("submit", (event) => {
 });
 setInterval(() => view.tickAges(), 60_000);
 
-model.load(dataBlock("board-data"));
+model.load(board);
 view.renderAll();
 input.enableDragging();
 live.connect();

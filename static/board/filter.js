@@ -1,11 +1,13 @@
 // The board's filter bar: it hides the cards that do not match and nothing else — the model,
 // and so every header count, stays whole. Each field of the bar is matched by the function
-// of its name; a field added to the bar (assignee, class of service) adds one here.
+// of its name.
 
 const MATCHERS = {
   text: (card, value) => card.querySelector(".card-title").textContent.toLowerCase().includes(value.toLowerCase()),
   priority: (card, value) => card.querySelector('[data-role="priority"]').textContent === value,
+  assignee: (card, value) => card.dataset.assigneeId === (value === "none" ? "" : value),
   blocked: (card, value) => card.querySelector('[data-role="blocked"]').hidden === (value === "unblocked"),
+  class_of_service: (card, value) => card.dataset.classOfService === value,
 };
 
 const form = document.querySelector('[data-role="filter"]');
@@ -28,5 +30,9 @@ function apply() {
 form.addEventListener("input", apply);
 form.addEventListener("submit", (event) => event.preventDefault());
 // Live messages and writes re-render the cards: filter whatever the board shows now (only
-// the `hidden` attribute changes here, which this observer does not watch).
-new MutationObserver(apply).observe(board, { childList: true, subtree: true, characterData: true });
+// the `hidden` attribute changes here, which this observer does not watch; a card's
+// assignee and class are attributes of its own, so they are watched).
+new MutationObserver(apply).observe(board, {
+  childList: true, subtree: true, characterData: true,
+  attributeFilter: ["data-assignee-id", "data-class-of-service"],
+});

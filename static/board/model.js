@@ -63,10 +63,10 @@ export class BoardModel {
       }
       touched.add(stepId);
     }
-    for (const { id, wip_limit } of message.steps ?? []) {
-      const step = this.step(id);
-      if (step) step.wip_limit = wip_limit;
-      touched.add(id);
+    for (const entry of message.steps ?? []) { // whole steps: their limits and feeders decide who waits
+      const step = this.step(entry.id);
+      if (step) Object.assign(step, entry);
+      touched.add(entry.id);
     }
     return [...touched];
   }

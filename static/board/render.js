@@ -3,6 +3,7 @@
 // exists once; this module only fills in a step's or a task's values.
 
 import { paintStepColors } from "./colors.js";
+import { boardWaiting } from "./waiting.js";
 
 const LIVE_TEXT = { live: "Live", connecting: "Connecting…", offline: "Offline, reconnecting…" };
 
@@ -44,21 +45,48 @@ function newColumn(step) {
   return section;
 }
 
-function fillCard(card, task) {
+/** Why a card waits, as the server's `waiting_label` tag writes it: "2nd in queue",
+    "next for In Progress", "3rd for In Progress". */
+function waitingText(waiting) {
+  if (!waiting) return "";
+  const place = ordinal(waiting.position);
+  if (waiting.state === "queued") return `${place} in queue`;
+  return waiting.position === 1 ? `next for ${waiting.step.name}` : `${place} for ${waiting.step.name}`;
+}
+
+function fillCard(card, task, { person, waiting }) {
   for (const name of [...card.classList]) if (name.startsWith("priority-")) card.classList.remove(name);
   card.classList.add(`priority-${task.priority}`);
   card.classList.toggle("is-ephemeral", Boolean(task.is_ephemeral));
+  const expedite = task.class_of_service === "expedite";
+  card.classList.toggle("is-expedite", expedite);
   card.dataset.taskId = task.id;
+  card.dataset.assigneeId = task.assignee_id ?? "";
+  card.dataset.classOfService = task.class_of_service;
   card.querySelector(".card-title").textContent = task.title;
   card.querySelector('[data-role="priority"]').textContent = task.priority;
+  card.querySelector('[data-role="expedite"]').hidden = !expedite;
   const blocked = card.querySelector('[data-role="blocked"]');
   blocked.hidden = !task.blocked_reason;
   blocked.textContent = task.blocked_reason ? `Blocked: ${task.blocked_reason}` : "";
+  const waits = card.querySelector('[data-role="waiting"]');
+  waits.hidden = !waiting;
+  waits.dataset.state = waiting?.state ?? "";
+  waits.querySelector('[data-role="waiting-text"]').textContent = waitingText(waiting);
+  fillAssignee(card.querySelector('[data-role="assignee"]'), person);
   fillAgent(card.querySelector('[data-role="agent"]'), task.session);
   const age = card.querySelector('[data-role="age"]');
   age.dateTime = task.entered_step_at ?? "";
   age.textContent = ageText(task.entered_step_at);
   return card;
+}
+
+/** The card's assignee: initials to see, the full name to read (and hover). */
+function fillAssignee(assignee, person) {
+  assignee.hidden = !person;
+  assignee.title = person?.name ?? "";
+  assignee.querySelector('[data-role="assignee-initials"]').textContent = person?.initials ?? "";
+  assignee.querySelector('[data-role="assignee-name"]').textContent = person ? `Assigned to ${person.name}` : "";
 }
 
 /** The card's agent session: "Agent queued (2nd)", "Agent starting", "Agent running", "Agent failed". */
@@ -89,9 +117,10 @@ export class BoardView {
   onRebuilt = () => {};
   onRendered = () => {};
 
-  constructor(root, model) {
+  constructor(root, model, people) {
     this.root = root;
     this.model = model;
+    this.people = people;
     this.alertBox = document.getElementById("board-alert");
     this.liveBadge = document.querySelector('[data-role="live"]');
     this.agents = document.querySelector('[data-role="agents"]');
@@ -109,7 +138,8 @@ export class BoardView {
   render(stepIds) {
     const active = document.activeElement;
     const focusedId = active?.classList.contains("card") ? active.dataset.taskId : null;
-    for (const id of stepIds) this.#renderColumn(id);
+    const waiting = boardWaiting(this.model.steps, [...this.model.tasks.values()], this.model.priorityRanks);
+    for (const id of stepIds) this.#renderColumn(id, waiting);
     this.#renderAgents();
     if (focusedId) {
       const again = this.card(focusedId);
@@ -164,22 +194,29 @@ export class BoardView {
     fillCapacity(scope("workspace"), figures.workspace_running, figures.workspace_limit, figures.workspace_queued);
   }
 
-  #renderColumn(stepId) {
+  #renderColumn(stepId, waiting) {
     const section = this.root.querySelector(`.column[data-step-id="${stepId}"]`);
     const step = this.model.step(stepId);
     if (!section || !step) return;
     const { admitted, queued } = this.model.columnOf(stepId);
-    this.#fillList(section.querySelector('[data-role="cards"]'), admitted);
-    this.#fillList(section.querySelector('[data-role="queued-cards"]'), queued);
+    this.#fillList(section.querySelector('[data-role="cards"]'), admitted, waiting);
+    this.#fillList(section.querySelector('[data-role="queued-cards"]'), queued, waiting);
     const occupied = admitted.filter((t) => !t.is_ephemeral).length;
     const queuedCount = queued.filter((t) => !t.is_ephemeral).length;
     this.#renderHeader(section, step, occupied, queuedCount);
   }
 
-  #fillList(list, tasks) {
+  #fillList(list, tasks, waiting) {
     // A card may sit in another list (dragged there, or moved by someone else); one that was
     // here and is not in `tasks` belongs elsewhere now (and is rendered there) or is gone.
-    list.replaceChildren(...tasks.map((task) => fillCard(this.card(task.id) ?? clone("card-template"), task)));
+    const unknown = [];
+    list.replaceChildren(...tasks.map((task) => {
+      const person = task.assignee_id == null ? null : this.people.get(task.assignee_id);
+      if (task.assignee_id != null && !person) unknown.push(task.assignee_id);
+      const values = { person, waiting: waiting.get(task.id) };
+      return fillCard(this.card(task.id) ?? clone("card-template"), task, values);
+    }));
+    if (unknown.length) this.people.learn(unknown).then((learnt) => learnt && this.renderAll());
   }
 
   #renderHeader(section, step, occupied, queued) {

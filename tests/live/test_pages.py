@@ -64,6 +64,32 @@ def test_board_page_renders_columns_counts_and_over_limit_state(owner, workflow,
     assert body.count('class="card priority-medium"') == 2
 
 
+def test_board_page_renders_assignees_expedite_and_why_cards_wait(owner, workflow, board, make_task):
+    """The server renders what the script later keeps live: the same words, before any script."""
+    backlog, doing, done = board
+    alice = UserFactory(username="alice", first_name="Alice", last_name="Brown")
+    MembershipFactory(workspace=workflow.workspace, user=alice, role=Role.MEMBER)
+    make_task(doing, "Busy", assignee_id=alice.pk)
+    make_task(doing, "Also busy")
+    make_task(backlog, "Idea")
+    make_task(backlog, "Hotfix", class_of_service="expedite")
+    page = signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode()
+    cards = dict(re.findall(r'<span class="card-title">([^<]+)</span>(.*?)</li>', page, re.S))
+    waiting = {title: re.search(r'data-role="waiting-text">([^<]*)<', body)[1] for title, body in cards.items()}
+    assert waiting == {"Busy": "", "Also busy": "", "Idea": "2nd for In Progress", "Hotfix": "next for In Progress"}
+    assert (
+        'title="Alice Brown"><span class="avatar" aria-hidden="true" data-role="assignee-initials">AB<' in cards["Busy"]
+    )
+    assert "Assigned to Alice Brown" in cards["Busy"]
+    assert 'data-role="assignee" title="" hidden' in cards["Idea"]
+    assert 'data-role="expedite">' in cards["Hotfix"] and 'data-role="expedite" hidden' in cards["Idea"]
+    people = Tags(page).data["people"]
+    assert [(p["username"], p["name"], p["initials"], p["assignable"]) for p in people] == [
+        ("alice", "Alice Brown", "AB", True),
+        ("olivia", "olivia", "OL", True),
+    ]
+
+
 class Tags(HTMLParser):
     """Every start tag of a page (<template> contents included), and the text of its data blocks."""
 
@@ -114,11 +140,12 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     page = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode())
     assert page.data["priority-ranks"] == {p.label: p.value for p in Priority}
     options = [attrs for tag, attrs in page.tags if tag == "option"]
-    # The filter bar ("Any" first, then its Blocked filter), then three columns, the column
-    # template and the task dialog, each with every priority in rank order; the dialog
-    # selects the open task's.
+    # The filter bar ("Any" first, then its Blocked, Assignee and Class filters), then three
+    # columns, the column template and the task dialog, each with every priority in rank
+    # order; the dialog selects the open task's.
     ranks = [p.label for p in Priority]
-    assert [o["value"] for o in options] == ["", *ranks, "", "blocked", "unblocked"] + ranks * 5
+    filters = ["", "blocked", "unblocked", "", "none", str(owner.pk), "", "standard", "expedite"]
+    assert [o["value"] for o in options] == ["", *ranks, *filters] + ranks * 5
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label] * 4
 
 

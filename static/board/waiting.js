@@ -1,0 +1,52 @@
+// Why each card waits, worked out from the board's own model: live messages carry whole
+// tasks but not their `waiting`, so the board applies the server's rule itself. This is
+// boards/waiting.py `board_waiting()` (and `board_consumers()`, placement.limited_for()),
+// and must stay the same rule: a test compares the cards with the API board's `waiting`.
+
+const HOLDING_SLOT = new Set(["starting", "running"]); // agents.models.HOLDING_SLOT
+
+const compare = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+const byKeys = (keys) => (a, b) => {
+  const [left, right] = [keys(a), keys(b)];
+  for (let i = 0; i < left.length; i += 1) {
+    const order = compare(left[i], right[i]);
+    if (order) return order;
+  }
+  return 0;
+};
+
+/** Does `step` pull from `feeder` under a limit: its own, or its group's for a feeder outside the group? */
+function limitedFor(step, feeder) {
+  const group = step.group_id ?? null;
+  return Boolean(step.wip_limit) || (group !== null && group !== (feeder.group_id ?? null));
+}
+
+/** The first step (in board order) that pulls from `feeder` and is limited for it, or null. */
+export function consumerOf(steps, feeder) {
+  return steps.find((step) => step.pull_from_step_id === feeder.id && limitedFor(step, feeder)) ?? null;
+}
+
+const pullable = (task) => !task.blocked_reason && !HOLDING_SLOT.has(task.session?.status);
+
+/** Map task id -> {state: "queued" | "waiting_for_pull", position, step} for every card that
+    waits: `step` is where it waits to go (its own step for a queue, the consumer for a pull).
+    `steps` in board order, `tasks` with their step_id, `ranks` {priority name: pull rank}. */
+export function boardWaiting(steps, tasks, ranks) {
+  const waiting = new Map();
+  const byStep = new Map(steps.map((step) => [step.id, []]));
+  for (const task of tasks) byStep.get(task.step_id)?.push(task);
+  for (const step of steps) {
+    const queue = byStep.get(step.id).filter((t) => !t.admitted)
+      .sort(byKeys((t) => [t.queued_at, t.position, t.id]));
+    queue.forEach((task, i) => waiting.set(task.id, { state: "queued", position: i + 1, step }));
+  }
+  for (const feeder of steps) {
+    const consumer = consumerOf(steps, feeder);
+    if (!consumer) continue;
+    const candidates = byStep.get(feeder.id).filter((t) => t.admitted && !t.is_ephemeral && pullable(t))
+      // "expedite" sorts before "standard": expedite first, as in the pull
+      .sort(byKeys((t) => [t.class_of_service, t.position, ranks[t.priority], t.created_at, t.id]));
+    candidates.forEach((task, i) => waiting.set(task.id, { state: "waiting_for_pull", position: i + 1, step: consumer }));
+  }
+  return waiting;
+}
