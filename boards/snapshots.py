@@ -5,10 +5,10 @@ import threading
 from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
-from boards.messages import PRIORITY_NAMES, iso, step_data
+from boards.messages import PRIORITY_NAMES, groups_data, iso, step_data
 from boards.models import LIVE, Task
 from boards.waiting import board_waiting
-from workflows.models import WorkflowStep
+from workflows.models import StepGroup, WorkflowStep
 
 BOARD_TASK_FIELDS = (
     "id",
@@ -131,9 +131,17 @@ def _build_snapshot(*, workflow, per_step: int | None) -> dict:
             }
             for step in steps
         ],
+        "groups": _groups(workflow, steps, occupied),
     }
     board_waiting(board)
     return board
+
+
+def _groups(workflow, steps: list, occupied: dict) -> list[dict]:
+    """The board's step groups (product.md §2b.2); a board without any costs no query."""
+    if not any(step.group_id for step in steps):
+        return []
+    return groups_data(StepGroup.objects.filter(workflow=workflow), steps, occupied)
 
 
 def _column_totals(by_step: dict) -> dict:

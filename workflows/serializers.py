@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from kandev.text import clean_text
 from workflows.models import OnFull, OnSessionLimit, StepKind, Workflow, Workspace
-from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_WIP_LIMIT
+from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_STEPS, MAX_WIP_LIMIT, MIN_GROUP_STEPS
 
 
 class NameField(serializers.CharField):
@@ -86,6 +86,7 @@ class StepSerializer(serializers.Serializer):
     is_start_step = serializers.BooleanField(required=False)
     wip_limit = serializers.IntegerField(required=False, min_value=0, max_value=MAX_WIP_LIMIT)
     pull_from_step_id = serializers.UUIDField(required=False, allow_null=True)
+    group_id = serializers.UUIDField(read_only=True, allow_null=True, help_text="Its step group, if any")
     on_full = serializers.ChoiceField(choices=OnFull.choices, required=False)
     # Checked by the service against the board (workflows.step_rules), where targets are known.
     events = serializers.JSONField(required=False)
@@ -97,6 +98,23 @@ class StepSerializer(serializers.Serializer):
 class StepUpdateSerializer(StepSerializer):
     workflow_id = serializers.UUIDField(read_only=True)
     name = NameField(required=False)
+
+
+class StepGroupSerializer(serializers.Serializer):
+    """Step group fields of api.md (product.md §2b.2). `occupied` and `over_limit` are read-only;
+    the service checks `step_ids` against the board (workflows.step_rules)."""
+
+    id = serializers.UUIDField(read_only=True)
+    workflow_id = serializers.UUIDField()
+    name = NameField()
+    wip_limit = serializers.IntegerField(min_value=1, max_value=MAX_WIP_LIMIT)
+    step_ids = serializers.ListField(child=serializers.UUIDField(), min_length=MIN_GROUP_STEPS, max_length=MAX_STEPS)
+    occupied = serializers.IntegerField(read_only=True)
+    over_limit = serializers.BooleanField(read_only=True)
+
+
+class StepGroupUpdateSerializer(StepGroupSerializer):
+    workflow_id = serializers.UUIDField(read_only=True)
 
 
 class BoardTaskSerializer(serializers.Serializer):
@@ -128,6 +146,7 @@ class BoardWorkflowSerializer(serializers.Serializer):
 class BoardSerializer(serializers.Serializer):
     workflow = BoardWorkflowSerializer()
     steps = BoardStepSerializer(many=True)
+    groups = StepGroupSerializer(many=True)
 
 
 class TemplateSerializer(serializers.Serializer):
