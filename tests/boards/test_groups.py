@@ -10,7 +10,7 @@ from kandev.errors import WipLimitReached
 from tests.conftest import board_state
 from tests.factories import StepFactory
 from workflows import services
-from workflows.models import StepGroup, Workflow
+from workflows.models import OnFull, StepGroup, Workflow
 
 
 @pytest.fixture
@@ -84,6 +84,22 @@ def test_a_move_inside_the_group_is_judged_by_the_target_step_alone(grouped, mak
         admission.task_move(task=forced, to_step=review, actor=owner)
     assert refused.value.as_body()["scope"] == "step"  # Review's own limit, not the group's
     assert (titles(build), titles(review)) == (["c"], ["b", "a"])
+
+
+def test_a_queued_task_moving_inside_the_group_needs_room_in_the_group(api, grouped, make_task, owner):
+    """It holds no place in the group yet: admitting it would take one."""
+    _, build, review, _, group = grouped
+    services.step_update(step=build, actor=owner, on_full=OnFull.QUEUE)
+    make_task(build, "a")
+    make_task(review, "b")
+    queued = make_task(build, "c")
+    assert not queued.admitted
+
+    response = api.post(f"/api/v1/tasks/{queued.pk}/move/", {"step_id": str(review.pk)}, format="json")
+
+    assert response.status_code == 409
+    assert response.json() == group_refusal(group, review, 2, 2)
+    assert Task.objects.get(pk=queued.pk).step_id == build.pk
 
 
 def test_a_task_leaving_the_group_lets_its_steps_pull(grouped, make_task, owner):
