@@ -5,6 +5,7 @@ fills its steps when it gains room. Also run on SQLite (bin/test)."""
 import pytest
 
 from boards import admission
+from boards.changes import reconcile_all
 from boards.models import Task
 from kandev.errors import WipLimitReached
 from tests.conftest import board_state
@@ -221,3 +222,18 @@ def test_deleting_a_step_that_leaves_its_group_with_one_step_dissolves_it(groupe
     assert message["deleted_group_ids"] == [str(group.pk)]
     assert [(s["name"], s["group_id"]) for s in message["steps"] if s["id"] == str(review.pk)] == [("Review", None)]
     assert "groups" not in message
+
+
+def test_the_reconciler_fills_a_group_that_has_room(grouped, make_task):
+    """A board whose only limit is a group's is reconciled too."""
+    backlog, build, review, _, _ = grouped
+    services.step_update(step=review, actor=None, wip_limit=0)
+    make_task(build, "a")
+    make_task(review, "b")
+    make_task(backlog, "waiting")
+    # Room opened behind the service's back (as after a crash between commit and pull).
+    Task.objects.filter(title="a").delete()
+
+    assert reconcile_all() == 1
+    assert titles(build) == ["waiting"]
+    assert reconcile_all() == 0
