@@ -99,7 +99,11 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
 
 def _imported(workflow: Workflow) -> dict:
     steps = workflow.steps.order_by("position")
-    return {**WorkflowSerializer(workflow).data, "steps": [step_data(s, 0, 0) for s in steps]}
+    return {
+        **WorkflowSerializer(workflow).data,
+        "steps": [step_data(s, 0, 0) for s in steps],
+        "groups": group_rows(workflow.step_groups.all()),
+    }
 
 
 @extend_schema_view(

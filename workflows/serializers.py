@@ -170,12 +170,22 @@ class PortableStepSerializer(serializers.Serializer):
     events = serializers.JSONField()
 
 
+class PortableGroupSerializer(serializers.Serializer):
+    """A step group of a portable document: its steps are positions."""
+
+    name = serializers.CharField()
+    wip_limit = serializers.IntegerField()
+    step_positions = serializers.ListField(child=serializers.IntegerField())
+
+
 class PortableWorkflowSerializer(serializers.Serializer):
     name = serializers.CharField()
     description = serializers.CharField()
     max_parallel_sessions = serializers.IntegerField(required=False)
     on_session_limit = serializers.ChoiceField(choices=OnSessionLimit.choices, required=False)
+    expedite_limit = serializers.IntegerField(required=False, help_text="1 when absent")
     steps = PortableStepSerializer(many=True)
+    groups = PortableGroupSerializer(many=True, required=False)
 
 
 class PortableDocumentSerializer(serializers.Serializer):
@@ -188,9 +198,10 @@ class PortableDocumentSerializer(serializers.Serializer):
 
 class ImportedWorkflowSerializer(WorkflowSerializer):
     steps = StepSerializer(many=True)
+    groups = StepGroupSerializer(many=True)
 
     class Meta(WorkflowSerializer.Meta):
-        fields = [*WorkflowSerializer.Meta.fields, "steps"]
+        fields = [*WorkflowSerializer.Meta.fields, "steps", "groups"]
 
 
 class ImportResultSerializer(serializers.Serializer):
