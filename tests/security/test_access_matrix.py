@@ -434,6 +434,13 @@ CHANNELS = [
         "create_task",
         {"step_id": "{backlog}", "title": "Via MCP"},
     ),
+    Channel(
+        "MCP update_group",
+        MCP_PATH,
+        "401 401 not_found permission_denied updated updated not_found",
+        "update_group",
+        {"group_id": "{group}", "wip_limit": 4},
+    ),
 ]
 WEBSOCKETS = [c for c in CHANNELS if c.path.startswith("/ws/")]
 MCP_CALLS = [c for c in CHANNELS if c.path == MCP_PATH]
@@ -525,6 +532,9 @@ def mcp_outcome(base: str, key: str | None, channel: Channel, ids: dict) -> str:
     if channel.tool == "get_board":
         assert answer["workflow"]["id"] == ids["workflow"]
         return "board"
+    if channel.tool == "update_group":
+        assert (answer["id"], answer["wip_limit"]) == (ids["group"], 4)
+        return "updated"
     assert answer["step_id"] == ids["backlog"]
     return "created"
 
