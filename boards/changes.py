@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from functools import partial
 
 from django.db import transaction
+from django.db.models import Q
 
 from boards.locking import BoardChange, board_transaction, close_change, open_change
 from boards.models import Task
@@ -56,7 +57,8 @@ def reconcile_board(*, workflow_id) -> bool:
 def reconcile_all() -> int:
     """One reconciler pass over every board with a limit or a queue; returns boards changed."""
     changed = 0
-    workflow_ids = Workflow.objects.filter(steps__wip_limit__gt=0).values_list("id", flat=True).distinct()
+    limited = Q(steps__wip_limit__gt=0) | Q(steps__group__isnull=False)  # a grouped step fills itself too
+    workflow_ids = Workflow.objects.filter(limited).values_list("id", flat=True).distinct()
     for workflow_id in workflow_ids:
         try:
             changed += reconcile_board(workflow_id=workflow_id)

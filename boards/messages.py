@@ -4,7 +4,7 @@ the live message of one committed change (api.md, WebSocket)."""
 from agents.models import SessionStatus
 from boards.models import Priority, Task
 from boards.sessions import agent_figures, task_sessions
-from workflows.models import WorkflowStep
+from workflows.models import StepGroup, WorkflowStep
 
 PRIORITY_NAMES = {p.value: p.label for p in Priority}
 
@@ -62,6 +62,12 @@ def change_message(change) -> dict:
             else {**task_data(primary), "session": sessions.get(primary.pk)}
         )
     counts = change.touched_counts()
+    about = message.get("group")  # group.updated names the group it is about
+    groups = _touched_groups(change, counts, about if isinstance(about, StepGroup) else None)
+    if isinstance(about, StepGroup):
+        message["group"] = next(g for g in groups if g["id"] == str(about.pk))
+    if groups:
+        message["groups"] = groups
     message.update(
         version=change.version,
         tasks=[{**task_data(t), "session": sessions.get(pk)} for pk, t in tasks.items()],
@@ -75,6 +81,47 @@ def change_message(change) -> dict:
     return message
 
 
+def _touched_groups(change, counts: dict, about: StepGroup | None) -> list[dict]:
+    """The groups of the steps this change touched (and the one it is `about`), whole, with
+    the occupancy they end with: a viewer's band over the columns follows without a refetch."""
+    groups = {about.pk: about} if about is not None else {}
+    for pk in change.touched:
+        step = change.steps.get(pk)
+        group = change.group(step) if step is not None and step.group_id not in groups else None
+        if group is not None:
+            groups[group.pk] = group
+    entries = []
+    for group in groups.values():
+        steps = change.group_steps(group)
+        occupied = sum(counts[s.pk][0] if s.pk in counts else change.counts(s).occupied for s in steps)
+        entries.append((steps[0].position if steps else -1, group_data(group, [s.pk for s in steps], occupied)))
+    return [entry for _, entry in sorted(entries, key=lambda e: e[0])]
+
+
+def group_data(group: StepGroup, step_ids: list, occupied: int) -> dict:
+    """A step group as the API, the board and live messages show it; `step_ids` in board order."""
+    return {
+        "id": str(group.pk),
+        "workflow_id": str(group.workflow_id),
+        "name": group.name,
+        "wip_limit": group.wip_limit,
+        "step_ids": [str(pk) for pk in step_ids],
+        "occupied": occupied,
+        "over_limit": occupied > group.wip_limit,
+    }
+
+
+def groups_data(groups, steps: list[WorkflowStep], occupied: dict) -> list[dict]:
+    """`groups` of a board whose `steps` (in board order) hold `occupied` {step id: n}, in
+    the order of their first steps."""
+    members = {group.pk: [s for s in steps if s.group_id == group.pk] for group in groups}
+    ordered = sorted(groups, key=lambda g: members[g.pk][0].position if members[g.pk] else -1)
+    return [
+        group_data(group, [s.pk for s in members[group.pk]], sum(occupied[s.pk] for s in members[group.pk]))
+        for group in ordered
+    ]
+
+
 def step_data(step: WorkflowStep, occupied: int, queued: int) -> dict:
     return {
         "id": str(step.pk),
@@ -85,6 +132,7 @@ def step_data(step: WorkflowStep, occupied: int, queued: int) -> dict:
         "kind": step.kind,
         "is_start_step": step.is_start_step,
         "wip_limit": step.wip_limit,
+        "group_id": str(step.group_id) if step.group_id else None,
         "pull_from_step_id": str(step.pull_from_step_id) if step.pull_from_step_id else None,
         "on_full": step.on_full,
         "events": step.events,

@@ -80,6 +80,8 @@ def limits(
     `assigning`: it stays in `source` (= `step`) and gets a new assignee: only the person's applies."""
     if task is not None and task.is_ephemeral:
         return []
+    if source is not None and task is not None and not task.admitted:
+        source = None  # a queued task held no place where it waited: it takes one on entry
     found = []
     if not assigning:
         if step.is_limited:

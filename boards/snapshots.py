@@ -20,12 +20,12 @@ from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
 from boards.events import change_key
-from boards.messages import PRIORITY_NAMES, iso, step_data
+from boards.messages import PRIORITY_NAMES, groups_data, iso, step_data
 from boards.models import LIVE, Task
 from boards.sessions import agent_figures, task_sessions
 from boards.waiting import board_waiting
 from kandev.metrics import BOARD_SNAPSHOTS
-from workflows.models import WorkflowStep
+from workflows.models import StepGroup, WorkflowStep
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +67,15 @@ APPLIED_TYPES = frozenset(
         "task.pulled",
         "step.updated",
         "session.updated",
+        "group.updated",
+        "group.deleted",
     }
 )
 APPLIED_PARTS = frozenset(
-    {"type", "version", "task", "step_id", "tasks", "deleted_task_ids", "steps", "orders", "agents"}
+    {
+        *("type", "version", "task", "step_id", "tasks", "deleted_task_ids", "steps", "orders", "agents"),
+        *("group", "groups", "deleted_group_ids"),
+    }
 )
 CHANGES_APPLIED_AT_MOST = 100  # past that, one build costs less than fetching and applying
 
@@ -140,6 +145,7 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
     copied = set()  # the columns changed here (new lists; the cached ones stay as they were)
     where = {task["id"]: step_id for step_id, tasks in columns.items() for task in tasks}
     agents = snapshot["agents"]
+    groups = {group["id"]: group for group in snapshot["groups"]}
 
     def column(step_id) -> list:
         if step_id not in copied:
@@ -172,10 +178,15 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
             tasks = column(step_id)
             tasks[:] = sorted(({**t, "position": keys.get(t["id"], t["position"])} for t in tasks), key=board_order)
         agents = message.get("agents", agents)
+        for group in message.get("groups", []):
+            groups[group["id"]] = group
+        for group_id in message.get("deleted_group_ids", []):
+            groups.pop(group_id, None)
     board = {
         **snapshot,
         "workflow": {**snapshot["workflow"], "version": messages[-1]["version"]},
         "agents": agents,
+        "groups": sorted(groups.values(), key=lambda g: steps[g["step_ids"][0]]["position"] if g["step_ids"] else -1),
         "steps": [
             step if before.get(step_id) is step and step_id not in copied else {**step, "tasks": columns[step_id]}
             for step_id, step in sorted(steps.items(), key=lambda item: item[1]["position"])
@@ -287,9 +298,17 @@ def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
             }
             for step in steps
         ],
+        "groups": _groups(workflow, steps, occupied),
     }
     _set_waiting(board)
     return board
+
+
+def _groups(workflow, steps: list, occupied: dict) -> list[dict]:
+    """The board's step groups (product.md §2b.2); a board without any costs no query."""
+    if not any(step.group_id for step in steps):
+        return []
+    return groups_data(StepGroup.objects.filter(workflow=workflow), steps, occupied)
 
 
 def _column_totals(by_step: dict) -> dict:

@@ -9,7 +9,7 @@ refusal: step name, limit and occupancy) with the REST error body as structured 
 
 import functools
 import json
-from typing import Any
+from typing import Annotated, Any
 
 from django.contrib.auth import get_user_model
 from django.db import close_old_connections
@@ -23,14 +23,14 @@ from boards import access, admission
 from boards.access import check_role, visible_workflows
 from boards.messages import step_data, task_data
 from boards.models import Priority, Task
-from boards.selectors import step_counts
+from boards.selectors import group_rows, step_counts
 from boards.serializers import TaskCreateSerializer, TaskMoveSerializer
 from boards.snapshots import board_snapshot
 from kandev.errors import Invalid, KandevError
 from kandev.validation import parse_uuid, validated
 from workflows import services
-from workflows.models import Workflow, WorkflowStep
-from workflows.serializers import StepUpdateSerializer
+from workflows.models import StepGroup, Workflow, WorkflowStep
+from workflows.serializers import StepGroupUpdateSerializer, StepUpdateSerializer
 
 USER_SCOPE_KEY = "kandev.user_id"
 UNCHANGED = ""  # update_step: a pull_from_step_id left out keeps the feeder
@@ -140,7 +140,8 @@ def build_server(*, user_id=None) -> MCPServer:
     @server.tool()
     @board_tool
     def get_board(ctx: Context, workflow_id: str) -> dict[str, Any]:
-        """The whole board: the workflow, its steps with their counts, and their tasks."""
+        """The whole board: the workflow, its steps with their counts, their tasks, and its
+        step groups (a WIP limit shared by several steps)."""
         return board_snapshot(workflow=member_workflow(acting_user(ctx), workflow_id))
 
     @server.tool()
@@ -222,5 +223,37 @@ def build_server(*, user_id=None) -> MCPServer:
             step = services.step_update(step=step, actor=user, **validated(StepUpdateSerializer, changes, partial=True))
         occupied, queued = step_counts([step.pk])[step.pk]
         return step_data(step, occupied, queued)
+
+    @server.tool()
+    @board_tool
+    def list_groups(ctx: Context, workflow_id: str) -> list[dict[str, Any]]:
+        """The step groups of a workflow: each one's name, wip_limit (shared by its steps),
+        step_ids, occupied (the sum over its steps) and over_limit."""
+        workflow = member_workflow(acting_user(ctx), workflow_id)
+        return group_rows(workflow.step_groups.order_by("created_at", "id"))
+
+    @server.tool()
+    @board_tool
+    def update_group(
+        ctx: Context,
+        group_id: str,
+        name: str | None = Field(None, description="omit to keep"),
+        wip_limit: int | None = Field(None, description="at least 1; omit to keep"),
+        step_ids: Annotated[
+            list[str] | None, Field(description="at least 2 steps of its workflow, none in another group; omit to keep")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Read a step group's name, wip_limit and step_ids, or change them (only the arguments
+        given change). Raising the limit or adding a step pulls at once."""
+        user = acting_user(ctx)
+        group = access.member_object(StepGroup, user, parse_uuid(group_id, "group_id"))
+        if group is None:
+            raise NotFound("Not found.")
+        changes = given(name=name, wip_limit=wip_limit, step_ids=step_ids)
+        if changes:
+            check_role(group.member_role, write=True)
+            fields = validated(StepGroupUpdateSerializer, changes, partial=True)
+            group = services.group_update(group=group, actor=user, **fields)
+        return group_rows([group])[0]
 
     return server

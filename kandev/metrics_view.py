@@ -14,11 +14,11 @@ from accounts.authentication import user_for_key
 from agents.models import AgentSession, SessionStatus
 from boards.models import Task
 from kandev.metrics import counters_exposition
-from workflows.models import Workflow, WorkflowStep
+from workflows.models import StepGroup, Workflow, WorkflowStep
 
 
 class BoardCollector(Collector):
-    """Step occupancy and limits, session queue and slot use: counted at scrape time."""
+    """Step and group occupancy and limits, session queue and slot use: counted at scrape time."""
 
     def collect(self):
         occupancy = GaugeMetricFamily(
@@ -36,6 +36,7 @@ class BoardCollector(Collector):
             wip_limit.add_metric(labels, limit)
         yield occupancy
         yield wip_limit
+        yield from self.groups()
 
         by_status = {
             (workflow_id, status): n
@@ -63,6 +64,29 @@ class BoardCollector(Collector):
             for status, family in families.items():
                 family.add_metric([str(workflow_id)], by_status.get((workflow_id, status), 0))
         yield from families.values()
+
+    def groups(self):
+        occupancy = GaugeMetricFamily(
+            "kandev_group_occupancy",
+            "Live admitted tasks in a step group's steps.",
+            labels=["workflow", "group"],
+        )
+        wip_limit = GaugeMetricFamily(
+            "kandev_group_wip_limit", "A step group's WIP limit.", labels=["workflow", "group"]
+        )
+        occupied = dict(
+            Task.objects.occupying()
+            .filter(step__group__isnull=False)
+            .values("step__group_id")
+            .annotate(n=Count("id"))
+            .values_list("step__group_id", "n")
+        )
+        for group_id, workflow_id, limit in StepGroup.objects.values_list("id", "workflow_id", "wip_limit"):
+            labels = [str(workflow_id), str(group_id)]
+            occupancy.add_metric(labels, occupied.get(group_id, 0))
+            wip_limit.add_metric(labels, limit)
+        yield occupancy
+        yield wip_limit
 
 
 def exposition() -> bytes:

@@ -16,13 +16,14 @@ from kandev import views
 from kandev.metrics_view import metrics_view
 from teams.urls import api_urlpatterns as teams_api
 from teams.urls import page_urlpatterns as teams_pages
-from workflows.api import StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
+from workflows.api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
 router.register("workspaces", WorkspaceViewSet, basename="workspace")
 router.register("workflows", WorkflowViewSet, basename="workflow")
 router.register("steps", StepViewSet, basename="step")
+router.register("step-groups", StepGroupViewSet, basename="step-group")
 router.register("tasks", TaskViewSet, basename="task")
 router.register("intakes", IntakeViewSet, basename="intake")
 router.register("review-watches", ReviewWatchViewSet, basename="review-watch")

@@ -6,10 +6,20 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards.access import member_object, member_step, memberships_of, require_role, visible, visible_workflows
+from boards.access import (
+    check_role,
+    member_object,
+    member_step,
+    member_workflow,
+    memberships_of,
+    require_role,
+    visible,
+    visible_workflows,
+    writable,
+)
 from boards.api import WorkflowEventFilter
 from boards.messages import step_data
-from boards.selectors import board_events, step_counts
+from boards.selectors import board_events, group_rows, step_counts
 from boards.serializers import TaskEventSerializer
 from boards.snapshots import board_snapshot
 from kandev.api import ErrorSerializer
@@ -18,12 +28,14 @@ from kandev.renderers import JSONRenderer
 from kandev.validation import parse_uuid, validated, whole_number
 from workflows import services
 from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
-from workflows.models import Workflow, WorkflowStep, Workspace
+from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace
 from workflows.portable import export_document, templates
 from workflows.serializers import (
     BoardSerializer,
     ImportResultSerializer,
     PortableDocumentSerializer,
+    StepGroupSerializer,
+    StepGroupUpdateSerializer,
     StepSerializer,
     StepUpdateSerializer,
     TemplateSerializer,
@@ -87,7 +99,11 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
 
 def _imported(workflow: Workflow) -> dict:
     steps = workflow.steps.order_by("position")
-    return {**WorkflowSerializer(workflow).data, "steps": [step_data(s, 0, 0) for s in steps]}
+    return {
+        **WorkflowSerializer(workflow).data,
+        "steps": [step_data(s, 0, 0) for s in steps],
+        "groups": group_rows(workflow.step_groups.all()),
+    }
 
 
 @extend_schema_view(
@@ -249,6 +265,62 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         if target_id:
             target = member_step(request.user, parse_uuid(target_id, "move_tasks_to"), "move_tasks_to")
         services.step_delete(step=step, actor=request.user, move_tasks_to=target)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _group_response(group: StepGroup, status_code=status.HTTP_200_OK) -> Response:
+    return Response(group_rows([group])[0], status=status_code)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("workflow", str, description="Workflow id")],
+        responses=StepGroupSerializer(many=True),
+    ),
+    retrieve=extend_schema(responses={200: StepGroupSerializer, 404: ErrorSerializer}),
+)
+class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Step groups (product.md §2b.2): a WIP limit shared by several steps of one board."""
+
+    serializer_class = StepGroupSerializer
+    queryset = StepGroup.objects.none()  # the model, for the schema; rows come from get_queryset
+
+    def get_queryset(self):
+        queryset = visible(StepGroup.objects.all(), self.request.user)
+        workflow = self.request.query_params.get("workflow")
+        if self.action == "list" and workflow:
+            queryset = queryset.filter(workflow_id=parse_uuid(workflow, "workflow"))
+        return queryset.order_by("workflow__created_at", "workflow_id", "created_at", "id")
+
+    def list(self, request):
+        return self.get_paginated_response(group_rows(self.paginate_queryset(self.get_queryset())))
+
+    def retrieve(self, request, pk=None):
+        group = member_object(StepGroup, request.user, pk)
+        if group is None:
+            raise Http404
+        return _group_response(group)
+
+    @extend_schema(request=StepGroupSerializer, responses={201: StepGroupSerializer, 400: ErrorSerializer})
+    def create(self, request):
+        data = dict(validated(StepGroupSerializer, request.data))
+        workflow = member_workflow(request.user, data.pop("workflow_id"))
+        check_role(workflow.member_role, write=True)
+        group = services.group_create(workflow=workflow, actor=request.user, **data)
+        return _group_response(group, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=StepGroupUpdateSerializer,
+        responses={200: StepGroupSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
+    )
+    def partial_update(self, request, pk=None):
+        group = writable(StepGroup, request.user, pk)
+        data = validated(StepGroupUpdateSerializer, request.data, partial=True)
+        return _group_response(services.group_update(group=group, actor=request.user, **data))
+
+    @extend_schema(responses={204: None, 404: ErrorSerializer})
+    def destroy(self, request, pk=None):
+        services.group_delete(group=writable(StepGroup, request.user, pk), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

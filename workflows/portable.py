@@ -1,7 +1,8 @@
 """Portable workflow documents: templates, export and import (product.md §4).
 
 Steps refer to each other by position (`pull_from_step_position`, and
-`{"step_position": N}` in move_to_step actions), never by instance id.
+`{"step_position": N}` in move_to_step actions), and groups to their steps likewise
+(`step_positions`), never by instance id.
 """
 
 import json
@@ -12,13 +13,15 @@ from rest_framework import status
 
 from kandev.errors import Invalid, KandevError
 from kandev.parsers import json_depth
-from workflows.models import OnFull, OnSessionLimit, StepKind, Workflow, WorkflowStep
+from workflows.models import OnFull, OnSessionLimit, StepGroup, StepKind, Workflow, WorkflowStep
 from workflows.step_rules import (
     DEFAULT_COLOR,
     MAX_NAME,
     MAX_STEPS,
+    MAX_WIP_LIMIT,
     check_step_count,
     feeder_errors,
+    group_errors,
     name_errors,
     normalized_events,
     step_errors,
@@ -143,21 +146,36 @@ def export_steps(steps: list[WorkflowStep]) -> list[dict]:
     ]
 
 
+def export_groups(groups, steps: list[WorkflowStep]) -> list[dict]:
+    return [
+        {
+            "name": group.name,
+            "wip_limit": group.wip_limit,
+            "step_positions": sorted(s.position for s in steps if s.group_id == group.pk),
+        }
+        for group in groups
+    ]
+
+
+def export_workflow(workflow: Workflow) -> dict:
+    steps = list(workflow.steps.all())
+    return {
+        "name": workflow.name,
+        "description": workflow.description,
+        "max_parallel_sessions": workflow.max_parallel_sessions,
+        "on_session_limit": workflow.on_session_limit,
+        "expedite_limit": workflow.expedite_limit,
+        "steps": export_steps(steps),
+        "groups": export_groups(workflow.step_groups.all(), steps),
+    }
+
+
 def export_document(workflows) -> dict:
     """The portable document of `workflows`: what import reads back."""
     return {
         "version": DOCUMENT_VERSION,
         "type": DOCUMENT_TYPE,
-        "workflows": [
-            {
-                "name": workflow.name,
-                "description": workflow.description,
-                "max_parallel_sessions": workflow.max_parallel_sessions,
-                "on_session_limit": workflow.on_session_limit,
-                "steps": export_steps(list(workflow.steps.all())),
-            }
-            for workflow in workflows
-        ],
+        "workflows": [export_workflow(workflow) for workflow in workflows],
     }
 
 
@@ -179,7 +197,7 @@ def import_document(workspace, document) -> list[Workflow]:
             continue
         workflow = Workflow.objects.create(workspace=workspace, **fields)
         try:
-            build_steps(workflow, doc.get("steps"))
+            build_groups(workflow, doc.get("groups"), build_steps(workflow, doc.get("steps")))
         except Invalid as exc:
             errors.update({f"{prefix}.{key}": msgs for key, msgs in exc.extra["errors"].items()})
         created.append(workflow)
@@ -218,6 +236,7 @@ def _workflow_fields(doc: dict) -> tuple[dict, dict]:
         "description": doc.get("description") or "",
         "max_parallel_sessions": doc.get("max_parallel_sessions", 0),
         "on_session_limit": doc.get("on_session_limit", OnSessionLimit.QUEUE),
+        "expedite_limit": doc.get("expedite_limit", 1),  # documents from before expedite: the default
     }
     errors = {}
     if name_errors(fields["name"]):
@@ -228,6 +247,8 @@ def _workflow_fields(doc: dict) -> tuple[dict, dict]:
         errors["max_parallel_sessions"] = ["Must be a whole number from 0 to 1000000."]
     if fields["on_session_limit"] not in OnSessionLimit.values:
         errors["on_session_limit"] = ['Must be "queue" or "reject".']
+    if not 0 <= _int(fields["expedite_limit"], -1) <= MAX_WIP_LIMIT:
+        errors["expedite_limit"] = [f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."]
     return fields, errors
 
 
@@ -323,6 +344,42 @@ def build_steps(workflow, step_docs) -> list[WorkflowStep]:
             steps[i].pull_from_step = by_position[feeder]
     WorkflowStep.objects.bulk_update([s for s in steps if s.pull_from_step_id], ["pull_from_step"])
     return steps
+
+
+def build_groups(workflow, group_docs, steps: list[WorkflowStep]) -> list[StepGroup]:
+    """Validate group documents and create the workflow's groups over its `steps` (in
+    position order, as build_steps returns them), inside the caller's transaction."""
+    if group_docs is None:  # documents from before groups
+        return []
+    if not isinstance(group_docs, list):
+        raise Invalid({"groups": ["Must be a list of groups."]})
+    errors: dict[str, list[str]] = {}
+    names = {position: step.name for position, step in enumerate(steps)}
+    taken: dict[int, str] = {}  # step position -> the group it is in
+    groups = []
+    for i, doc in enumerate(group_docs):
+        if not isinstance(doc, dict):
+            errors[f"groups[{i}]"] = ["Must be a mapping with name, wip_limit and step_positions."]
+            continue
+        values = {key: doc.get(key) for key in ("name", "wip_limit", "step_positions")}
+        members = values["step_positions"]
+        if isinstance(members, list) and any(_int(p, None) is None for p in members):
+            problems = {"step_positions": ["Must be a list of step positions."]}
+        else:
+            problems = group_errors(values, steps=names, taken=taken, steps_field="step_positions")
+        if problems:
+            errors.update({f"groups[{i}].{key}": messages for key, messages in problems.items()})
+            continue
+        taken.update(dict.fromkeys(members, values["name"]))
+        groups.append((StepGroup(workflow=workflow, name=values["name"], wip_limit=values["wip_limit"]), members))
+    if errors:
+        raise Invalid(errors)
+    StepGroup.objects.bulk_create([group for group, _ in groups])
+    for group, members in groups:
+        for position in members:
+            steps[position].group = group
+    WorkflowStep.objects.bulk_update([s for s in steps if s.group_id], ["group"])
+    return [group for group, _ in groups]
 
 
 def _int(value, default):

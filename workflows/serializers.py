@@ -3,7 +3,7 @@ from rest_framework import serializers
 from agents.models import SessionStatus
 from kandev.text import clean_text
 from workflows.models import OnFull, OnSessionLimit, StepKind, Workflow, Workspace
-from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_WIP_LIMIT
+from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_STEPS, MAX_WIP_LIMIT, MIN_GROUP_STEPS
 
 
 class NameField(serializers.CharField):
@@ -87,6 +87,7 @@ class StepSerializer(serializers.Serializer):
     is_start_step = serializers.BooleanField(required=False)
     wip_limit = serializers.IntegerField(required=False, min_value=0, max_value=MAX_WIP_LIMIT)
     pull_from_step_id = serializers.UUIDField(required=False, allow_null=True)
+    group_id = serializers.UUIDField(read_only=True, allow_null=True, help_text="Its step group, if any")
     on_full = serializers.ChoiceField(choices=OnFull.choices, required=False)
     # Checked by the service against the board (workflows.step_rules), where targets are known.
     events = serializers.JSONField(required=False)
@@ -106,6 +107,23 @@ class BoardSessionSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=SessionStatus.choices)
     queue_position = serializers.IntegerField(allow_null=True, help_text="1-based among the board's queued sessions")
+
+
+class StepGroupSerializer(serializers.Serializer):
+    """Step group fields of api.md (product.md §2b.2). `occupied` and `over_limit` are read-only;
+    the service checks `step_ids` against the board (workflows.step_rules)."""
+
+    id = serializers.UUIDField(read_only=True)
+    workflow_id = serializers.UUIDField()
+    name = NameField()
+    wip_limit = serializers.IntegerField(min_value=1, max_value=MAX_WIP_LIMIT)
+    step_ids = serializers.ListField(child=serializers.UUIDField(), min_length=MIN_GROUP_STEPS, max_length=MAX_STEPS)
+    occupied = serializers.IntegerField(read_only=True)
+    over_limit = serializers.BooleanField(read_only=True)
+
+
+class StepGroupUpdateSerializer(StepGroupSerializer):
+    workflow_id = serializers.UUIDField(read_only=True)
 
 
 class BoardTaskSerializer(serializers.Serializer):
@@ -151,6 +169,7 @@ class BoardSerializer(serializers.Serializer):
     workflow = BoardWorkflowSerializer()
     agents = BoardAgentsSerializer()
     steps = BoardStepSerializer(many=True)
+    groups = StepGroupSerializer(many=True)
 
 
 class TemplateSerializer(serializers.Serializer):
@@ -174,12 +193,22 @@ class PortableStepSerializer(serializers.Serializer):
     events = serializers.JSONField()
 
 
+class PortableGroupSerializer(serializers.Serializer):
+    """A step group of a portable document: its steps are positions."""
+
+    name = serializers.CharField()
+    wip_limit = serializers.IntegerField()
+    step_positions = serializers.ListField(child=serializers.IntegerField())
+
+
 class PortableWorkflowSerializer(serializers.Serializer):
     name = serializers.CharField()
     description = serializers.CharField()
     max_parallel_sessions = serializers.IntegerField(required=False)
     on_session_limit = serializers.ChoiceField(choices=OnSessionLimit.choices, required=False)
+    expedite_limit = serializers.IntegerField(required=False, help_text="1 when absent")
     steps = PortableStepSerializer(many=True)
+    groups = PortableGroupSerializer(many=True, required=False)
 
 
 class PortableDocumentSerializer(serializers.Serializer):
@@ -192,9 +221,10 @@ class PortableDocumentSerializer(serializers.Serializer):
 
 class ImportedWorkflowSerializer(WorkflowSerializer):
     steps = StepSerializer(many=True)
+    groups = StepGroupSerializer(many=True)
 
     class Meta(WorkflowSerializer.Meta):
-        fields = [*WorkflowSerializer.Meta.fields, "steps"]
+        fields = [*WorkflowSerializer.Meta.fields, "steps", "groups"]
 
 
 class ImportResultSerializer(serializers.Serializer):

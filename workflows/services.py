@@ -7,15 +7,27 @@ from django.utils.text import slugify
 
 from boards.admission import bulk_move
 from boards.changes import board_change
-from boards.locking import BoardChange, board_transaction
+from boards.locking import BoardChange, NotFound, board_transaction
 from boards.models import Task
 from kandev.errors import Conflict, Invalid
-from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow, WorkflowStep, Workspace
+from workflows.models import (
+    Membership,
+    OnFull,
+    OnSessionLimit,
+    Role,
+    StepGroup,
+    StepKind,
+    Workflow,
+    WorkflowStep,
+    Workspace,
+)
 from workflows.portable import build_steps, import_document, templates
 from workflows.signals import session_limits_changed_on_commit
 from workflows.step_rules import (
+    MIN_GROUP_STEPS,
     check_step_count,
     feeder_errors,
+    group_errors,
     normalized_events,
     step_errors,
     without_moves_to,
@@ -262,9 +274,10 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
                 )
         # A step on its way out neither pulls nor promotes.
         step.wip_limit, step.pull_from_step_id = 0, None
+        dissolved = _leave_group(change, step)
         # Named first: the first announcement wins, and viewers must learn the column is gone
-        # (not just that its tasks moved).
-        change.announce("step.deleted", step_id=str(step.pk))
+        # (not just that its tasks moved), and a group gone with it.
+        change.announce("step.deleted", step_id=str(step.pk), **dissolved)
         if live:
             bulk_move(change, live, target)
         # Archived tasks follow the live ones, or go to the start step, so they can be restored.
@@ -288,3 +301,95 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
             remaining[0].is_start_step = True
             WorkflowStep.objects.filter(pk=remaining[0].pk).update(is_start_step=True)
         change.touched.discard(step.pk)
+
+
+def _leave_group(change: BoardChange, step: WorkflowStep) -> dict:
+    """A step being deleted leaves its group; a group left with fewer than 2 steps is
+    dissolved (product.md §2b.2), its last step freed. Returns the live message's part."""
+    if step.group_id is None:
+        return {}
+    others = [s for s in change.steps.values() if s.group_id == step.group_id and s.pk != step.pk]
+    change.touch(*others)  # the group's step_ids change
+    if len(others) >= MIN_GROUP_STEPS:
+        return {}
+    group_id = step.group_id
+    _set_group_steps(change, group_id, [])  # the deleted step too: nothing is left of the group
+    StepGroup.objects.filter(pk=group_id).delete()
+    return {"deleted_group_ids": [str(group_id)]}
+
+
+def _check_group(change: BoardChange, group_id, **values) -> None:
+    """A group's rules (workflows.step_rules) against its board, under the board's lock."""
+    others = {pk: s.group_id for pk, s in change.steps.items() if s.group_id not in (None, group_id)}
+    wanted = [pk for pk in values.get("step_ids", []) if pk in others]
+    # Named from the database, not the change's cache of groups: it must not hold a group as it was.
+    names = dict(StepGroup.objects.filter(pk__in={others[pk] for pk in wanted}).values_list("pk", "name"))
+    errors = group_errors(
+        values,
+        steps={pk: s.name for pk, s in change.steps.items()},
+        taken={pk: names[others[pk]] for pk in wanted},
+    )
+    if errors:
+        raise Invalid(errors)
+
+
+def _set_group_steps(change: BoardChange, group_id, step_ids) -> None:
+    """Make `step_ids` the steps of the group; its other steps leave it. Every step concerned
+    is touched (the live message carries it) and may fill: a grouped step pulls, and a freed
+    one is no longer held by the group's limit."""
+    wanted = set(step_ids)
+    concerned = [s for s in change.steps.values() if s.group_id == group_id or s.pk in wanted]
+    for s in concerned:
+        s.group_id = group_id if s.pk in wanted else None
+    WorkflowStep.objects.filter(pk__in=wanted).update(group_id=group_id)
+    WorkflowStep.objects.filter(pk__in=[s.pk for s in concerned if s.pk not in wanted]).update(group_id=None)
+    change.touch(*concerned)
+    change.opened(*concerned)
+
+
+def _locked_group(change: BoardChange, group_id) -> StepGroup:
+    """The group as it is under the board's lock (which orders every change to it)."""
+    group = StepGroup.objects.filter(pk=group_id, workflow=change.workflow).first()
+    if group is None:
+        raise NotFound("Not found.")
+    return group
+
+
+@board_transaction
+def group_create(*, workflow: Workflow, actor, name: str, wip_limit: int, step_ids: list) -> StepGroup:
+    with board_change(workflow.pk, actor=actor) as change:
+        _check_group(change, None, name=name, wip_limit=wip_limit, step_ids=step_ids)
+        group = StepGroup.objects.create(workflow=change.workflow, name=name, wip_limit=wip_limit)
+        _set_group_steps(change, group.pk, step_ids)
+        change.announce("group.updated", group=group)
+        return group
+
+
+@board_transaction
+def group_update(*, group: StepGroup, actor, **fields) -> StepGroup:
+    """Rename a group, change its limit or its steps. A raised limit, a step joining (it now
+    pulls) or a step leaving (no longer held by the group) fills at once."""
+    with board_change(group.workflow_id, actor=actor) as change:
+        group = _locked_group(change, group.pk)
+        _check_group(change, group.pk, **fields)
+        step_ids = fields.pop("step_ids", None)
+        for name, value in fields.items():
+            setattr(group, name, value)
+        group.save(update_fields=list(fields) or None)
+        if step_ids is None:
+            step_ids = [s.pk for s in change.group_steps(group)]
+        _set_group_steps(change, group.pk, step_ids)
+        change.announce("group.updated", group=group)
+        return group
+
+
+@board_transaction
+def group_delete(*, group: StepGroup, actor) -> None:
+    """Delete a group: its steps are free of its limit, and may fill."""
+    with board_change(group.workflow_id, actor=actor) as change:
+        group = _locked_group(change, group.pk)
+        change.announce(
+            "group.deleted", group={"id": str(group.pk), "name": group.name}, deleted_group_ids=[str(group.pk)]
+        )
+        _set_group_steps(change, group.pk, [])
+        group.delete()

@@ -1,10 +1,12 @@
-"""Every rule a step's configuration obeys (product.md §4), in one place: the REST and MCP
-serializers declare their fields from these bounds, the services check a step against its
-board here (under the board's lock), and the portable import (and templates) check each
-step document here. Violations are 400 with field errors."""
+"""Every rule a step's configuration obeys (product.md §4), and a step group's (§2b.2), in one
+place: the REST and MCP serializers declare their fields from these bounds, the services
+check a step or a group against its board here (under the board's lock), and the portable
+import (and templates) check each step and group document here. Violations are 400 with
+field errors."""
 
 import re
 import unicodedata
+from collections.abc import Hashable
 
 from kandev.errors import Invalid
 from workflows.models import OnFull, StepKind
@@ -14,6 +16,7 @@ MAX_ACTIONS = 10  # per event list
 MAX_WIP_LIMIT = 100_000
 MAX_NAME = 200
 MAX_POSITION = 10_000
+MIN_GROUP_STEPS = 2  # a group of one step would be a second limit on it
 COLOR = re.compile(r"#[0-9a-fA-F]{3,8}|[a-z]{3,20}")
 DEFAULT_COLOR = "#64748b"
 
@@ -112,6 +115,33 @@ def step_errors(values: dict, *, step_ids: set) -> dict[str, list[str]]:
     }
     errors = {field: check(values[field]) for field, check in checks.items() if field in values}
     return {field: messages for field, messages in errors.items() if messages}
+
+
+def group_errors(values: dict, *, steps: dict, taken: dict, steps_field: str = "step_ids") -> dict[str, list[str]]:
+    """Errors by field for the group fields present in `values`. Its steps are keys of
+    `steps` ({key: step name} of the workflow; a key is a step id, or a position in a
+    document), under `steps_field`; `taken` is {key: group name} for steps in another group."""
+    checks = {
+        "name": name_errors,
+        "wip_limit": lambda v: (
+            [] if _whole(v, MAX_WIP_LIMIT) and v >= 1 else [f"Must be a whole number from 1 to {MAX_WIP_LIMIT}."]
+        ),
+        steps_field: lambda v: _group_steps_errors(v, steps, taken),
+    }
+    errors = {field: check(values[field]) for field, check in checks.items() if field in values}
+    return {field: messages for field, messages in errors.items() if messages}
+
+
+def _group_steps_errors(members, steps: dict, taken: dict) -> list[str]:
+    if not isinstance(members, list) or not all(isinstance(key, Hashable) for key in members):
+        return ["Must be a list of steps."]
+    if len(members) != len(set(members)):
+        return ["Each step is named once."]
+    if len(members) < MIN_GROUP_STEPS:
+        return [f"A group holds at least {MIN_GROUP_STEPS} steps."]
+    if any(key not in steps for key in members):
+        return ["Every step must be a step of this workflow."]
+    return [f'Step "{steps[key]}" is already in group "{taken[key]}".' for key in members if key in taken]
 
 
 def check_step_count(count: int, field: str) -> None:

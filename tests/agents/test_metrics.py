@@ -16,6 +16,7 @@ from kandev.errors import WipLimitReached
 from tests.agents.conftest import AUTO_START, run_turn, session_of
 from tests.factories import StepFactory, UserFactory, WorkflowFactory
 from workflows.models import OnSessionLimit
+from workflows.services import group_create
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,6 +106,24 @@ def test_values_after_a_known_sequence(board, make_task, owner, staff, django_ca
     assert value(final, "kandev_sessions_queued", workflow=agent_wf) == 0
     assert value(final, "kandev_sessions_starting", workflow=agent_wf) == 1
     assert session_of(waiting).status == "starting"
+
+
+def test_group_gauges_are_read_at_scrape_time(board, make_task, owner, staff):
+    backlog, doing, done = board
+    group = group_create(workflow=doing.workflow, actor=owner, name="Finish", wip_limit=3, step_ids=[doing.pk, done.pk])
+    make_task(doing, "a")
+    make_task(done, "b")
+    make_task(done, "scratch", is_ephemeral=True)  # counts nowhere
+    make_task(backlog, "c")  # In Progress pulls it: the group holds three
+    archived = make_task(done, "old", force=True, reason="legacy")
+    admission.task_archive(task=archived, actor=owner)
+
+    samples = scrape(metrics_text(staff))
+
+    labels = {"workflow": str(doing.workflow_id), "group": str(group.pk)}
+    assert value(samples, "kandev_group_occupancy", **labels) == 3
+    assert value(samples, "kandev_group_wip_limit", **labels) == 3
+    assert value(samples, "kandev_step_occupancy", workflow=str(doing.workflow_id), step=str(done.pk)) == 1
 
 
 class TestAccess:

@@ -107,6 +107,8 @@ class BoardMachine(RuleBasedStateMachine):
 
     def full_limit(self, step, task, source=None, assigning=False):
         """The first full limit an entry of `task` into `step` from `source` meets, or None."""
+        if task.queued is not None:
+            source = None  # a queued task held no place where it waited: it takes one on entry
         if not assigning:
             if self.limits[step] and len(self.order(step)) >= self.limits[step]:
                 return "step"

@@ -19,7 +19,7 @@ from boards.snapshots import board_snapshot, build_snapshot, updated_snapshot
 from kandev.errors import KandevError
 from tests.factories import StepFactory
 from workflows import services as workflow_services
-from workflows.models import OnFull, Workflow, WorkflowStep
+from workflows.models import OnFull, StepGroup, Workflow, WorkflowStep
 
 CACHES = {
     # Its own memory, roomy enough that no kept change is culled during a test (a culled one
@@ -193,6 +193,29 @@ class RandomChanges:
         workflow_services.workflow_update(workflow=self.workflow, actor=self.actor, name=f"Board {self.titles}")
         return BUILT
 
+    def group_change(self):
+        """Create a group over two ungrouped steps, or change or delete one."""
+        groups = list(StepGroup.objects.filter(workflow=self.workflow))
+        free = [s for s in self.steps() if s.group_id is None]
+        if not groups or (len(free) >= 2 and self.rng.random() < 0.4):
+            if len(free) < 2:
+                return None
+            steps = self.rng.sample(free, 2)
+            workflow_services.group_create(
+                workflow=self.workflow,
+                actor=self.actor,
+                name="Development",
+                wip_limit=2,
+                step_ids=[s.pk for s in steps],
+            )
+            return APPLIED
+        group = self.rng.choice(groups)
+        if self.rng.random() < 0.2:
+            workflow_services.group_delete(group=group, actor=self.actor)
+        else:
+            workflow_services.group_update(group=group, actor=self.actor, wip_limit=self.rng.randint(1, 4))
+        return APPLIED
+
     def random(self):
         weighted = {
             self.create: 5,
@@ -209,6 +232,7 @@ class RandomChanges:
             self.add_step: 1,
             self.delete_step: 0.5,
             self.rename_board: 0.5,
+            self.group_change: 1,
         }
         return self.rng.choices(list(weighted), weights=list(weighted.values()))[0]
 

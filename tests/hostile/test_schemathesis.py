@@ -29,6 +29,7 @@ from integrations.intake import intake_create
 from integrations.watch import watch_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
+from workflows.services import group_create
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = settings(
@@ -63,7 +64,8 @@ def seeded(db, settings, in_test_transaction):
     workflow = WorkflowFactory()
     MembershipFactory(workspace=workflow.workspace, user=owner, role=Role.OWNER)
     backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
-    StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=backlog)
+    doing = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=backlog)
+    group = group_create(workflow=workflow, actor=owner, name="All", wip_limit=100, step_ids=[backlog.pk, doing.pk])
     task = task_create(workflow=workflow, step=backlog, actor=owner, title="Seed").task
     token, key = ApiToken.issue(user=owner)
     intake, _ = intake_create(workflow=workflow, step=None, actor=owner, name="hooks")
@@ -75,6 +77,7 @@ def seeded(db, settings, in_test_transaction):
         "workspaces": workflow.workspace_id,
         "workflows": workflow.pk,
         "steps": backlog.pk,
+        "step-groups": group.pk,
         "tasks": task.pk,
         "tokens": token.pk,
         "intakes": intake.pk,

@@ -15,11 +15,21 @@ from accounts.models import ApiToken
 from boards.models import Task, TaskEvent
 from tests.factories import MembershipFactory, StepFactory, UserFactory
 from tests.servers import ROOT, Server, serving_test_database
+from workflows import services
 from workflows.models import OnFull, Role, Workflow
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # server processes
 
-TOOLS = {"list_workflows", "list_steps", "get_board", "create_task", "move_task", "update_step"}
+TOOLS = {
+    "list_workflows",
+    "list_steps",
+    "get_board",
+    "create_task",
+    "move_task",
+    "update_step",
+    "list_groups",
+    "update_group",
+}
 
 
 def stdio(username: str) -> StdioServerParameters:
@@ -84,6 +94,7 @@ def test_stdio_tools_read_and_write_the_board_with_wip_refusals_as_tool_errors(b
         assert text(refused) == 'Step "In Progress" is at its WIP limit (2 of 2).'
         assert refused.structured_content == {
             "code": "wip_limit_reached",
+            "scope": "step",
             "detail": 'Step "In Progress" is at its WIP limit (2 of 2).',
             "step": {"id": str(doing.pk), "name": "In Progress"},
             "limit": 2,
@@ -156,6 +167,61 @@ def test_stdio_step_tools_show_and_change_the_kind(board, owner):
     assert changed.structured_content["kind"] == "done"
     assert bad.is_error and set(bad.structured_content["errors"]) == {"kind"}
     assert list(doing.workflow.steps.order_by("position").values_list("kind", flat=True)) == ["backlog", "done", "done"]
+
+
+def test_stdio_group_tools_read_and_change_a_group_with_the_rest_apis_rules(board, owner, make_task):
+    backlog, doing, done = board
+    services.step_update(step=doing, actor=owner, wip_limit=5)
+    group = services.group_create(
+        workflow=doing.workflow, actor=owner, name="Development", wip_limit=2, step_ids=[doing.pk, done.pk]
+    )
+    make_task(doing, "a")
+    make_task(doing, "b")
+    make_task(backlog, "next")  # waits: the group is full
+    group_id = str(group.pk)
+
+    async def calls(client):
+        return (
+            await client.call_tool("get_board", {"workflow_id": str(doing.workflow_id)}),
+            await client.call_tool("list_groups", {"workflow_id": str(doing.workflow_id)}),
+            await client.call_tool("update_group", {"group_id": group_id}),
+            await client.call_tool("update_group", {"group_id": group_id, "wip_limit": 3, "name": "Dev"}),
+            await client.call_tool("create_task", {"step_id": str(done.pk), "title": "over"}),
+            await client.call_tool("update_group", {"group_id": group_id, "wip_limit": 0, "step_ids": [str(done.pk)]}),
+            await client.call_tool("update_group", {"group_id": str(backlog.pk)}),
+        )
+
+    board_result, listed, read, raised, refused, bad, unknown = anyio.run(session, stdio(owner.username), calls)
+    expected = {
+        "id": group_id,
+        "workflow_id": str(doing.workflow_id),
+        "name": "Development",
+        "wip_limit": 2,
+        "step_ids": [str(doing.pk), str(done.pk)],
+        "occupied": 2,
+        "over_limit": False,
+    }
+    assert board_result.structured_content["groups"] == [expected]
+    assert [s["group_id"] for s in board_result.structured_content["steps"]] == [None, group_id, group_id]
+    assert listed.structured_content["result"] == [expected]
+    assert read.structured_content == expected
+    # Raising the limit pulls the task that waited, at once.
+    assert raised.structured_content == {**expected, "name": "Dev", "wip_limit": 3, "occupied": 3}
+    assert Task.objects.get(title="next").step == doing
+    assert refused.is_error and refused.structured_content == {
+        "code": "wip_limit_reached",
+        "scope": "group",
+        "group": {"id": group_id, "name": "Dev"},
+        "step": {"id": str(done.pk), "name": "Done"},
+        "limit": 3,
+        "occupied": 3,
+        "detail": 'Group "Dev" is at its WIP limit (3 of 3).',
+    }
+    assert text(refused) == 'Group "Dev" is at its WIP limit (3 of 3).'
+    assert bad.is_error and set(bad.structured_content["errors"]) == {"wip_limit", "step_ids"}
+    assert unknown.is_error and unknown.structured_content == {"code": "not_found", "detail": "Not found."}
+    group.refresh_from_db()
+    assert (group.name, group.wip_limit) == ("Dev", 3)
 
 
 def test_stdio_membership_rules_match_the_rest_api(board, owner):

@@ -13,6 +13,7 @@ from kandev.asgi import application
 from kandev.errors import WipLimitReached
 from tests.factories import MembershipFactory, UserFactory
 from workflows.models import Role
+from workflows.services import group_create, group_update
 
 pytestmark = pytest.mark.django_db(transaction=True)
 HOST = (b"host", b"localhost")
@@ -84,6 +85,34 @@ def test_member_gets_the_snapshot_with_the_version(owner, workflow, board, make_
             assert [t["title"] for t in steps[1]["tasks"]] == ["Ship it"]
             assert (steps[1]["occupied"], steps[1]["wip_limit"]) == (1, 2)
             await viewer.disconnect()
+
+    run(scenario)
+
+
+def test_the_snapshot_carries_the_groups_and_a_group_change_arrives_whole(owner, workflow, board, make_task):
+    backlog, doing, done = board
+    group = group_create(workflow=workflow, actor=owner, name="Flow", wip_limit=2, step_ids=[doing.pk, done.pk])
+    make_task(doing, "a")
+    make_task(done, "b")
+    make_task(backlog, "next")  # the group is full: it waits
+
+    async def scenario():
+        viewer = communicator(workflow, await database_sync_to_async(session_headers)(owner))
+        assert (await viewer.connect())[0]
+        snapshot = await viewer.receive_json_from()
+        [shown] = snapshot["board"]["groups"]
+        assert (shown["id"], shown["wip_limit"], shown["occupied"], shown["over_limit"]) == (str(group.pk), 2, 2, False)
+        await database_sync_to_async(group_update)(group=group, actor=owner, wip_limit=3)
+        message = await viewer.receive_json_from()
+        assert message["type"] == "group.updated"
+        assert message["version"] == snapshot["version"] + 1
+        assert (message["group"]["wip_limit"], message["group"]["occupied"]) == (3, 3)
+        assert {(s["name"], s["occupied"]) for s in message["steps"]} == {
+            ("Backlog", 0),
+            ("In Progress", 2),
+            ("Done", 1),
+        }
+        await viewer.disconnect()
 
     run(scenario)
 

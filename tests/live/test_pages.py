@@ -11,7 +11,7 @@ from boards.admission import task_create
 from boards.models import Priority
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
-from workflows.services import step_update
+from workflows.services import group_create, step_update
 from workflows.step_rules import ACTION_TYPES
 
 pytestmark = pytest.mark.django_db
@@ -147,6 +147,18 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     filters = ["", "blocked", "unblocked", "", "none", str(owner.pk), "", "standard", "expedite"]
     assert [o["value"] for o in options] == ["", *ranks, *filters] + ranks * 5
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label] * 4
+
+
+def test_board_page_data_carries_the_groups_and_each_steps_group(owner, workflow, board):
+    backlog, doing, done = board
+    group = group_create(workflow=workflow, actor=owner, name="Flow", wip_limit=4, step_ids=[doing.pk, done.pk])
+
+    data = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode()).data["board-data"]
+
+    assert [(g["id"], g["name"], g["wip_limit"], g["occupied"]) for g in data["groups"]] == [
+        (str(group.pk), "Flow", 4, 0)
+    ]
+    assert [s["group_id"] for s in data["steps"]] == [None, str(group.pk), str(group.pk)]
 
 
 def test_every_list_of_cards_names_its_step(owner, workflow, board):

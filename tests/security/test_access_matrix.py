@@ -35,6 +35,7 @@ from tests.factories import MembershipFactory, StepFactory, UserFactory, Workflo
 from tests.servers import Server, serving_test_database
 from workflows.models import Role
 from workflows.portable import export_document
+from workflows.services import group_create
 
 ROLES = ("anonymous", "bad_token", "non_member", "viewer", "member", "owner", "staff")
 
@@ -106,6 +107,17 @@ ENDPOINTS = [
         "/api/v1/steps/{done}/?move_tasks_to={backlog}",
         "401 401 404 403 204 204 404",
     ),
+    Endpoint("group list", "GET", "/api/v1/step-groups/?workflow={workflow}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "group create",
+        "POST",
+        "/api/v1/step-groups/",
+        "401 401 400 403 201 201 400",
+        {"workflow_id": "{workflow}", "name": "Start", "wip_limit": 3, "step_ids": ["{backlog}", "{doing}"]},
+    ),
+    Endpoint("group read", "GET", "/api/v1/step-groups/{group}/", "401 401 404 200 200 200 404"),
+    Endpoint("group edit", "PATCH", "/api/v1/step-groups/{group}/", "401 401 404 403 200 200 404", {"wip_limit": 5}),
+    Endpoint("group delete", "DELETE", "/api/v1/step-groups/{group}/", "401 401 404 403 204 204 404"),
     Endpoint("task list", "GET", "/api/v1/tasks/?workflow={workflow}", "401 401 200 200 200 200 200"),
     Endpoint(
         "task create", "POST", "/api/v1/tasks/", "401 401 400 403 201 201 400", {"step_id": "{backlog}", "title": "New"}
@@ -272,6 +284,7 @@ def world(db):
     doing = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2, pull_from_step=backlog)
     done = StepFactory(workflow=workflow, name="Done", position=2)
     spare = StepFactory(workflow=workflow, name="Spare", position=3)
+    group = group_create(workflow=workflow, actor=owner, name="Finish", wip_limit=10, step_ids=[done.pk, spare.pk])
 
     def create(step, title, **kw):
         return task_create(workflow=workflow, step=step, actor=owner, title=title, **kw).task
@@ -295,6 +308,7 @@ def world(db):
         "doing": doing.pk,
         "done": done.pk,
         "spare": spare.pk,
+        "group": group.pk,
         "task": task.pk,
         "archived": archived.pk,
         "scratch": scratch.pk,
@@ -420,6 +434,13 @@ CHANNELS = [
         "create_task",
         {"step_id": "{backlog}", "title": "Via MCP"},
     ),
+    Channel(
+        "MCP update_group",
+        MCP_PATH,
+        "401 401 not_found permission_denied updated updated not_found",
+        "update_group",
+        {"group_id": "{group}", "wip_limit": 4},
+    ),
 ]
 WEBSOCKETS = [c for c in CHANNELS if c.path.startswith("/ws/")]
 MCP_CALLS = [c for c in CHANNELS if c.path == MCP_PATH]
@@ -511,6 +532,9 @@ def mcp_outcome(base: str, key: str | None, channel: Channel, ids: dict) -> str:
     if channel.tool == "get_board":
         assert answer["workflow"]["id"] == ids["workflow"]
         return "board"
+    if channel.tool == "update_group":
+        assert (answer["id"], answer["wip_limit"]) == (ids["group"], 4)
+        return "updated"
     assert answer["step_id"] == ids["backlog"]
     return "created"
 

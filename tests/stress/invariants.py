@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import psycopg
 
 ADMITTING = {"created", "moved", "pulled", "promoted", "restored", "forced"}
-WIP_BODY_KEYS = {"code", "detail", "step", "limit", "occupied"}
+WIP_BODY_KEYS = {"code", "scope", "detail", "step", "limit", "occupied"}
 
 
 @dataclass

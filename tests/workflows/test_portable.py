@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from tests.conftest import member_client
 from tests.factories import WorkspaceFactory
 from workflows import services
-from workflows.models import OnFull, Role, Workflow, WorkflowStep
+from workflows.models import OnFull, Role, StepGroup, Workflow, WorkflowStep
 
 IMPORT_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "application/json"]
 
@@ -57,8 +57,19 @@ def valid_document(**step_overrides):
     }
 
 
+def grouped_document(overrides=None, **second):
+    """valid_document() with the group "Development" over Doing and Done (`overrides` its
+    fields), and a second group of `second`'s fields when given."""
+    document = valid_document()
+    groups = [{"name": "Development", "wip_limit": 2, "step_positions": [1, 2], **(overrides or {})}]
+    if second:
+        groups.append({"wip_limit": 1, **second})
+    document["workflows"][0]["groups"] = groups
+    return document
+
+
 def persisted():
-    return Workflow.objects.count(), WorkflowStep.objects.count()
+    return Workflow.objects.count(), WorkflowStep.objects.count(), StepGroup.objects.count()
 
 
 class TestExport:
@@ -124,6 +135,37 @@ class TestImport:
         assert created["workspace_id"] == str(target.pk)
         again = Workflow.objects.get(pk=created["id"])
         assert export(api, again, "json").json() == exported
+
+    def test_groups_kinds_and_the_expedite_limit_round_trip(self, api, kanban, owner):
+        _, doing, review, _ = kanban.steps.order_by("position")
+        services.group_create(
+            workflow=kanban, actor=owner, name="Development", wip_limit=4, step_ids=[review.pk, doing.pk]
+        )
+        Workflow.objects.filter(pk=kanban.pk).update(expedite_limit=3)
+        exported = export(api, kanban, "json").json()
+        [document] = exported["workflows"]
+        assert document["expedite_limit"] == 3
+        assert document["groups"] == [{"name": "Development", "wip_limit": 4, "step_positions": [1, 2]}]
+        assert [s["kind"] for s in document["steps"]] == ["backlog", "active", "active", "done"]
+
+        response = import_(api, kanban.workspace, yaml.safe_dump(exported))
+
+        assert response.status_code == 201, response.json()
+        [created] = response.json()["workflows"]
+        steps = {s["name"]: s for s in created["steps"]}
+        [group] = created["groups"]
+        assert (group["name"], group["wip_limit"], group["occupied"]) == ("Development", 4, 0)
+        assert group["step_ids"] == [steps["In Progress"]["id"], steps["Review"]["id"]]
+        assert steps["Review"]["group_id"] == group["id"] and steps["Done"]["group_id"] is None
+        again = Workflow.objects.get(pk=created["id"])
+        assert again.expedite_limit == 3
+        assert export(api, again, "json").json() == exported
+
+    def test_a_document_without_groups_or_expedite_limit_gets_none_and_the_default(self, api, workflow):
+        response = import_(api, workflow.workspace, valid_document())
+        [created] = response.json()["workflows"]
+        assert created["groups"] == []
+        assert Workflow.objects.get(pk=created["id"]).expedite_limit == 1
 
     def test_feeders_and_move_targets_map_to_the_new_step_ids(self, api, kanban):
         response = import_(api, kanban.workspace, export(api, kanban).content)
@@ -195,6 +237,26 @@ class TestImport:
             (valid_document(s1={"color": "<script>"}), "workflows[0].steps[1].color"),
             (valid_document(s1={"name": ""}), "workflows[0].steps[1].name"),
             (valid_document(s2={"position": 5}), "workflows[0].steps"),
+            (grouped_document({"wip_limit": 0}), "workflows[0].groups[0].wip_limit"),
+            (grouped_document({"name": ""}), "workflows[0].groups[0].name"),
+            (grouped_document({"step_positions": [1]}), "workflows[0].groups[0].step_positions"),
+            (grouped_document({"step_positions": [1, 7]}), "workflows[0].groups[0].step_positions"),
+            (grouped_document({"step_positions": [1, "2"]}), "workflows[0].groups[0].step_positions"),
+            (grouped_document({"step_positions": [1, True]}), "workflows[0].groups[0].step_positions"),
+            (grouped_document({"step_positions": 1}), "workflows[0].groups[0].step_positions"),
+            (grouped_document(name="Second", step_positions=[0, 2]), "workflows[0].groups[1].step_positions"),
+            (
+                {**valid_document(), "workflows": [{**valid_document()["workflows"][0], "groups": "x"}]},
+                "workflows[0].groups",
+            ),
+            (
+                {**valid_document(), "workflows": [{**valid_document()["workflows"][0], "groups": [7]}]},
+                "workflows[0].groups[0]",
+            ),
+            (
+                {**valid_document(), "workflows": [{**valid_document()["workflows"][0], "expedite_limit": -1}]},
+                "workflows[0].expedite_limit",
+            ),
             ({**valid_document(), "type": "trello_board"}, "type"),
             ({**valid_document(), "version": 2}, "version"),
             ({**valid_document(), "version": True}, "version"),
@@ -299,7 +361,7 @@ class TestImport:
         outsider = member_client(WorkspaceFactory(), Role.OWNER)
         response = import_(outsider, workflow.workspace, valid_document())
         assert response.status_code == 404
-        assert persisted() == (1, 0)
+        assert persisted() == (1, 0, 0)
 
     def test_members_may_import(self, workflow):
         member = member_client(workflow.workspace, Role.MEMBER)
