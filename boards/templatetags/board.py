@@ -73,6 +73,40 @@ def wip_count(step: dict) -> dict:
 
 
 @register.simple_tag
+def board_layout(board: dict) -> list[dict]:
+    """The board's columns in runs: a step group's neighbouring steps share one run under the
+    group's band, any other step is a run of its own (static/board/render.js lays out alike)."""
+    groups = {group["id"]: group for group in board.get("groups", [])}
+    runs = []
+    for step in board["steps"]:
+        group = groups.get(step.get("group_id"))
+        if group is not None and runs and runs[-1]["group"] is group:
+            runs[-1]["steps"].append(step)
+        else:
+            runs.append({"group": group, "steps": [step], "key": step["id"]})
+    return runs
+
+
+@register.simple_tag
+def group_label(group: dict) -> dict:
+    """A group band's count and what it reads as (render.js `groupLabel` writes the same)."""
+    occupied, limit = group["occupied"], group["wip_limit"]
+    label = f"Group {group['name']}: {occupied} of {limit}"
+    return {
+        "text": f"{occupied}/{limit}",
+        "label": f"{label}, over its WIP limit" if group["over_limit"] else f"{label} (WIP limit)",
+    }
+
+
+@register.simple_tag
+def group_placeholder() -> dict:
+    """The run the group <template> is rendered for: the script replaces "{id}", "{key}" and
+    "{name}" in its clone, puts the group's columns in, and renders its count."""
+    group = {"id": "{id}", "name": "{name}", "wip_limit": 0, "occupied": 0, "over_limit": False}
+    return {"group": group, "steps": [], "key": "{key}"}
+
+
+@register.simple_tag
 def column_placeholder() -> dict:
     """The step the column <template> is rendered for: the script replaces "{id}", "{name}",
     "{color}" and "{on_full}" in its clone, and renders the counts as for any column."""

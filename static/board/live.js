@@ -47,9 +47,11 @@ export class Live {
       this.refetch();
       return;
     }
+    const layout = this.model.layout();
     const touched = this.model.apply(message);
     if (touched === null) this.refetch();
-    this.view.render(touched ?? []);
+    if (touched !== null && this.model.layout() !== layout) this.view.rebuild(); // a group gained or lost steps
+    else this.view.render(touched ?? []);
   }
 
   /** Fetch the whole board; retried until it succeeds. */

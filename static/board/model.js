@@ -4,13 +4,15 @@
 
 const compare = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
+// What the columns' markup is made of: a change here rebuilds them (a group's steps share its band).
 const columnsOf = (steps) =>
-  JSON.stringify(steps.map((s) => [s.id, s.name, s.color, s.wip_limit, s.on_full, s.position]));
+  JSON.stringify(steps.map((s) => [s.id, s.name, s.color, s.wip_limit, s.on_full, s.position, s.group_id ?? null]));
 
 export class BoardModel {
   version = 0;
   agents = null; // the agent figures of the board and its workspace
   steps = []; // in position order, without their tasks
+  groups = new Map(); // id -> step group (its steps are the steps with its group_id)
   tasks = new Map(); // id -> task, with its step_id
   pending = new Map(); // task id -> {stepId, index}: optimistic moves awaiting the server
 
@@ -25,6 +27,7 @@ export class BoardModel {
     this.version = board.workflow.version;
     this.agents = board.agents;
     this.steps = board.steps.map(({ tasks, ...step }) => step);
+    this.groups = new Map((board.groups ?? []).map((group) => [group.id, group]));
     this.tasks = new Map(
       board.steps.flatMap((step) => step.tasks.map((task) => [task.id, { ...task, step_id: step.id }])),
     );
@@ -33,11 +36,14 @@ export class BoardModel {
   }
 
   /** Apply the next version's message: the ids of the steps it touched, or null when the
-      columns themselves changed (the message does not carry them: take the whole board). */
+      columns themselves changed (the message does not carry them: take the whole board).
+      A group's change carries its steps whole: `layout()` then tells whether they moved bands. */
   apply(message) {
     this.version = message.version;
     if (/^(step|workflow)\./.test(message.type)) return null;
     if (message.agents) this.agents = message.agents;
+    for (const group of message.groups ?? []) this.groups.set(group.id, group);
+    for (const id of message.deleted_group_ids ?? []) this.groups.delete(id);
     const touched = new Set();
     for (const task of message.tasks ?? []) {
       const old = this.tasks.get(task.id);
@@ -71,6 +77,11 @@ export class BoardModel {
     return [...touched];
   }
 
+  /** The columns' layout as a key: equal keys, same markup. */
+  layout() {
+    return columnsOf(this.steps);
+  }
+
   step(id) {
     return this.steps.find((s) => s.id === id) ?? null;
   }
@@ -94,6 +105,11 @@ export class BoardModel {
       .filter((t) => !t.admitted)
       .sort((a, b) => compare(a.queued_at ?? "", b.queued_at ?? "") || compare(a.id, b.id));
     return { admitted: tasks.filter((t) => t.admitted), queued };
+  }
+
+  /** What a step's limit counts: its admitted tasks that are not ephemeral. */
+  occupied(stepId) {
+    return this.tasksOf(stepId).filter((t) => t.admitted && !t.is_ephemeral).length;
   }
 
   /** Copies of the tasks in these steps, to put back with restore() if a write is refused. */

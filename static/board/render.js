@@ -54,6 +54,30 @@ function waitingText(waiting) {
   return waiting.position === 1 ? `next for ${waiting.step.name}` : `${place} for ${waiting.step.name}`;
 }
 
+/** The steps in runs under their group's band, as the server's `board_layout` tag lays them out. */
+function layoutOf(steps, groups) {
+  const runs = [];
+  for (const step of steps) {
+    const group = groups.get(step.group_id) ?? null;
+    if (group && runs.at(-1)?.group === group) runs.at(-1).steps.push(step);
+    else runs.push({ group, steps: [step] });
+  }
+  return runs;
+}
+
+function newGroup(group, steps) {
+  const band = clone("group-template");
+  fillPlaceholders(band, { id: group.id, key: steps[0].id, name: group.name });
+  band.querySelector('[data-role="group-columns"]').replaceChildren(...steps.map(newColumn));
+  return band;
+}
+
+/** A group band's count as the server's `group_label` tag reads it. */
+function groupLabel(name, occupied, limit, over) {
+  const label = `Group ${name}: ${occupied} of ${limit}`;
+  return over ? `${label}, over its WIP limit` : `${label} (WIP limit)`;
+}
+
 function fillCard(card, task, { person, waiting }) {
   for (const name of [...card.classList]) if (name.startsWith("priority-")) card.classList.remove(name);
   card.classList.add(`priority-${task.priority}`);
@@ -140,6 +164,7 @@ export class BoardView {
     const focusedId = active?.classList.contains("card") ? active.dataset.taskId : null;
     const waiting = boardWaiting(this.model.steps, [...this.model.tasks.values()], this.model.priorityRanks);
     for (const id of stepIds) this.#renderColumn(id, waiting);
+    this.#renderGroups();
     this.#renderAgents();
     if (focusedId) {
       const again = this.card(focusedId);
@@ -153,9 +178,10 @@ export class BoardView {
     this.render(this.model.steps.map((s) => s.id));
   }
 
-  /** The columns themselves changed: new ones from the template. */
+  /** The columns themselves changed: new ones from the template, under their groups' bands. */
   rebuild() {
-    this.root.replaceChildren(...this.model.steps.map(newColumn));
+    const runs = layoutOf(this.model.steps, this.model.groups);
+    this.root.replaceChildren(...runs.map(({ group, steps }) => (group ? newGroup(group, steps) : newColumn(steps[0]))));
     this.renderAll();
     this.onRebuilt();
   }
@@ -194,6 +220,27 @@ export class BoardView {
     fillCapacity(scope("workspace"), figures.workspace_running, figures.workspace_limit, figures.workspace_queued);
   }
 
+  /** Each band's name and count: its steps' occupancy, as their headers count it. */
+  #renderGroups() {
+    for (const band of this.root.querySelectorAll(".step-group")) {
+      const group = this.model.groups.get(band.dataset.groupId);
+      if (!group) continue;
+      const occupied = this.model.steps.filter((s) => s.group_id === group.id)
+        .reduce((sum, s) => sum + this.model.occupied(s.id), 0);
+      const over = occupied > group.wip_limit;
+      const label = groupLabel(group.name, occupied, group.wip_limit, over);
+      band.querySelector('[data-role="group-name"]').textContent = group.name;
+      const count = band.querySelector('[data-role="group-count"]');
+      count.textContent = `${occupied}/${group.wip_limit}`;
+      count.setAttribute("aria-label", label);
+      count.title = label;
+      count.parentElement.classList.toggle("is-over", over);
+      band.querySelector('[data-role="group-warning"]').hidden = !over;
+      band.classList.toggle("is-over", over);
+      band.dataset.overLimit = String(over);
+    }
+  }
+
   #renderColumn(stepId, waiting) {
     const section = this.root.querySelector(`.column[data-step-id="${stepId}"]`);
     const step = this.model.step(stepId);
@@ -201,7 +248,7 @@ export class BoardView {
     const { admitted, queued } = this.model.columnOf(stepId);
     this.#fillList(section.querySelector('[data-role="cards"]'), admitted, waiting);
     this.#fillList(section.querySelector('[data-role="queued-cards"]'), queued, waiting);
-    const occupied = admitted.filter((t) => !t.is_ephemeral).length;
+    const occupied = this.model.occupied(stepId);
     const queuedCount = queued.filter((t) => !t.is_ephemeral).length;
     this.#renderHeader(section, step, occupied, queuedCount);
   }

@@ -13,10 +13,11 @@ from boards.models import Task
 from boards.services import task_update
 from boards.templatetags.board import waiting_label
 from boards.waiting import board_consumers
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import MembershipFactory, StepFactory, UserFactory
 from tests.live.test_agents_board import shot
 from tests.live.test_browser import card, column, drag, off_loop, version
 from workflows.models import Role, WorkflowStep
+from workflows.services import group_create
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -163,4 +164,88 @@ def test_the_filter_bar_hides_by_assignee_and_class_but_the_counts_stay(
     off_loop(task_update, task=Task.objects.get(pk=nobody["id"]), actor=owner, assignee_id=alice.pk)
     expect(page.locator(".card-title:visible")).to_have_text(["Hotfix"])
     expect(counts).to_have_text(["2", "2/2", "0"])
+    assert page.errors == []
+
+
+@pytest.fixture
+def grouped(workflow, owner):
+    """Backlog -> Build (pulls from Backlog) -> Review (limit 2) -> Done; Build and Review
+    share the group "Development", limit 2."""
+    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
+    build = StepFactory(workflow=workflow, name="Build", position=1, pull_from_step=backlog)
+    review = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=2)
+    done = StepFactory(workflow=workflow, name="Done", position=3, kind="done")
+    group = off_loop(
+        group_create, workflow=workflow, actor=owner, name="Development", wip_limit=2, step_ids=[build.pk, review.pk]
+    )
+    return backlog, build, review, done, group
+
+
+def band(page, name):
+    return page.get_by_role("group", name=name, exact=True)
+
+
+def test_a_group_s_band_shows_its_count_over_its_columns_live(
+    open_board, axe, api, owner, workflow, grouped, make_task
+):
+    backlog, build, review, done, group = grouped
+    first = make_task(build, "Build the API")
+    make_task(review, "Review the schema")
+    ideas = [make_task(backlog, f"Idea {n}") for n in range(3)]  # the group is full: they wait
+    page = open_board(owner, workflow)
+    development = band(page, "Development")
+    count = development.locator('[data-role="group-count"]')
+    expect(count).to_have_text("2/2")
+    expect(count).to_have_attribute("aria-label", "Group Development: 2 of 2 (WIP limit)")
+    expect(development.get_by_role("heading")).to_have_text(["Build", "Review"])  # its columns, under it
+    expect(card(page, ideas[0]).locator('[data-role="waiting"]')).to_have_text("next for Build")
+    axe(page, "the board with a group")
+    shot(page, "board-group-band")
+
+    def group_now():
+        return api.get(f"/api/v1/step-groups/{group.pk}/").json()
+
+    # When Build's card is done, the group has room: Build pulls the next idea.
+    drag(page, first, done)
+    expect(column(page, build).locator(".card-title")).to_have_text(["Idea 0"])
+    expect(count).to_have_text("2/2")
+    assert group_now()["occupied"] == 2
+
+    # When the group's limit is raised, Build pulls again; lowered below, it is over its limit, in words.
+    assert api.patch(f"/api/v1/step-groups/{group.pk}/", json={"wip_limit": 3}).status_code == 200
+    expect(count).to_have_text("3/3")
+    expect(column(page, build).locator(".card-title")).to_have_text(["Idea 0", "Idea 1"])
+    assert api.patch(f"/api/v1/step-groups/{group.pk}/", json={"wip_limit": 1, "name": "Dev"}).status_code == 200
+    development = band(page, "Dev")
+    expect(development.locator('[data-role="group-count"]')).to_have_text("3/1")
+    expect(development.locator('[data-role="group-warning"]')).to_have_text("⚠ Over limit")
+    expect(development.locator('[data-role="group-warning"]')).to_be_visible()
+    expect(development.locator('[data-role="group-count"]')).to_have_attribute(
+        "aria-label", "Group Dev: 3 of 1, over its WIP limit"
+    )
+    assert group_now()["over_limit"] is True
+
+    # When the group is deleted, its band goes and its columns stay; Build, unlimited now,
+    # pulls nothing, so no idea waits for it.
+    assert api.delete(f"/api/v1/step-groups/{group.pk}/").status_code == 204
+    expect(page.locator(".step-group")).to_have_count(0)
+    expect(page.locator(".column h2")).to_have_text(["Backlog", "Build", "Review", "Done"])
+    expect(card(page, ideas[2]).locator('[data-role="waiting"]')).to_be_hidden()
+
+    # When a new group is made of Review and Done, its band comes, live.
+    response = api.post(
+        "/api/v1/step-groups/",
+        json={
+            "workflow_id": str(workflow.pk),
+            "name": "Finishing",
+            "wip_limit": 5,
+            "step_ids": [str(review.pk), str(done.pk)],
+        },
+    )
+    assert response.status_code == 201
+    expect(band(page, "Finishing").get_by_role("heading")).to_have_text(["Review", "Done"])
+    expect(band(page, "Finishing").locator('[data-role="group-count"]')).to_have_text(
+        f"{response.json()['occupied']}/5"
+    )
+    axe(page, "the board with a new group")
     assert page.errors == []

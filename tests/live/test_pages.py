@@ -90,6 +90,21 @@ def test_board_page_renders_assignees_expedite_and_why_cards_wait(owner, workflo
     ]
 
 
+def test_board_page_renders_a_groups_band_over_its_columns(owner, workflow, board, make_task):
+    backlog, doing, done = board
+    make_task(doing, "One")
+    make_task(done, "Two")
+    group = group_create(workflow=workflow, actor=owner, name="Shipping", wip_limit=1, step_ids=[doing.pk, done.pk])
+    body = signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode()
+    start = body.index(f'<div class="step-group is-over" data-group-id="{group.pk}" data-over-limit="true"')
+    assert start < body.index(f'data-step-id="{doing.pk}"') < body.index(f'data-step-id="{done.pk}"')
+    assert body.index(f'data-step-id="{backlog.pk}"') < start
+    assert f'aria-labelledby="group-name-{doing.pk}"' in body
+    assert f'id="group-name-{doing.pk}" data-role="group-name">Shipping</span>' in body
+    assert 'aria-label="Group Shipping: 2 of 1, over its WIP limit"' in body
+    assert body.count('class="step-group') == 2  # and the script's <template>
+
+
 class Tags(HTMLParser):
     """Every start tag of a page (<template> contents included), and the text of its data blocks."""
 
