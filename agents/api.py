@@ -55,6 +55,7 @@ class CancelSerializer(serializers.Serializer):
 
 class SessionFilter(django_filters.FilterSet):
     workflow = django_filters.UUIDFilter(field_name="workflow_id")
+    task = django_filters.UUIDFilter(field_name="task_id")
     status = django_filters.ChoiceFilter(choices=SessionStatus.choices)
 
     class Meta:

@@ -13,7 +13,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.api import TaskFilter
-from boards.models import Priority, Task
+from boards.models import ClassOfService, Priority, Task
 from boards.snapshots import board_snapshot
 from boards.templatetags.board import initials
 from boards.waiting import board_consumers
@@ -142,6 +142,7 @@ def _board_page(request, workflow, role, open_task_id=None):
             "priorities": PRIORITY_RANKS,
             "default_priority": DEFAULT_PRIORITY,
             "open_task_id": open_task_id,
+            "class_choices": ClassOfService.choices,
             "people_list": members,
             "people": {person["id"]: person for person in members},
             "consumers": board_consumers(snapshot),

@@ -6,8 +6,12 @@
 import DOMPurify from "../vendor/dompurify/purify.es.mjs";
 import { Marked } from "../vendor/marked/marked.esm.js";
 import { refusalText, send } from "./api.js";
+import { ordinal } from "./render.js";
 
-const FIELDS = ["title", "description", "priority"];
+const FIELDS = ["title", "description", "priority", "assignee_id", "class_of_service"];
+const CLASS_NAMES = { standard: "Standard", expedite: "Expedite" };
+const LIVE_SESSION = new Set(["queued", "starting", "running"]); // agents.models.LIVE
+const SKIPPED = { blocked: "blocked", agent_running: "its agent is at work", assignee_full: "assignee full" };
 const FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
 const BADGES = { forced: "Forced admission", expedited: "Expedited" };
 
@@ -26,8 +30,38 @@ export function markdownFragment(text) {
   return DOMPurify.sanitize(markdown.parse(text ?? "", { async: false }), { RETURN_DOM_FRAGMENT: true });
 }
 
-/** What a history event did, in words, with the steps by name. */
-function eventText(event, stepName) {
+/** A limit that holds a waiting task: "group Development (4 of 4)", "step In Progress (2 of 2)". */
+function limitText({ scope, name, limit, occupied }) {
+  const figures = `(${occupied} of ${limit})`;
+  return scope === "person" ? `${name}'s personal limit ${figures}` : `${scope} ${name} ${figures}`;
+}
+
+/** The task detail's `waiting` in words: "Waiting: 2nd for In Progress — held by group
+    Development (4 of 4); skipped: assignee full". */
+export function waitingText({ state, position, step, held_by: heldBy, skipped_because: skipped }) {
+  const place = ordinal(position);
+  let text = "Waiting: ";
+  if (state === "queued") text += `${place} in queue for ${step.name}`;
+  else text += position === 1 ? `next for ${step.name}` : `${place} for ${step.name}`;
+  if (heldBy.length) text += ` — held by ${heldBy.map(limitText).join(", ")}`;
+  if (skipped) text += `; skipped: ${SKIPPED[skipped] ?? skipped}`;
+  return text;
+}
+
+/** A session's runner and times, and how it ended. */
+function sessionAbout(session) {
+  const when = (iso) => new Date(iso).toLocaleString();
+  const parts = [];
+  if (session.runner) parts.push(`runner ${session.runner}`);
+  if (session.finished_at) parts.push(`ended ${when(session.finished_at)}`);
+  else if (session.started_at) parts.push(`started ${when(session.started_at)}`);
+  else if (session.queued_at) parts.push(`queued ${when(session.queued_at)}`);
+  if (session.detail) parts.push(session.detail);
+  return parts.join(" · ");
+}
+
+/** What a history event did, in words, with the steps and people by name. */
+function eventText(event, stepName, personName) {
   const from = stepName(event.from_step_id);
   const to = stepName(event.to_step_id);
   switch (event.kind) {
@@ -41,7 +75,8 @@ function eventText(event, stepName) {
     case "deleted": return "Deleted";
     case "forced": return `Forced into ${to} over its WIP limit`;
     case "expedited": return `Expedited into ${to}`;
-    case "assigned": return "Assignee changed";
+    case "assigned": return event.detail?.assignee_id ? `Assigned to ${personName(event.detail.assignee_id)}` : "Unassigned";
+    case "classified": return `Class of service: ${CLASS_NAMES[event.detail?.class_of_service] ?? "changed"}`;
     case "blocked": return "Blocked";
     case "unblocked": return "Unblocked";
     default: return event.kind;
@@ -54,8 +89,8 @@ export class TaskDetail {
   #pushed = false; // opening pushed a history entry, so closing goes back
   #returnTo = null; // the card that gets the focus back
 
-  constructor({ root, model, view }) {
-    Object.assign(this, { root, model, view });
+  constructor({ root, model, view, people }) {
+    Object.assign(this, { root, model, view, people });
     this.boardUrl = `/workflows/${root.dataset.workflowId}/`;
     const dialog = (this.dialog = document.getElementById("task-dialog"));
     this.form = dialog.querySelector('[data-role="task-form"]'); // none for viewers
@@ -114,6 +149,7 @@ export class TaskDetail {
     if (!this.dialog.open) this.dialog.showModal();
     (this.form?.elements.title ?? this.dialog.querySelector('[data-action="close"]')).focus();
     this.#loadHistory();
+    this.#loadSessions();
   }
 
   /** The board changed (a live message or a refetch): show the open task's new values. */
@@ -125,8 +161,11 @@ export class TaskDetail {
     this.#refresh();
   }
 
+  /** The board's copy of the task and why it waits there: when either changes, the dialog
+      reads the task again (its `waiting` may have changed with others' moves). */
   #modelCopy(taskId) {
-    return JSON.stringify(this.model.tasks.get(taskId) ?? null);
+    const waiting = this.view.waiting.get(taskId);
+    return JSON.stringify([this.model.tasks.get(taskId) ?? null, waiting?.state, waiting?.position, waiting?.step.id]);
   }
 
   #fetchTask(taskId) {
@@ -147,6 +186,7 @@ export class TaskDetail {
     if (!result.ok) return; // the next change tries again
     this.#show(result.data);
     this.#loadHistory();
+    this.#loadSessions();
   }
 
   #dirty(field) {
@@ -159,6 +199,7 @@ export class TaskDetail {
     const previous = this.#task;
     let overtaken = false;
     if (this.form) {
+      this.#fillAssignees(task.assignee_id);
       for (const field of FIELDS) {
         const input = this.form.elements[field];
         if (force || !previous || !this.#dirty(field)) input.value = task[field] ?? "";
@@ -167,6 +208,8 @@ export class TaskDetail {
       for (const button of this.dialog.querySelectorAll("form button, .task-actions button")) button.disabled = false;
     } else {
       this.part("priority-text").textContent = task.priority;
+      this.part("assignee-text").textContent = task.assignee_id == null ? "nobody" : this.#personName(task.assignee_id);
+      this.part("class-text").textContent = CLASS_NAMES[task.class_of_service];
     }
     this.#task = task;
     if (force) this.part("changed-note").hidden = true;
@@ -176,6 +219,10 @@ export class TaskDetail {
     const place = task.archived_at ? `Archived from ${step}` : task.admitted ? `Step: ${step}` : `Queued for ${step}`;
     this.part("meta").textContent = `${place} · priority ${task.priority}`;
     this.part("archived-note").hidden = !task.archived_at;
+    if ("waiting" in task) { // the detail's read has it; a write's answer does not, and its broadcast brings a read
+      this.part("waiting-note").hidden = !task.waiting;
+      this.part("waiting-note").textContent = task.waiting ? waitingText(task.waiting) : "";
+    }
     this.part("blocked-note").hidden = !task.blocked_reason;
     this.part("blocked-reason").textContent = task.blocked_reason;
     if (this.blockForm) {
@@ -190,6 +237,55 @@ export class TaskDetail {
       archive.hidden = Boolean(task.archived_at);
       this.dialog.querySelector('[data-action="restore"]').hidden = !task.archived_at;
     }
+  }
+
+  #personName(id) {
+    return this.people.get(id)?.name ?? "someone who left";
+  }
+
+  /** The Assignee select: "Unassigned" and whoever may be assigned, and the task's assignee
+      whoever they are (one who can no longer be assigned is still shown as theirs). */
+  #fillAssignees(assigneeId) {
+    const select = this.form.elements.assignee_id;
+    const chosen = select.value;
+    const people = this.people.assignable();
+    if (assigneeId != null && !people.some((p) => p.id === assigneeId)) {
+      people.push({ id: assigneeId, name: this.#personName(assigneeId) });
+    }
+    select.replaceChildren(new Option("Unassigned", ""), ...people.map((p) => new Option(p.name, String(p.id))));
+    select.value = chosen;
+  }
+
+  /** The task's agent sessions, oldest first, with Cancel on a live one and Start agent when none is. */
+  async #loadSessions() {
+    const id = this.#task.id;
+    let page;
+    try {
+      const result = await send("GET", `/api/v1/sessions/?task=${id}&page_size=100`);
+      if (!result.ok) return;
+      page = result.data;
+    } catch {
+      return; // the next change loads them again
+    }
+    if (this.#task?.id !== id) return;
+    const template = document.getElementById("session-item-template");
+    const live = page.results.some((session) => LIVE_SESSION.has(session.status));
+    this.part("sessions").replaceChildren(...page.results.map((session) => {
+      const item = template.content.cloneNode(true).firstElementChild;
+      const status = item.querySelector('[data-role="session-status"]');
+      status.dataset.status = session.status;
+      item.querySelector('[data-role="status-text"]').textContent = `Agent ${session.status}`;
+      item.querySelector('[data-role="session-about"]').textContent = sessionAbout(session);
+      const cancel = item.querySelector('[data-action="cancel-session"]');
+      if (cancel) {
+        cancel.hidden = !LIVE_SESSION.has(session.status);
+        cancel.dataset.sessionId = session.id;
+      }
+      return item;
+    }));
+    this.part("no-sessions").hidden = page.results.length > 0;
+    const start = this.dialog.querySelector('[data-action="start-agent"]');
+    if (start) start.hidden = live || Boolean(this.#task.archived_at);
   }
 
   async #loadHistory() {
@@ -215,7 +311,7 @@ export class TaskDetail {
         part("badge").textContent = badge;
         part("badge").hidden = false;
       }
-      part("what").textContent = eventText(event, stepName);
+      part("what").textContent = eventText(event, stepName, (userId) => this.#personName(userId));
       part("who").textContent = event.actor ? `by ${event.actor}` : "by automation";
       const when = part("when");
       when.dateTime = event.at;
@@ -231,6 +327,7 @@ export class TaskDetail {
   async #save() {
     this.#hideMessages();
     const data = Object.fromEntries(FIELDS.map((field) => [field, this.form.elements[field].value]));
+    data.assignee_id = data.assignee_id === "" ? null : Number(data.assignee_id);
     const result = await this.#write("PATCH", `/api/v1/tasks/${this.#task.id}/`, data);
     if (!result) return;
     this.#show(result.data, { force: true });
@@ -280,6 +377,20 @@ export class TaskDetail {
     } else if (action === "cancel-delete") {
       this.part("confirm-delete").hidden = true;
       button("delete").focus();
+    } else if (action === "start-agent") {
+      this.#hideMessages();
+      const result = await this.#write("POST", `/api/v1/tasks/${id}/sessions/`, {});
+      if (!result) return;
+      this.#status(result.status === 202 ? "Agent queued: the agents' limit is reached." : "Agent started.");
+      await this.#loadSessions();
+      this.dialog.querySelector('[data-action="cancel-session"]:not([hidden])')?.focus();
+    } else if (action === "cancel-session") {
+      this.#hideMessages();
+      const result = await this.#write("POST", `/api/v1/sessions/${event.target.closest("button").dataset.sessionId}/cancel/`, {});
+      if (!result) return;
+      this.#status("Agent session cancelled.");
+      await this.#loadSessions();
+      button("start-agent").focus();
     } else if (action === "confirm-delete") {
       const result = await this.#write("DELETE", `/api/v1/tasks/${id}/`);
       if (!result) return;

@@ -21,7 +21,7 @@ export function ageText(iso) {
 }
 
 /** 1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st, as the server's `ordinal` filter writes it. */
-function ordinal(n) {
+export function ordinal(n) {
   const suffix = [11, 12, 13].includes(n % 100) ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th");
   return `${n}${suffix}`;
 }
@@ -140,6 +140,7 @@ function wipLabel(occupied, limit, over) {
 export class BoardView {
   onRebuilt = () => {};
   onRendered = () => {};
+  waiting = new Map(); // why each card waits, as last rendered (waiting.js)
 
   constructor(root, model, people) {
     this.root = root;
@@ -163,6 +164,7 @@ export class BoardView {
     const active = document.activeElement;
     const focusedId = active?.classList.contains("card") ? active.dataset.taskId : null;
     const waiting = boardWaiting(this.model.steps, [...this.model.tasks.values()], this.model.priorityRanks);
+    this.waiting = waiting;
     for (const id of stepIds) this.#renderColumn(id, waiting);
     this.#renderGroups();
     this.#renderAgents();

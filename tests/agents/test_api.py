@@ -113,6 +113,12 @@ class TestRunnerProtocol:
         assert response.json()["count"] == 2
         assert api.get("/api/v1/sessions/?status=bogus").status_code == 400
 
+    def test_list_filters_by_task(self, api, agent_step, make_task):
+        here, there = make_task(agent_step, "here"), make_task(agent_step, "there")
+        response = api.get(f"/api/v1/sessions/?task={here.pk}")
+        assert [s["task_id"] for s in response.json()["results"]] == [str(here.pk)]
+        assert there and api.get("/api/v1/sessions/?task=nope").status_code == 400
+
     def test_non_members_see_nothing(self, agent_step, make_task):
         make_task(agent_step)
         stranger = APIClient()
