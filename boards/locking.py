@@ -27,7 +27,7 @@ from django.utils import timezone
 from boards import statements
 from boards.events import broadcast_on_commit
 from boards.messages import change_message
-from boards.models import LIVE, ClassOfService, Task, TaskEvent
+from boards.models import LIVE, NOT_ASSIGNABLE, ClassOfService, Task, TaskEvent
 from boards.selectors import step_counts
 from kandev import sql
 from kandev.errors import Invalid, KandevError
@@ -189,7 +189,7 @@ class BoardChange:
         self.lock_members([user_id])
         person = self.persons.get(user_id)
         if person is None or person.role not in (Role.OWNER, Role.MEMBER):
-            raise Invalid({"assignee_id": ["Not a member or owner of this workspace."]})
+            raise Invalid({"assignee_id": [NOT_ASSIGNABLE]})
         return person
 
     def expedited(self) -> int:

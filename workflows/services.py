@@ -42,6 +42,7 @@ def workflow_create(
     template: str | None = None,
     max_parallel_sessions: int = 0,
     on_session_limit: str = OnSessionLimit.QUEUE,
+    expedite_limit: int = 1,
 ) -> Workflow:
     if template is not None and template not in templates():
         raise Invalid({"template": [f'Unknown template "{template}". Known: {", ".join(sorted(templates()))}.']})
@@ -51,6 +52,7 @@ def workflow_create(
         description=description,
         max_parallel_sessions=max_parallel_sessions,
         on_session_limit=on_session_limit,
+        expedite_limit=expedite_limit,
     )
     if template is not None:
         build_steps(workflow, templates()[template]["steps"])
@@ -84,13 +86,18 @@ def _delete_boards(workflows) -> None:
 
 @board_transaction
 def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
+    """A board's settings. A new `expedite_limit` admits nothing by itself (a pull never
+    expedites), so nothing fills; the change is still one version step and one message."""
     with board_change(workflow.pk, actor=actor) as change:
         locked = change.workflow
         for name, value in fields.items():
             setattr(locked, name, value)
         locked.save(update_fields=list(fields))
         change.touch()
-        change.announce("workflow.updated", workflow={"id": str(locked.pk), "name": locked.name})
+        change.announce(
+            "workflow.updated",
+            workflow={"id": str(locked.pk), "name": locked.name, "expedite_limit": locked.expedite_limit},
+        )
         return locked
 
 

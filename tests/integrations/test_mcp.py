@@ -19,7 +19,7 @@ from workflows.models import OnFull, Role, Workflow
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # server processes
 
-TOOLS = {"list_workflows", "list_steps", "get_board", "create_task", "move_task", "update_step"}
+TOOLS = {"list_workflows", "list_steps", "get_board", "create_task", "move_task", "update_task", "update_step"}
 
 
 def stdio(username: str) -> StdioServerParameters:
@@ -84,6 +84,7 @@ def test_stdio_tools_read_and_write_the_board_with_wip_refusals_as_tool_errors(b
         assert text(refused) == 'Step "In Progress" is at its WIP limit (2 of 2).'
         assert refused.structured_content == {
             "code": "wip_limit_reached",
+            "scope": "step",
             "detail": 'Step "In Progress" is at its WIP limit (2 of 2).',
             "step": {"id": str(doing.pk), "name": "In Progress"},
             "limit": 2,
