@@ -31,7 +31,7 @@ from boards.models import LIVE, NOT_ASSIGNABLE, ClassOfService, Task, TaskEvent
 from boards.selectors import step_counts
 from kandev import sql
 from kandev.errors import Invalid, KandevError
-from workflows.models import Membership, Role, StepGroup, StepKind, Workflow, WorkflowStep
+from workflows.models import Membership, OnFull, Role, StepGroup, StepKind, Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
 
@@ -216,7 +216,9 @@ class BoardChange:
                 person.occupied += delta
                 if delta < 0 and person.limit:
                     self.freed.add(person.user_id)
-                    self.opened(*(s for s in self.steps.values() if s.is_active and self.limited(s)))
+                    # A queue-mode step queues for a full assignee even without a limit of its own.
+                    may_fill = (s for s in self.steps.values() if self.limited(s) or s.on_full == OnFull.QUEUE)
+                    self.opened(*(s for s in may_fill if s.is_active))
         if task.class_of_service == ClassOfService.EXPEDITE:
             self.count_expedite(delta)
 
