@@ -52,6 +52,11 @@ def role_in(user, workspace_id) -> str | None:
     return Membership.objects.filter(workspace_id=workspace_id, user=user).values_list("role", flat=True).first()
 
 
+def assignable(workspace_id, user_id) -> bool:
+    """May `user_id` be given the workspace's tasks (an owner or a member)?"""
+    return Membership.objects.filter(workspace_id=workspace_id, user_id=user_id, role__in=WRITE_ROLES).exists()
+
+
 def require_role(user, workspace_id, *, write: bool = False, owner: bool = False) -> str:
     return check_role(role_in(user, workspace_id), write=write, owner=owner)
 

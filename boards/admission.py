@@ -148,15 +148,17 @@ def reassign(change: BoardChange, task: Task, assignee_id) -> None:
     if assignee_id is not None:
         change.assignable(assignee_id)
     step = change.steps[task.step_id]
+    outcome = Outcome.ADMITTED
     if counts(task) and step.is_active:
         task.assignee_id = assignee_id
-        decide(change, step, task, source=step, assigning=True, can_queue=False)
+        outcome = decide(change, step, task, source=step, assigning=True, can_queue=False)
         task.assignee_id = previous
         change.count_in(task, step, -1)
         task.assignee_id = assignee_id
         change.count_in(task, step, +1)
     task.assignee_id = assignee_id
-    change.record(task, EventKind.ASSIGNED, to_step=step, action="assign", assignee_id=assignee_id, previous=previous)
+    kind = event_kind(outcome, EventKind.ASSIGNED)  # `expedited` when past a full person's limit
+    change.record(task, kind, to_step=step, action="assign", assignee_id=assignee_id, previous=previous)
     change.arrived(step)  # a task a pull skipped for its assignee may be pullable now
 
 

@@ -85,29 +85,31 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
 
     @extend_schema(request=TaskCreateSerializer, responses={201: TaskSerializer, **ADMISSION_RESPONSES})
     def create(self, request):
-        data = self.validated(TaskCreateSerializer)
-        workflow, step = access.placement(
-            request.user, workflow_id=data.get("workflow_id"), step_id=data.get("step_id")
-        )
+        data = self.validated(TaskCreateSerializer, user=request.user)
         result = admission.task_create(
-            workflow=workflow,
+            workflow=data["workflow"],
             actor=request.user,
-            step=step,
+            step=data["step"],
             title=data["title"],
             description=data["description"],
             priority=data.get("priority", Priority.MEDIUM),
             position=data.get("position"),
             is_ephemeral=data["is_ephemeral"],
             external_ref=data.get("external_ref"),
+            assignee_id=data.get("assignee_id"),
+            class_of_service=data["class_of_service"],
             force=data["force"],
             reason=data["reason"],
         )
         return admission_response(result, task_data(result.task), created=True)
 
-    @extend_schema(request=TaskUpdateSerializer, responses={200: TaskSerializer, 400: ErrorSerializer})
+    @extend_schema(
+        request=TaskUpdateSerializer,
+        responses={200: TaskSerializer, 400: ErrorSerializer, 409: WipConflictSerializer},
+    )
     def partial_update(self, request, pk=None):
         task = self.writable_task()
-        data = self.validated(TaskUpdateSerializer)
+        data = self.validated(TaskUpdateSerializer, workspace_id=task.workflow.workspace_id)
         if data:
             task = task_update(task=task, actor=request.user, **data)
         return Response(task_data(task))
@@ -190,8 +192,8 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
         page = self.paginate_queryset(events)
         return self.get_paginated_response(TaskEventSerializer(page, many=True).data)
 
-    def validated(self, serializer_class) -> dict:
-        return validated(serializer_class, self.request.data)
+    def validated(self, serializer_class, **context) -> dict:
+        return validated(serializer_class, self.request.data, context=context)
 
 
 class WorkflowEventFilter(django_filters.FilterSet):

@@ -12,7 +12,7 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Q
 
-from boards.locking import BoardChange, board_transaction, close_change, open_change
+from boards.locking import board_transaction, close_change, open_change
 from boards.models import Task
 from boards.pull import settle
 from workflows.models import Workflow
@@ -28,20 +28,18 @@ def board_change(workflow_id, *, actor=None):
     settle(change)
     close_change(change)
     if change.freed:
-        transaction.on_commit(partial(fill_for_persons, change), robust=True)
+        fill = partial(fill_for_persons, change.workflow.workspace_id, set(change.freed), exclude=change.workflow.pk)
+        transaction.on_commit(fill, robust=True)
 
 
-def fill_for_persons(change: BoardChange) -> None:
-    """After commit: people who have room again may take work waiting on their other boards
-    (product.md §2b.3), each board in its own transaction; the reconciler is the backup."""
-    workflow_ids = (
-        Task.objects.live()
-        .filter(assignee_id__in=change.freed, workflow__workspace_id=change.workflow.workspace_id)
-        .exclude(workflow_id=change.workflow.pk)
-        .values_list("workflow_id", flat=True)
-        .distinct()
-    )
-    for workflow_id in workflow_ids:
+def fill_for_persons(workspace_id, user_ids, *, exclude=None) -> None:
+    """After commit: people who have room again (work left them, their limit rose) may take
+    work waiting for them on the workspace's boards (product.md §2b.3), each board in its own
+    transaction; `exclude` is a board already settled. The reconciler is the backup."""
+    waiting = Task.objects.live().filter(assignee_id__in=user_ids, workflow__workspace_id=workspace_id)
+    if exclude is not None:
+        waiting = waiting.exclude(workflow_id=exclude)
+    for workflow_id in waiting.values_list("workflow_id", flat=True).distinct():
         reconcile_board(workflow_id=workflow_id)
 
 

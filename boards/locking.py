@@ -27,11 +27,11 @@ from django.utils import timezone
 from boards import statements
 from boards.events import broadcast_on_commit, keep_change_on_commit
 from boards.messages import change_message
-from boards.models import LIVE, ClassOfService, Task, TaskEvent
+from boards.models import LIVE, NOT_ASSIGNABLE, ClassOfService, Task, TaskEvent
 from boards.selectors import step_counts
 from kandev import sql
 from kandev.errors import Invalid, KandevError
-from workflows.models import Membership, Role, StepGroup, StepKind, Workflow, WorkflowStep
+from workflows.models import Membership, OnFull, Role, StepGroup, StepKind, Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
 
@@ -192,7 +192,7 @@ class BoardChange:
         self.lock_members([user_id])
         person = self.persons.get(user_id)
         if person is None or person.role not in (Role.OWNER, Role.MEMBER):
-            raise Invalid({"assignee_id": ["Not a member or owner of this workspace."]})
+            raise Invalid({"assignee_id": [NOT_ASSIGNABLE]})
         return person
 
     def expedited(self) -> int:
@@ -219,7 +219,9 @@ class BoardChange:
                 person.occupied += delta
                 if delta < 0 and person.limit:
                     self.freed.add(person.user_id)
-                    self.opened(*(s for s in self.steps.values() if s.is_active and self.limited(s)))
+                    # A queue-mode step queues for a full assignee even without a limit of its own.
+                    may_fill = (s for s in self.steps.values() if self.limited(s) or s.on_full == OnFull.QUEUE)
+                    self.opened(*(s for s in may_fill if s.is_active))
         if task.class_of_service == ClassOfService.EXPEDITE:
             self.count_expedite(delta)
 

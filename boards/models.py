@@ -9,6 +9,8 @@ from workflows.models import Workflow, WorkflowStep
 
 LIVE = Q(archived_at__isnull=True, is_ephemeral=False)
 BLOCKED_REASON_MAX = 2000
+# Who may be given a task: an owner or member of its workspace (product.md §2b.3).
+NOT_ASSIGNABLE = "Not a member or owner of this workspace."
 
 
 class ClassOfService(models.TextChoices):

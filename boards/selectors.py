@@ -1,10 +1,11 @@
 """Reads of the board. Kept out of transactions (SQLite serializes write transactions)."""
 
-from django.db.models import Count, Q
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from boards.messages import group_data
 from boards.models import LIVE, Task, TaskEvent
-from workflows.models import WorkflowStep
+from workflows.models import StepKind, WorkflowStep
 
 
 def step_counts(step_ids) -> dict:
@@ -29,6 +30,25 @@ def group_rows(groups) -> list[dict]:
         members[group_id].append(step_id)
     counts = step_counts([pk for ids in members.values() for pk in ids])
     return [group_data(group, members[group.pk], sum(counts[pk][0] for pk in members[group.pk])) for group in groups]
+
+
+def with_occupied(memberships):
+    """`memberships` annotated with `occupied`: the person's live admitted tasks in active
+    steps of every board of the workspace, what their personal limit counts (product.md §2b.3).
+    One correlated subquery, so a list of members costs one query."""
+    assigned = (
+        Task.objects.occupying()
+        .filter(
+            assignee_id=OuterRef("user_id"),
+            workflow__workspace_id=OuterRef("workspace_id"),
+            step__kind=StepKind.ACTIVE,
+        )
+        .order_by()
+        .values("assignee_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return memberships.annotate(occupied=Coalesce(Subquery(assigned, output_field=IntegerField()), Value(0)))
 
 
 def board_events(*, workflow):

@@ -1,7 +1,8 @@
 from rest_framework import serializers
 
+from boards import access
 from boards.messages import task_data
-from boards.models import BLOCKED_REASON_MAX, EventKind, Priority, Task, TaskEvent
+from boards.models import BLOCKED_REASON_MAX, NOT_ASSIGNABLE, ClassOfService, EventKind, Priority, Task, TaskEvent
 from kandev.text import clean_text
 
 PRIORITY_CHOICES = [p.label for p in Priority]
@@ -22,6 +23,8 @@ class TaskSerializer(serializers.Serializer):
     archived_at = serializers.DateTimeField(read_only=True, allow_null=True)
     is_ephemeral = serializers.BooleanField(read_only=True)
     external_ref = serializers.CharField(read_only=True, allow_null=True)
+    assignee_id = serializers.IntegerField(read_only=True, allow_null=True)
+    class_of_service = serializers.ChoiceField(choices=ClassOfService.choices, read_only=True)
     blocked_reason = serializers.CharField(read_only=True)
     blocked_at = serializers.DateTimeField(read_only=True, allow_null=True)
     created_at = serializers.DateTimeField(read_only=True)
@@ -57,6 +60,20 @@ class PriorityField(serializers.ChoiceField):
         return Priority.from_name(super().to_internal_value(data))
 
 
+class AssigneeField(serializers.IntegerField):
+    """A user id, or null for nobody."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_null=True, min_value=1, max_value=2**31 - 1, **kwargs)
+
+
+def check_assignee(workspace_id, assignee_id) -> None:
+    """The early answer, as a field error; the admission decides it again under the membership's
+    lock (BoardChange.assignable), with the same message."""
+    if assignee_id is not None and not access.assignable(workspace_id, assignee_id):
+        raise serializers.ValidationError({"assignee_id": [NOT_ASSIGNABLE]})
+
+
 class ForceMixin(serializers.Serializer):
     force = serializers.BooleanField(default=False)
     reason = serializers.CharField(default="", allow_blank=True, max_length=2000)
@@ -71,23 +88,40 @@ class TaskCreateSerializer(ForceMixin):
     position = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2_000_000_000)
     is_ephemeral = serializers.BooleanField(default=False)
     external_ref = serializers.CharField(required=False, allow_null=True, max_length=300)
+    assignee_id = AssigneeField(required=False)
+    class_of_service = serializers.ChoiceField(choices=ClassOfService.choices, default=ClassOfService.STANDARD)
 
     def validate_description(self, value):
         return clean_text(value, multiline=True)
 
     def validate(self, attrs):
+        """Also where the task goes (`workflow`, `step`: `access.placement` for the context's
+        `user`), and whether its assignee may have it there."""
         if not attrs.get("workflow_id") and not attrs.get("step_id"):
             raise serializers.ValidationError({"workflow_id": ["Give workflow_id, step_id, or both."]})
-        return attrs
+        workflow, step = access.placement(
+            self.context["user"], workflow_id=attrs.get("workflow_id"), step_id=attrs.get("step_id")
+        )
+        check_assignee(workflow.workspace_id, attrs.get("assignee_id"))
+        return {**attrs, "workflow": workflow, "step": step}
 
 
 class TaskUpdateSerializer(serializers.Serializer):
+    """A card's edit; an assignee is checked against the context's `workspace_id`."""
+
     title = TitleField(required=False)
     description = serializers.CharField(required=False, allow_blank=True, max_length=100_000)
     priority = PriorityField(required=False)
+    assignee_id = AssigneeField(required=False)
+    class_of_service = serializers.ChoiceField(choices=ClassOfService.choices, required=False)
 
     def validate_description(self, value):
         return clean_text(value, multiline=True)
+
+    def validate(self, attrs):
+        if "assignee_id" in attrs:
+            check_assignee(self.context["workspace_id"], attrs["assignee_id"])
+        return attrs
 
 
 class TaskMoveSerializer(ForceMixin):

@@ -24,6 +24,34 @@ def task_update(*, task: Task, actor, **fields) -> Task:
         return task
 
 
+def unassign_everywhere(*, workspace_id, user_id, actor=None) -> None:
+    """Someone who may no longer hold tasks (removed, or now a viewer) gives up theirs on
+    every board of the workspace, each board in its own change. Run after the membership
+    change commits, so no new assignment can reach them meanwhile."""
+    workflow_ids = (
+        Task.objects.filter(assignee_id=user_id, workflow__workspace_id=workspace_id)
+        .values_list("workflow_id", flat=True)
+        .distinct()
+    )
+    for workflow_id in workflow_ids:
+        unassign_person(workflow_id=workflow_id, user_id=user_id, actor=actor)
+
+
+@board_transaction
+def unassign_person(*, workflow_id, user_id, actor=None) -> None:
+    """Unassign a person's tasks on one board, each with an `assigned` event; a task a pull
+    skipped for them may be pulled now."""
+    with board_change(workflow_id, actor=actor) as change:
+        tasks = list(
+            Task.objects.select_for_update().filter(workflow=change.workflow, assignee_id=user_id).order_by("pk")
+        )
+        for task in tasks:
+            reassign(change, task, None)
+            task.updated_at = change.now
+            _changed(change, task)
+        Task.objects.filter(pk__in=[t.pk for t in tasks]).update(assignee=None, updated_at=change.now)
+
+
 @board_transaction
 def task_block(*, task: Task, actor, reason: str) -> Task:
     """Block a task with a reason; blocking a blocked task replaces its reason. The task

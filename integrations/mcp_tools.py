@@ -24,7 +24,8 @@ from boards.access import check_role, visible_workflows
 from boards.messages import step_data, task_data
 from boards.models import Priority, Task
 from boards.selectors import group_rows, step_counts
-from boards.serializers import TaskCreateSerializer, TaskMoveSerializer
+from boards.serializers import TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
+from boards.services import task_update
 from boards.snapshots import board_snapshot
 from kandev.errors import Invalid, KandevError
 from kandev.validation import parse_uuid, validated
@@ -34,6 +35,7 @@ from workflows.serializers import StepGroupUpdateSerializer, StepUpdateSerialize
 
 USER_SCOPE_KEY = "kandev.user_id"
 UNCHANGED = ""  # update_step: a pull_from_step_id left out keeps the feeder
+KEEP_ASSIGNEE = 0  # update_task: no user has id 0, so an assignee_id left out keeps the assignee
 
 
 class NotFound(KandevError):
@@ -154,9 +156,11 @@ def build_server(*, user_id=None) -> MCPServer:
         description: str = "",
         priority: str = Field("medium", description="critical, high, medium, low or none"),
         external_ref: str | None = None,
+        assignee_id: int | None = Field(None, description="A member's or owner's user id; counts on their WIP limit"),
+        class_of_service: str = Field("standard", description='"standard" or "expedite"'),
     ) -> dict[str, Any]:
-        """Create a task in a step (or the workflow's start step). A full step refuses it
-        (or queues it when the step is in queue mode: then `admitted` is false)."""
+        """Create a task in a step (or the workflow's start step). A full step, group or
+        assignee refuses it (or the step queues it when in queue mode: then `admitted` is false)."""
         user = acting_user(ctx)
         data = validated(
             TaskCreateSerializer,
@@ -167,19 +171,46 @@ def build_server(*, user_id=None) -> MCPServer:
                 description=description,
                 priority=priority,
                 external_ref=external_ref,
+                assignee_id=assignee_id,
+                class_of_service=class_of_service,
             ),
+            context={"user": user},
         )
-        workflow, step = access.placement(user, workflow_id=data.get("workflow_id"), step_id=data.get("step_id"))
         result = admission.task_create(
-            workflow=workflow,
+            workflow=data["workflow"],
             actor=user,
-            step=step,
+            step=data["step"],
             title=data["title"],
             description=data["description"],
             priority=data.get("priority", Priority.MEDIUM),
             external_ref=data.get("external_ref"),
+            assignee_id=data.get("assignee_id"),
+            class_of_service=data["class_of_service"],
         )
         return task_data(result.task)
+
+    @server.tool()
+    @board_tool
+    def update_task(
+        ctx: Context,
+        task_id: str,
+        title: str | None = None,
+        description: str | None = None,
+        priority: str | None = Field(None, description="critical, high, medium, low or none; omit to keep"),
+        assignee_id: int | None = Field(KEEP_ASSIGNEE, description="A user id; null = nobody; omit to keep"),
+        class_of_service: str | None = Field(None, description='"standard" or "expedite"; omit to keep'),
+    ) -> dict[str, Any]:
+        """Edit a task (only the arguments given change). A new assignee counts on their WIP
+        limit, and marking a task expedite on the board's expedite limit: either may be refused."""
+        user = acting_user(ctx)
+        task = access.writable(Task, user, parse_uuid(task_id, "task_id"))
+        changes = given(title=title, description=description, priority=priority, class_of_service=class_of_service)
+        if assignee_id != KEEP_ASSIGNEE:
+            changes["assignee_id"] = assignee_id
+        data = validated(TaskUpdateSerializer, changes, context={"workspace_id": task.workflow.workspace_id})
+        if data:
+            task = task_update(task=task, actor=user, **data)
+        return task_data(task)
 
     @server.tool()
     @board_tool

@@ -13,12 +13,14 @@ from prometheus_client.registry import Collector
 from accounts.authentication import user_for_key
 from agents.models import AgentSession, SessionStatus
 from boards.models import Task
+from boards.selectors import with_occupied
 from kandev.metrics import counters_exposition
-from workflows.models import StepGroup, Workflow, WorkflowStep
+from workflows.models import Membership, StepGroup, Workflow, WorkflowStep
 
 
 class BoardCollector(Collector):
-    """Step and group occupancy and limits, session queue and slot use: counted at scrape time."""
+    """Step, group and personal occupancy and limits, session queue and slot use: counted at
+    scrape time."""
 
     def collect(self):
         occupancy = GaugeMetricFamily(
@@ -37,6 +39,7 @@ class BoardCollector(Collector):
         yield occupancy
         yield wip_limit
         yield from self.groups()
+        yield from _persons()
 
         by_status = {
             (workflow_id, status): n
@@ -87,6 +90,24 @@ class BoardCollector(Collector):
             wip_limit.add_metric(labels, limit)
         yield occupancy
         yield wip_limit
+
+
+def _persons():
+    """Each personal limit and what it counts, for the memberships that have one (one query)."""
+    occupancy = GaugeMetricFamily(
+        "kandev_person_occupancy",
+        "A person's live admitted tasks in active steps of the workspace's boards.",
+        labels=["workspace", "user"],
+    )
+    wip_limit = GaugeMetricFamily("kandev_person_wip_limit", "A person's WIP limit.", labels=["workspace", "user"])
+    limited = with_occupied(Membership.objects.filter(wip_limit__gt=0))
+    rows = limited.values_list("workspace_id", "user_id", "wip_limit", "occupied")
+    for workspace_id, user_id, limit, occupied in rows:
+        labels = [str(workspace_id), str(user_id)]
+        occupancy.add_metric(labels, occupied)
+        wip_limit.add_metric(labels, limit)
+    yield occupancy
+    yield wip_limit
 
 
 def exposition() -> bytes:

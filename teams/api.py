@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from boards.access import require_role
+from boards.selectors import with_occupied
 from kandev.api import ErrorSerializer
 from kandev.validation import validated
 from teams import services
@@ -36,7 +37,13 @@ def _workspace(request, workspace_id, *, owner: bool = False) -> Workspace:
 
 
 def _members(workspace):
-    return Membership.objects.filter(workspace=workspace).select_related("user").order_by("user__username", "pk")
+    """The workspace's members with their occupancy, in one query."""
+    memberships = Membership.objects.filter(workspace=workspace).select_related("user")
+    return with_occupied(memberships).order_by("user__username", "pk")
+
+
+def _member(workspace, user_id) -> Membership:
+    return _members(workspace).get(user_id=user_id)
 
 
 class MemberListView(APIView):
@@ -50,8 +57,8 @@ class MemberListView(APIView):
         workspace = _workspace(request, workspace_id, owner=True)
         data = validated(MemberAddSerializer, request.data)
         user = services.find_user(username=data.get("username", ""), email=data.get("email", ""))
-        membership = services.member_add(workspace=workspace, user=user, role=data["role"])
-        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+        services.member_add(workspace=workspace, user=user, role=data["role"], wip_limit=data["wip_limit"])
+        return Response(MemberSerializer(_member(workspace, user.pk)).data, status=status.HTTP_201_CREATED)
 
 
 class MemberDetailView(APIView):
@@ -60,17 +67,17 @@ class MemberDetailView(APIView):
         workspace = _workspace(request, workspace_id, owner=True)
         data = validated(MemberUpdateSerializer, request.data)
         try:
-            membership = services.member_update(workspace=workspace, user_id=user_id, **data)
+            services.member_update(workspace=workspace, user_id=user_id, actor=request.user, **data)
         except Membership.DoesNotExist:
             raise Http404 from None
-        return Response(MemberSerializer(membership).data)
+        return Response(MemberSerializer(_member(workspace, user_id)).data)
 
     @extend_schema(responses={204: None, **ERRORS})
     def delete(self, request, workspace_id, user_id):
         leaving = user_id == request.user.pk
         workspace = _workspace(request, workspace_id, owner=not leaving)
         try:
-            services.member_remove(workspace=workspace, user_id=user_id)
+            services.member_remove(workspace=workspace, user_id=user_id, actor=request.user)
         except Membership.DoesNotExist:
             raise Http404 from None
         return Response(status=status.HTTP_204_NO_CONTENT)

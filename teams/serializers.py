@@ -2,18 +2,29 @@ from rest_framework import serializers
 
 from teams.services import INVITE_DAYS_DEFAULT, INVITE_DAYS_MAX
 from workflows.models import Role
+from workflows.step_rules import MAX_WIP_LIMIT
 
 
 class MemberSerializer(serializers.Serializer):
+    """A member; `occupied` counts what their personal limit counts (boards.selectors.with_occupied)."""
+
     user_id = serializers.IntegerField(read_only=True)
     username = serializers.CharField(source="user.username", read_only=True)
     role = serializers.ChoiceField(choices=Role.choices, read_only=True)
+    wip_limit = serializers.IntegerField(read_only=True, help_text="0 = no personal limit")
+    occupied = serializers.IntegerField(read_only=True)
+
+
+class WipLimitField(serializers.IntegerField):
+    def __init__(self, **kwargs):
+        super().__init__(min_value=0, max_value=MAX_WIP_LIMIT, help_text="0 = no personal limit", **kwargs)
 
 
 class MemberAddSerializer(serializers.Serializer):
     username = serializers.CharField(required=False, max_length=150)
     email = serializers.EmailField(required=False, max_length=254)
     role = serializers.ChoiceField(choices=Role.choices, default=Role.MEMBER)
+    wip_limit = WipLimitField(default=0)
 
     def validate(self, data):
         if bool(data.get("username")) == bool(data.get("email")):
@@ -23,6 +34,7 @@ class MemberAddSerializer(serializers.Serializer):
 
 class MemberUpdateSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices, required=False)
+    wip_limit = WipLimitField(required=False)
 
 
 class InviteCreateSerializer(serializers.Serializer):

@@ -7,12 +7,16 @@ each other at once can never leave a workspace without an owner.
 
 import datetime
 import secrets
+from functools import partial
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from boards.access import WRITE_ROLES
+from boards.changes import fill_for_persons
+from boards.services import unassign_everywhere
 from kandev.errors import Conflict, Invalid
 from teams.models import Invite, InviteState, hash_invite
 from workflows.models import Membership, Role, Workspace
@@ -54,19 +58,21 @@ def find_user(*, username: str = "", email: str = ""):
 
 
 @transaction.atomic
-def member_add(*, workspace: Workspace, user, role: str) -> Membership:
+def member_add(*, workspace: Workspace, user, role: str, wip_limit: int = 0) -> Membership:
     try:
         with transaction.atomic():
-            return Membership.objects.create(workspace=workspace, user=user, role=role)
+            return Membership.objects.create(workspace=workspace, user=user, role=role, wip_limit=wip_limit)
     except IntegrityError:
         raise Conflict(f"{user.get_username()} is already a member.", code="already_member") from None
 
 
 @transaction.atomic
-def member_update(*, workspace: Workspace, user_id, role: str | None = None) -> Membership:
-    if role is None:
-        return Membership.objects.select_related("user").get(workspace=workspace, user_id=user_id)
-    if role == Role.OWNER:  # promoting never loses an owner
+def member_update(
+    *, workspace: Workspace, user_id, role: str | None = None, wip_limit: int | None = None, actor=None
+) -> Membership:
+    """A new role or personal limit. A raised limit lets the boards where the person's work
+    waits fill; someone made a viewer gives up their tasks. Both after commit, board by board."""
+    if role is None or role == Role.OWNER:  # promoting never loses an owner
         membership = (
             Membership.objects.select_related("user")
             .select_for_update(of=("self",))
@@ -74,15 +80,31 @@ def member_update(*, workspace: Workspace, user_id, role: str | None = None) -> 
         )
     else:
         membership = _lock_membership(workspace, user_id, losing_owner="demoted")
-    if role != membership.role:
-        membership.role = role
-        membership.save(update_fields=["role"])
+    changed = {}
+    if role is not None and role != membership.role:
+        if role not in WRITE_ROLES and membership.role in WRITE_ROLES:
+            transaction.on_commit(_unassign(workspace, user_id, actor), robust=True)
+        changed["role"] = role
+    if wip_limit is not None and wip_limit != membership.wip_limit:
+        if membership.wip_limit and (wip_limit == 0 or wip_limit > membership.wip_limit):
+            transaction.on_commit(partial(fill_for_persons, workspace.pk, [user_id]), robust=True)
+        changed["wip_limit"] = wip_limit
+    for name, value in changed.items():
+        setattr(membership, name, value)
+    if changed:
+        membership.save(update_fields=list(changed))
     return membership
 
 
 @transaction.atomic
-def member_remove(*, workspace: Workspace, user_id) -> None:
+def member_remove(*, workspace: Workspace, user_id, actor=None) -> None:
+    """Remove a member; their tasks are unassigned on every board after commit."""
     _lock_membership(workspace, user_id, losing_owner="removed").delete()
+    transaction.on_commit(_unassign(workspace, user_id, actor), robust=True)
+
+
+def _unassign(workspace: Workspace, user_id, actor):
+    return partial(unassign_everywhere, workspace_id=workspace.pk, user_id=user_id, actor=actor)
 
 
 def invite_create(

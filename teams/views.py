@@ -89,10 +89,12 @@ def _apply(request, workspace, role: str):
             if action == "role":
                 if request.POST.get("role") not in Role.values:
                     raise Invalid({"role": ["Choose owner, member or viewer."]})
-                services.member_update(workspace=workspace, user_id=int(user_id), role=request.POST.get("role"))
+                services.member_update(
+                    workspace=workspace, user_id=int(user_id), role=request.POST.get("role"), actor=request.user
+                )
                 messages.success(request, "The role was changed.")
             else:
-                services.member_remove(workspace=workspace, user_id=int(user_id))
+                services.member_remove(workspace=workspace, user_id=int(user_id), actor=request.user)
                 messages.success(request, "You left the workspace." if leaving else "The member was removed.")
         except Membership.DoesNotExist:
             raise Http404 from None

@@ -46,6 +46,7 @@ class WorkflowSerializer(serializers.ModelSerializer):
     description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
     max_parallel_sessions = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
     on_session_limit = serializers.ChoiceField(choices=OnSessionLimit.choices, required=False)
+    expedite_limit = serializers.IntegerField(required=False, min_value=0, max_value=MAX_WIP_LIMIT)
     template = serializers.CharField(write_only=True, required=False, max_length=50)
 
     class Meta:
@@ -57,6 +58,7 @@ class WorkflowSerializer(serializers.ModelSerializer):
             "description",
             "max_parallel_sessions",
             "on_session_limit",
+            "expedite_limit",
             "version",
             "created_at",
             "template",
@@ -135,6 +137,8 @@ class BoardTaskSerializer(serializers.Serializer):
     queued_at = serializers.DateTimeField(allow_null=True)
     is_ephemeral = serializers.BooleanField()
     external_ref = serializers.CharField(allow_null=True)
+    assignee_id = serializers.IntegerField(allow_null=True)
+    class_of_service = serializers.CharField()
     created_at = serializers.DateTimeField()
     entered_step_at = serializers.DateTimeField()
     session = BoardSessionSerializer(allow_null=True)

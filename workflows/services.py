@@ -55,6 +55,7 @@ def workflow_create(
     template: str | None = None,
     max_parallel_sessions: int = 0,
     on_session_limit: str = OnSessionLimit.QUEUE,
+    expedite_limit: int = 1,
 ) -> Workflow:
     if template is not None and template not in templates():
         raise Invalid({"template": [f'Unknown template "{template}". Known: {", ".join(sorted(templates()))}.']})
@@ -64,6 +65,7 @@ def workflow_create(
         description=description,
         max_parallel_sessions=max_parallel_sessions,
         on_session_limit=on_session_limit,
+        expedite_limit=expedite_limit,
     )
     if template is not None:
         build_steps(workflow, templates()[template]["steps"])
@@ -113,6 +115,8 @@ def _delete_boards(workflows) -> None:
 
 @board_transaction
 def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
+    """A board's settings. A new `expedite_limit` admits nothing by itself (a pull never
+    expedites), so nothing fills; the change is still one version step and one message."""
     with board_change(workflow.pk, actor=actor) as change:
         locked = change.workflow
         limits = ("max_parallel_sessions", "on_session_limit")
@@ -121,7 +125,10 @@ def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
             setattr(locked, name, value)
         locked.save(update_fields=list(fields))
         change.touch()
-        change.announce("workflow.updated", workflow={"id": str(locked.pk), "name": locked.name})
+        change.announce(
+            "workflow.updated",
+            workflow={"id": str(locked.pk), "name": locked.name, "expedite_limit": locked.expedite_limit},
+        )
         if limits_changed:
             change.agents_changed()
             session_limits_changed_on_commit(workspace_id=locked.workspace_id, workflow_id=locked.pk)

@@ -29,6 +29,7 @@ TOOLS = {
     "update_step",
     "list_groups",
     "update_group",
+    "update_task",
 }
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import psycopg
 
 ADMITTING = {"created", "moved", "pulled", "promoted", "restored", "forced"}
-WIP_BODY_KEYS = {"code", "scope", "detail", "step", "limit", "occupied"}
+WIP_BODY_KEYS = {"code", "scope", "detail", "step", "limit", "occupied"}  # the stress board limits steps only
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Ledger:
         if response.status_code == 409:
             body = response.json()
             if body.get("code") == "wip_limit_reached":
-                if set(body) != WIP_BODY_KEYS or set(body["step"]) != {"id", "name"}:
+                if set(body) != WIP_BODY_KEYS or body["scope"] != "step" or set(body["step"]) != {"id", "name"}:
                     self.violations.append(f"{op}: WIP refusal body {body}")
                 elif not (
                     body["detail"].startswith(f'Step "{body["step"]["name"]}" ')

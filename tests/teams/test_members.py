@@ -46,8 +46,8 @@ def test_every_member_lists_the_members_with_their_roles(team):
     response = client_for(member).get(members_url(workspace))
     assert response.status_code == 200
     assert response.json() == [
-        {"user_id": member.pk, "username": "mike", "role": "member"},
-        {"user_id": owner.pk, "username": "olivia", "role": "owner"},
+        {"user_id": member.pk, "username": "mike", "role": "member", "wip_limit": 0, "occupied": 0},
+        {"user_id": owner.pk, "username": "olivia", "role": "owner", "wip_limit": 0, "occupied": 0},
     ]
 
 
@@ -94,7 +94,13 @@ def test_an_owner_changes_a_role(team):
     workspace, owner, member = team
     response = client_for(owner).patch(members_url(workspace, member), {"role": "viewer"}, format="json")
     assert response.status_code == 200
-    assert response.json() == {"user_id": member.pk, "username": "mike", "role": "viewer"}
+    assert response.json() == {
+        "user_id": member.pk,
+        "username": "mike",
+        "role": "viewer",
+        "wip_limit": 0,
+        "occupied": 0,
+    }
 
 
 def test_the_last_owner_can_be_neither_demoted_nor_removed(team):
