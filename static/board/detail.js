@@ -270,6 +270,7 @@ export class TaskDetail {
     if (this.#task?.id !== id) return;
     const template = document.getElementById("session-item-template");
     const live = page.results.some((session) => LIVE_SESSION.has(session.status));
+    const focused = document.activeElement?.closest('[data-action="cancel-session"]')?.dataset.sessionId;
     this.part("sessions").replaceChildren(...page.results.map((session) => {
       const item = template.content.cloneNode(true).firstElementChild;
       const status = item.querySelector('[data-role="session-status"]');
@@ -286,6 +287,10 @@ export class TaskDetail {
     this.part("no-sessions").hidden = page.results.length > 0;
     const start = this.dialog.querySelector('[data-action="start-agent"]');
     if (start) start.hidden = live || Boolean(this.#task.archived_at);
+    if (focused) { // the list was made anew: its Cancel keeps the focus, or Start once the session ended
+      const cancel = this.dialog.querySelector(`[data-action="cancel-session"][data-session-id="${focused}"]`);
+      (cancel && !cancel.hidden ? cancel : start)?.focus();
+    }
   }
 
   async #loadHistory() {

@@ -1,9 +1,11 @@
 import os
 from pathlib import Path
 
+import httpx
 import pytest
 from django.test import Client
 
+from accounts.models import ApiToken
 from tests.servers import Server, serving_test_database
 
 AXE_SOURCE = Path(__file__).with_name("vendor").joinpath("axe-core", "axe.min.js")
@@ -24,6 +26,14 @@ def board_server(django_db_setup):
     """One uvicorn process serving the test database (DEBUG on: static files from the app)."""
     with Server(serving_test_database(DEBUG="1")) as server:
         yield server
+
+
+@pytest.fixture
+def live_api(board_server, owner):
+    """The REST API of the server the browser talks to, as the owner."""
+    _, key = ApiToken.issue(user=owner)
+    with httpx.Client(base_url=board_server.url, headers={"Authorization": f"Token {key}"}) as client:
+        yield client
 
 
 class WatchedBrowser:

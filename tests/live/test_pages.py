@@ -156,11 +156,13 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     assert page.data["priority-ranks"] == {p.label: p.value for p in Priority}
     options = [attrs for tag, attrs in page.tags if tag == "option"]
     # The filter bar ("Any" first, then its Blocked, Assignee and Class filters), then three
-    # columns, the column template and the task dialog, each with every priority in rank
-    # order; the dialog selects the open task's.
+    # columns, the task dialog and the column template, each with every priority in rank
+    # order; the dialog selects the open task's, and has its Assignee (filled by the script)
+    # and Class of service.
     ranks = [p.label for p in Priority]
     filters = ["", "blocked", "unblocked", "", "none", str(owner.pk), "", "standard", "expedite"]
-    assert [o["value"] for o in options] == ["", *ranks, *filters] + ranks * 5
+    dialog = [*ranks, "", "standard", "expedite"]
+    assert [o["value"] for o in options] == ["", *ranks, *filters] + ranks * 3 + dialog + ranks
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label] * 4
 
 
