@@ -154,8 +154,11 @@ def _board_page(request, workflow, role, open_task_id=None):
 @ensure_csrf_cookie
 def step_settings(request, workflow_id):
     workflow, role = _member_workflow(request, workflow_id, write=True)
+    snapshot = board_snapshot(workflow=workflow)
+    group_names = {group["id"]: group["name"] for group in snapshot["groups"]}
     steps = [
-        {**step, "event_lists": event_lists(step["events"])} for step in board_snapshot(workflow=workflow)["steps"]
+        {**step, "event_lists": event_lists(step["events"]), "group_name": group_names.get(step["group_id"])}
+        for step in snapshot["steps"]
     ]
     return render(
         request,
@@ -163,6 +166,7 @@ def step_settings(request, workflow_id):
         {
             "workflow": workflow,
             "steps": steps,
+            "groups": snapshot["groups"],
             "new_step": {"kind": StepKind.ACTIVE, "event_lists": event_lists({})},
             "on_full_choices": OnFull.choices,
             "kind_choices": StepKind.choices,

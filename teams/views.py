@@ -17,10 +17,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from boards.access import role_in
+from boards.selectors import with_occupied
 from kandev.errors import Conflict, Invalid
 from teams import services
 from teams.models import Invite, InviteState
 from workflows.models import Membership, Role, Workspace
+from workflows.step_rules import MAX_WIP_LIMIT
 
 
 def _landing(workspace):
@@ -62,6 +64,10 @@ class AddMemberForm(forms.Form):
     role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.MEMBER)
 
 
+class WipLimitForm(forms.Form):
+    wip_limit = forms.IntegerField(label="WIP limit", min_value=0, max_value=MAX_WIP_LIMIT)
+
+
 class InviteForm(forms.Form):
     role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.MEMBER)
     expires_in_days = forms.IntegerField(
@@ -84,9 +90,16 @@ def _apply(request, workspace, role: str):
         user = services.find_user(**({"email": who} if "@" in who else {"username": who}))
         services.member_add(workspace=workspace, user=user, role=form.cleaned_data["role"])
         messages.success(request, f"{user.get_username()} was added as {form.cleaned_data['role']}.")
-    elif action in ("role", "remove") and user_id.isascii() and user_id.isdigit():
+    elif action in ("role", "limit", "remove") and user_id.isascii() and user_id.isdigit():
         try:
-            if action == "role":
+            if action == "limit":
+                form = WipLimitForm(request.POST)
+                if not form.is_valid():
+                    raise Invalid({"wip_limit": [f"WIP limit: {e}" for e in form.errors["wip_limit"]]})
+                limit = form.cleaned_data["wip_limit"]
+                services.member_update(workspace=workspace, user_id=int(user_id), wip_limit=limit, actor=request.user)
+                messages.success(request, "The WIP limit was changed.")
+            elif action == "role":
                 if request.POST.get("role") not in Role.values:
                     raise Invalid({"role": ["Choose owner, member or viewer."]})
                 services.member_update(
@@ -125,7 +138,8 @@ def _uuid_or_none(value):
 @login_required
 @require_http_methods(["GET", "POST"])
 def members(request, workspace_id):
-    """The members page: everyone sees who is in; owners add, change, remove and invite."""
+    """The members page: everyone sees who is in and their personal WIP limits; owners add,
+    change (role, limit), remove and invite."""
     role = role_in(request.user, workspace_id)
     if role is None:
         raise Http404
@@ -150,7 +164,9 @@ def members(request, workspace_id):
         {
             "workspace": workspace,
             "is_owner": role == Role.OWNER,
-            "members": Membership.objects.filter(workspace=workspace).select_related("user").order_by("user__username"),
+            "members": with_occupied(Membership.objects.filter(workspace=workspace).select_related("user")).order_by(
+                "user__username"
+            ),
             "roles": Role.choices,
             "invites": [(invite, invite.state(now)) for invite in invites] if role == Role.OWNER else [],
             # Ids of their own: both forms have a "Role" field, and a label must find its own.

@@ -1,5 +1,5 @@
-// Step settings: every form writes through the REST API (steps, the workflow's and the
-// workspace's session limits) and shows the server's field
+// Step settings: every form writes through the REST API (steps, step groups, the workflow's
+// expedite and session limits, the workspace's session limit) and shows the server's field
 // errors next to the fields ({"code": "invalid", "errors": {field: [...]}}).
 
 import { refusalText, send } from "./api.js";
@@ -27,7 +27,8 @@ function showErrors(form, errors) {
       form.querySelector('[data-error-for="non_field"]');
     const text = [].concat(messages).join(" ");
     target.textContent = target.dataset.errorFor === field ? text : `${field}: ${text}`;
-    form.elements[field]?.setAttribute("aria-invalid", "true");
+    const fields = form.elements[field];
+    for (const input of fields instanceof RadioNodeList ? fields : [fields]) input?.setAttribute("aria-invalid", "true");
   }
 }
 
@@ -55,8 +56,26 @@ function values(form) {
   return data;
 }
 
-/** The session limit forms: what each writes, through the workflow or the workspace API. */
+/** A step group's form as the API takes it: its steps are the boxes ticked. */
+const groupValues = (form) => ({
+  name: form.elements.name.value,
+  wip_limit: whole(form.elements.wip_limit.value),
+  step_ids: [...form.querySelectorAll('[name="step_ids"]:checked')].map((box) => box.value),
+});
+
+/** The forms that write one thing each and reload the page with it. */
+const WRITES = {
+  "step-form": (form) => send("PATCH", `/api/v1/steps/${form.dataset.stepId}/`, values(form)),
+  "new-step-form": (form) => send("POST", "/api/v1/steps/", { workflow_id: workflowId, ...values(form) }),
+  "group-form": (form) => send("PATCH", `/api/v1/step-groups/${form.dataset.groupId}/`, groupValues(form)),
+  "new-group-form": (form) => send("POST", "/api/v1/step-groups/", { workflow_id: workflowId, ...groupValues(form) }),
+};
+
+/** The limit forms, saved in place: what each writes, through the workflow or the workspace API. */
 const LIMIT_WRITES = {
+  "expedite-form": (form) => send("PATCH", `/api/v1/workflows/${workflowId}/`, {
+    expedite_limit: whole(form.elements.expedite_limit.value),
+  }),
   "workflow-limits-form": (form) => send("PATCH", `/api/v1/workflows/${workflowId}/`, {
     max_parallel_sessions: whole(form.elements.max_parallel_sessions.value),
     on_session_limit: form.elements.on_session_limit.value,
@@ -94,10 +113,7 @@ root.addEventListener("submit", (event) => {
     submit(form, limits(form), () => { status.textContent = "Saved."; });
     return;
   }
-  const data = values(form);
-  submit(form, form.dataset.role === "new-step-form"
-    ? send("POST", "/api/v1/steps/", { workflow_id: workflowId, ...data })
-    : send("PATCH", `/api/v1/steps/${form.dataset.stepId}/`, data));
+  submit(form, WRITES[form.dataset.role](form));
 });
 
 root.addEventListener("click", (event) => {
@@ -111,6 +127,9 @@ root.addEventListener("click", (event) => {
     const forms = [...root.querySelectorAll('[data-role="step-form"]')];
     const position = forms.indexOf(form) + (action === "up" ? -1 : 1);
     submit(form, send("PATCH", `/api/v1/steps/${stepId}/`, { position }));
+  } else if (action === "delete-group") {
+    if (!window.confirm(`Delete the group "${form.elements.name.defaultValue}"? Its steps keep their own limits.`)) return;
+    submit(form, send("DELETE", `/api/v1/step-groups/${form.dataset.groupId}/`));
   } else if (action === "delete") {
     if (!window.confirm(`Delete the step "${form.elements.name.defaultValue}"?`)) return;
     const target = form.elements.move_tasks_to.value;

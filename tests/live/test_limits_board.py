@@ -174,11 +174,11 @@ def band(page, name):
 
 
 def test_a_group_s_band_shows_its_count_over_its_columns_live(
-    open_board, axe, live_api, owner, workflow, grouped, make_task
+    open_board, axe, live_api, owner, alice, workflow, grouped, make_task
 ):
     backlog, build, review, done, group = grouped
-    first = make_task(build, "Build the API")
-    make_task(review, "Review the schema")
+    first = make_task(build, "Build the API", assignee_id=alice.pk)
+    make_task(review, "Review the schema", class_of_service="expedite", assignee_id=owner.pk)
     ideas = [make_task(backlog, f"Idea {n}") for n in range(3)]  # the group is full: they wait
     page = open_board(owner, workflow)
     development = band(page, "Development")
