@@ -120,6 +120,13 @@ def test_cards_show_assignee_expedite_and_why_they_wait_as_the_api_says_through_
     labels = shown_labels(page, board_now)
     assert labels == expected_labels(board_now)
     assert labels[str(ideas[2].pk)] == "next for In Progress"
+
+    # When an agent starts on Idea 2, a pull passes it over: Idea 1 is next again.
+    assert live_api.post(f"/api/v1/tasks/{ideas[2].pk}/sessions/", json={}).status_code == 201
+    expect(card(page, ideas[2]).locator('[data-role="agent"]')).to_have_text("Agent starting")
+    expect(card(page, ideas[1]).locator('[data-role="waiting"]')).to_have_text("next for In Progress")
+    board_now = api_board(live_api, workflow)
+    assert shown_labels(page, board_now) == expected_labels(board_now)
     assert page.errors == []
 
 
