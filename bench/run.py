@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/kandev_bench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/4"
+SERVERS = ("uvicorn", "granian")
 
 FULL = {
     "threads": 16,
@@ -36,6 +37,10 @@ FULL = {
     "viewers": 200,
     "fanout_moves": 60,
     "fanout_gap_s": 0.05,
+    "fanout_reps": 3,
+    "cpu_s": 4.0,
+    "cpu_reps": 5,
+    "cpu_reads": 100,
 }
 QUICK = FULL | {
     "admission_s": 2.0,
@@ -45,8 +50,12 @@ QUICK = FULL | {
     "mixed_s": 15.0,
     "mixed_reps": 1,
     "fanout_moves": 20,
+    "fanout_reps": 2,
+    "cpu_s": 2.0,
+    "cpu_reps": 3,
+    "cpu_reads": 40,
 }
-SECTIONS = ("admission", "board", "fanout", "cascade", "mixed")
+SECTIONS = ("admission", "cpu", "board", "fanout", "cascade", "mixed")
 
 
 def fresh_database(base_dsn: str) -> str:
@@ -63,11 +72,19 @@ def fresh_database(base_dsn: str) -> str:
     return f"postgresql://{user}@{info.get('host', '127.0.0.1')}:{info.get('port', 5432)}/{name}"
 
 
+def _version(package: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
 def machine(dsn: str, redis_url: str) -> dict:
     import django
     import psycopg
     import redis
-    import uvicorn
 
     with open("/proc/meminfo") as f:
         mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
@@ -86,7 +103,7 @@ def machine(dsn: str, redis_url: str) -> dict:
         "postgresql": pg,
         "synchronous_commit": sync,
         "psycopg": psycopg.__version__,
-        "uvicorn": uvicorn.__version__,
+        **{name: _version(name) for name in SERVERS},
         "redis": redis.Redis.from_url(redis_url).info("server")["redis_version"],
         "load_average_at_start": os.getloadavg(),
     }
@@ -134,6 +151,10 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer repetitions")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these benchmarks")
     parser.add_argument("--no-docs", action="store_true", help="write the JSON only, not docs/benchmarks.md")
+    parser.add_argument("--server", choices=SERVERS, default="uvicorn", help="the ASGI server to measure")
+    parser.add_argument(
+        "--server-option", action="append", default=[], metavar="OPTION", help="passed to the server (repeatable)"
+    )
     args = parser.parse_args(argv)
     params = QUICK if args.quick else FULL
     sections = args.only or SECTIONS
@@ -142,7 +163,8 @@ def main(argv=None) -> int:
 
     from django.core.management import call_command
 
-    from bench import admission_floor, board_read, fanout, mixed_load, pull_cascade, report
+    from bench import admission_floor, board_read, fanout, mixed_load, pull_cascade, report, request_cpu
+    from bench.common import CpuMeter
     from bench.fixtures import kanban, owner_with_token
     from tests.servers import Server
 
@@ -152,14 +174,17 @@ def main(argv=None) -> int:
         "params": params,
         "machine": machine(dsn, redis_url),
         "git": os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip(),
+        "server": {"name": args.server, "options": args.server_option, "workers": 2},
     }
     user, workspace, key = owner_with_token()
     warm_board, _ = kanban(workspace, "Warm-up")
     # Production static files (DEBUG off serves them from the manifest), as a deployment would.
     call_command("collectstatic", interactive=False, verbosity=0)
     env = dict(os.environ)
-    with Server(env, workers=2) as server:
+    database = dsn.rsplit("/", 1)[1]
+    with Server(env, workers=2, server=args.server, options=args.server_option) as server:
         asyncio.run(warm_up(server.port, key, warm_board.pk))
+        meter = CpuMeter(server.process.pid, database)
         for section in sections:
             print(f"[bench] {section} ...", flush=True)
             started = time.perf_counter()
@@ -170,10 +195,23 @@ def main(argv=None) -> int:
                         workspace=workspace,
                         user=user,
                         key=key,
-                        server=server,
+                        port=server.port,
+                        meter=meter,
                         threads=params["threads"],
                         duration=params["admission_s"],
                         reps=params["admission_reps"],
+                    )
+                elif section == "cpu":
+                    results[section] = request_cpu.run(
+                        workspace=workspace,
+                        user=user,
+                        key=key,
+                        port=server.port,
+                        meter_for=lambda exclude: CpuMeter(server.process.pid, database, exclude),
+                        clients=params["threads"],
+                        duration=params["cpu_s"],
+                        reps=params["cpu_reps"],
+                        reads=params["cpu_reads"],
                     )
                 elif section == "board":
                     results[section] = board_read.run(
@@ -189,9 +227,11 @@ def main(argv=None) -> int:
                         workspace=workspace,
                         key=key,
                         port=server.port,
+                        meter=meter,
                         viewers=params["viewers"],
                         moves=params["fanout_moves"],
                         gap=params["fanout_gap_s"],
+                        reps=params["fanout_reps"],
                     )
                 elif section == "cascade":
                     results[section] = pull_cascade.run(
@@ -205,9 +245,11 @@ def main(argv=None) -> int:
                         workspace=workspace,
                         key=key,
                         port=server.port,
+                        meter=meter,
                         clients=params["threads"],
                         duration=params["mixed_s"],
                         reps=params["mixed_reps"],
+                        ceiling_s=params["admission_s"],
                     )
             except Exception as exc:  # a broken benchmark is reported, never replaced by a figure
                 traceback.print_exc()
@@ -225,6 +267,7 @@ def main(argv=None) -> int:
     print(f"[bench] figures: {path}")
     markdown = report.render(results)
     print(markdown)
+    print("\n".join(report.goal_lines(results)))
     if not args.no_docs:
         report.write(ROOT / "docs" / "benchmarks.md", markdown)
         print("[bench] docs/benchmarks.md updated")

@@ -151,16 +151,21 @@ class Server:
         command: list[str] | None = None,
         port: int | None = None,
         access_log: bool = False,
+        server: str = "uvicorn",
+        options: list[str] = (),
     ):
         self.env = env
         self.sock = sock
         self.port = sock.getsockname()[1] if sock is not None else port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         where = ["--fd", str(sock.fileno())] if sock is not None else ["--port", str(self.port)]
+        if server == "granian":
+            assert sock is None, "granian binds its own socket"
+            serve = [sys.executable, "-m", "granian", "--interface", "asgi"]
+        else:
+            serve = [sys.executable, "-m", "uvicorn"]
         self.command = command or [
-            sys.executable,
-            "-m",
-            "uvicorn",
+            *serve,
             "kandev.asgi:application",
             "--host",
             "127.0.0.1",
@@ -170,6 +175,7 @@ class Server:
             *([] if access_log else ["--no-access-log"]),
             "--log-level",
             log_level,
+            *options,
         ]
         self.logfile = tempfile.NamedTemporaryFile(prefix="kandev-server-", suffix=".log")  # noqa: SIM115
         self.process: subprocess.Popen | None = None
