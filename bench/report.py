@@ -35,9 +35,8 @@ def _cpu_row(label: str, cpu: dict) -> str:
 
 
 def _server(r: dict) -> str:
-    server, m = r.get("server") or {"name": "uvicorn", "options": []}, r["machine"]
-    options = " ".join(server["options"])
-    return f"{server['name']} {m.get(server['name'])}" + (f" (`{options}`)" if options else "")
+    options = " ".join((r.get("server") or {}).get("options", []))
+    return f"uvicorn {r['machine']['uvicorn']}" + (f" (`{options}`)" if options else "")
 
 
 def goal_lines(r: dict) -> list[str]:

@@ -2,7 +2,7 @@
 
 Creates a fresh PostgreSQL database beside DATABASE_URL's (suffix `_suite`), migrates it,
 serves it with `uvicorn kandev.asgi:application --workers 2` on a free loopback port (Redis
-channel layer from REDIS_URL), runs the five benchmarks, and writes
+channel layer from REDIS_URL), runs the six benchmarks, and writes
 bench/results/<timestamp>.json and the generated part of docs/benchmarks.md.
 """
 
@@ -22,7 +22,6 @@ sys.path.insert(0, str(ROOT))
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/kandev_bench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/4"
-SERVERS = ("uvicorn", "granian")
 
 FULL = {
     "threads": 16,
@@ -72,19 +71,11 @@ def fresh_database(base_dsn: str) -> str:
     return f"postgresql://{user}@{info.get('host', '127.0.0.1')}:{info.get('port', 5432)}/{name}"
 
 
-def _version(package: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
-
-
 def machine(dsn: str, redis_url: str) -> dict:
     import django
     import psycopg
     import redis
+    import uvicorn
 
     with open("/proc/meminfo") as f:
         mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
@@ -103,7 +94,7 @@ def machine(dsn: str, redis_url: str) -> dict:
         "postgresql": pg,
         "synchronous_commit": sync,
         "psycopg": psycopg.__version__,
-        **{name: _version(name) for name in SERVERS},
+        "uvicorn": uvicorn.__version__,
         "redis": redis.Redis.from_url(redis_url).info("server")["redis_version"],
         "load_average_at_start": os.getloadavg(),
     }
@@ -151,9 +142,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer repetitions")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these benchmarks")
     parser.add_argument("--no-docs", action="store_true", help="write the JSON only, not docs/benchmarks.md")
-    parser.add_argument("--server", choices=SERVERS, default="uvicorn", help="the ASGI server to measure")
     parser.add_argument(
-        "--server-option", action="append", default=[], metavar="OPTION", help="passed to the server (repeatable)"
+        "--server-option", action="append", default=[], metavar="OPTION", help="passed to uvicorn (repeatable)"
     )
     args = parser.parse_args(argv)
     params = QUICK if args.quick else FULL
@@ -174,7 +164,7 @@ def main(argv=None) -> int:
         "params": params,
         "machine": machine(dsn, redis_url),
         "git": os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip(),
-        "server": {"name": args.server, "options": args.server_option, "workers": 2},
+        "server": {"name": "uvicorn", "options": args.server_option, "workers": 2},
     }
     user, workspace, key = owner_with_token()
     warm_board, _ = kanban(workspace, "Warm-up")
@@ -182,7 +172,7 @@ def main(argv=None) -> int:
     call_command("collectstatic", interactive=False, verbosity=0)
     env = dict(os.environ)
     database = dsn.rsplit("/", 1)[1]
-    with Server(env, workers=2, server=args.server, options=args.server_option) as server:
+    with Server(env, workers=2, options=args.server_option) as server:
         asyncio.run(warm_up(server.port, key, warm_board.pk))
         meter = CpuMeter(server.process.pid, database)
         for section in sections:
