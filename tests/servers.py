@@ -117,7 +117,7 @@ def production_env(url: str, **extra) -> dict:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
         "DATABASE_CONNECT_TIMEOUT": "2",
-        "DATABASE_POOL_MAX_SIZE": "6",  # per worker, as in production (README)
+        "DATABASE_POOL_MAX_SIZE": "8",  # per worker, as in production (README)
         "PYTHONUNBUFFERED": "1",
         **{k: str(v) for k, v in extra.items()},
     }
@@ -151,7 +151,6 @@ class Server:
         command: list[str] | None = None,
         port: int | None = None,
         access_log: bool = False,
-        server: str = "uvicorn",
         options: list[str] = (),
     ):
         self.env = env
@@ -159,13 +158,10 @@ class Server:
         self.port = sock.getsockname()[1] if sock is not None else port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         where = ["--fd", str(sock.fileno())] if sock is not None else ["--port", str(self.port)]
-        if server == "granian":
-            assert sock is None, "granian binds its own socket"
-            serve = [sys.executable, "-m", "granian", "--interface", "asgi"]
-        else:
-            serve = [sys.executable, "-m", "uvicorn"]
         self.command = command or [
-            *serve,
+            sys.executable,
+            "-m",
+            "uvicorn",
             "kandev.asgi:application",
             "--host",
             "127.0.0.1",
