@@ -117,7 +117,7 @@ def production_env(url: str, **extra) -> dict:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
         "DATABASE_CONNECT_TIMEOUT": "2",
-        "DATABASE_POOL_MAX_SIZE": "8",  # per worker, as in production (README)
+        "DATABASE_POOL_MAX_SIZE": "10",  # per worker, as in production (README)
         "PYTHONUNBUFFERED": "1",
         **{k: str(v) for k, v in extra.items()},
     }
