@@ -8,12 +8,11 @@ are all sync, so this handler runs the path WSGI uses (the sync middleware chain
 view, then the response's close, which hands the database connection back to the pool) in
 one hop, on threads that are kept.
 
-The threads are two bounded lanes per process, so writes do not queue behind reads: a
-write (any method but GET, HEAD, OPTIONS) holds its board's locks across several database
-round trips, and each of them waits for the GIL while read threads build boards. Reads
-are few at a time (KANDEV_READ_THREADS), so a write thread (KANDEV_WRITE_THREADS) gets
-the GIL back quickly; requests beyond a lane's threads wait on the event loop, holding no
-database connection.
+The threads are two bounded lanes per process, KANDEV_READ_THREADS for GET, HEAD and
+OPTIONS and KANDEV_WRITE_THREADS for every other method, so a write never waits for a
+thread behind reads (a write holds its board's locks, and every write of the board waits
+for it), and the number of threads competing for the GIL stays bounded. Requests beyond a
+lane's threads wait on the event loop, holding no database connection.
 """
 
 from concurrent.futures import ThreadPoolExecutor
