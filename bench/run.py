@@ -225,6 +225,7 @@ def main(argv=None) -> int:
                         user=user,
                         key=key,
                         server=server,
+                        meter=meter,
                         samples=params["after_change_samples"],
                         reps=params["after_change_reps"],
                     )
@@ -262,6 +263,7 @@ def main(argv=None) -> int:
                         workspace=workspace,
                         key=key,
                         server=server,
+                        meter=meter,
                         column=params["reorder_column"],
                         moves=params["reorder_moves"],
                         counted=params["reorder_counted"],
