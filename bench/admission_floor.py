@@ -16,8 +16,8 @@ from django.utils import timezone
 from bench.common import (
     combine,
     connect_patiently,
-    cpu_ms_per_op,
-    cpu_seconds,
+    cpu_spread,
+    healthz_ceiling,
     run_summary,
     spread,
     timed_http_clients,
@@ -99,8 +99,7 @@ def _truncate(dsn: str):
         conn.execute("VACUUM ANALYZE boards_task")
 
 
-def run(*, dsn: str, workspace, user, key: str, server, threads: int, duration: float, reps: int) -> dict:
-    port = server.port
+def run(*, dsn: str, workspace, user, key: str, port: int, meter, threads: int, duration: float, reps: int) -> dict:
     shared, (shared_step,) = workflow_with_steps(
         workspace,
         "Admission contested",
@@ -152,9 +151,9 @@ def run(*, dsn: str, workspace, user, key: str, server, threads: int, duration: 
                     )
                     outcomes = {"ok": len(lat)}
                 else:
-                    before = cpu_seconds(server.process.pid)
+                    before = meter.sample()
                     lat, elapsed, outcomes = asyncio.run(_http(port, key, threads, duration, scope, board_for))
-                    cpu = cpu_ms_per_op(before, cpu_seconds(server.process.pid), len(lat))
+                    cpu = meter.per_op(before, len(lat))
                     errors = [k for k in outcomes if k != "ok"]
                 summary = run_summary(lat, elapsed, outcomes=outcomes, errors=errors[:5])
                 if mode == "http":
@@ -163,7 +162,7 @@ def run(*, dsn: str, workspace, user, key: str, server, threads: int, duration: 
                 figures[mode] = summary["rate"]
             for mode in ("service", "http"):
                 ratios[(mode, scope)].append(figures[mode] / figures["floor"] if figures["floor"] else None)
-        ceiling.append(_framework_ceiling(server, threads, duration))
+        ceiling.append(healthz_ceiling(port, meter, threads, duration))
     _truncate(dsn)
 
     return {
@@ -173,32 +172,13 @@ def run(*, dsn: str, workspace, user, key: str, server, threads: int, duration: 
         "results": {f"{mode}/{scope}": combine(r) for (mode, scope), r in runs.items()},
         "ratios_to_floor": {f"{mode}/{scope}": spread(r) for (mode, scope), r in ratios.items()},
         "cpu_ms_per_http_admission": {
-            f"{scope}/{part}": spread([r["cpu_ms_per_admission"][part] for r in runs[("http", scope)]])
-            for scope in SCOPES
-            for part in ("server", "postgres")
+            scope: cpu_spread([r["cpu_ms_per_admission"] for r in runs[("http", scope)]]) for scope in SCOPES
         },
         "framework_ceiling": {
             "rate": spread([c["rate"] for c in ceiling]),
-            "server_cpu_ms": spread([c["server_cpu_ms"] for c in ceiling]),
+            "cpu_ms": cpu_spread([c["cpu_ms"] for c in ceiling]),
         },
     }
-
-
-def _framework_ceiling(server, clients: int, duration: float) -> dict:
-    """`GET /healthz` (no database, no DRF) with the same clients: what the server stack
-    itself (uvicorn, Django's ASGI handler, middleware) costs per request on this machine."""
-
-    def make(conn, i):
-        async def op():
-            status, _ = await conn.request("GET", "/healthz")
-            return "ok" if status == 200 else f"error {status}"
-
-        return op
-
-    before = cpu_seconds(server.process.pid)
-    lat, elapsed, _ = asyncio.run(timed_http_clients(server.port, {}, clients, duration, make))
-    cpu = cpu_ms_per_op(before, cpu_seconds(server.process.pid), len(lat))
-    return {"rate": len(lat) / elapsed, "server_cpu_ms": cpu["server"]}
 
 
 async def _http(port, key, clients, duration, scope, board_for):

@@ -19,7 +19,7 @@ from django.db.models import F
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from bench.common import HttpConnection, cpu_ms_per_op, cpu_seconds, spread
+from bench.common import HttpConnection, spread
 from bench.fixtures import bulk_tasks, kanban
 from boards.admission import task_move
 from boards.changes import reconcile_board
@@ -112,18 +112,18 @@ def run(*, workspace, user, key: str, port: int, sizes, samples: int) -> dict:
     return {"samples": samples, "per_step": PER_STEP, "sizes": results}
 
 
-async def _server_cpu_per_request(server, conn, path: str, samples: int, change=None, headers=None) -> float:
+async def _server_cpu_per_request(meter, conn, path: str, samples: int, change=None, headers=None) -> float:
     """Server CPU (ms) per `GET path`; `change` runs (untimed, in this process) before each."""
-    before = cpu_seconds(server.process.pid)
+    before = meter.sample()
     for _ in range(samples):
         if change is not None:
             await asyncio.to_thread(change)
         status, _ = await conn.request("GET", path, headers=headers)
         assert status == 200, f"{path} answered {status}"
-    return cpu_ms_per_op(before, cpu_seconds(server.process.pid), samples)["server"]
+    return meter.per_op(before, samples)["server"]
 
 
-def after_change(*, workspace, user, key: str, server, samples: int, reps: int) -> dict:
+def after_change(*, workspace, user, key: str, server, meter, samples: int, reps: int) -> dict:
     """Per repetition, on one connection: `samples` × 5 back-to-back reads of /healthz; then
     `samples` reads of /healthz and `samples` board reads, each just after a move committed
     here (the same idle gap and the same work elsewhere before it: the no-op request paced
@@ -151,10 +151,10 @@ def after_change(*, workspace, user, key: str, server, samples: int, reps: int) 
             await conn.request("GET", board_path, headers=token)
             cpu = _server_cpu_per_request
             return {
-                "healthz": await cpu(server, conn, "/healthz", samples * HEALTHZ_PER_READ),
-                "healthz_after_change": await cpu(server, conn, "/healthz", samples, change),
-                "board_after_change": await cpu(server, conn, board_path, samples, change, token),
-                "board_cached": await cpu(server, conn, board_path, samples, headers=token),
+                "healthz": await cpu(meter, conn, "/healthz", samples * HEALTHZ_PER_READ),
+                "healthz_after_change": await cpu(meter, conn, "/healthz", samples, change),
+                "board_after_change": await cpu(meter, conn, board_path, samples, change, token),
+                "board_cached": await cpu(meter, conn, board_path, samples, headers=token),
             }
         finally:
             await conn.close()

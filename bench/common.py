@@ -86,18 +86,74 @@ def _processes() -> dict:
     return found
 
 
-def cpu_seconds(server_pid: int) -> dict:
-    """CPU used so far by the server's worker processes and by all PostgreSQL processes
-    (the database is local, so its backends serve this server and the floor alike)."""
+def _serves_database(pid: int, database: str) -> bool:
+    """A PostgreSQL backend's title names its database: `postgres: <cluster>: <user> <db> <client> ...`."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            title = f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return False
+    return f" {database} " in title
+
+
+CPU_PARTS = ("server", "postgres", "redis")
+
+
+def cpu_seconds(server_pid: int, database: str, exclude: tuple = ()) -> dict:
+    """CPU used so far, per process, by the server (its process and every descendant: the
+    workers), by the PostgreSQL backends of `database` (other sessions' databases share the
+    cluster; its shared background processes are not counted) and by Redis (shared with other
+    sessions' databases: an upper bound). `exclude`: pids not to count (the suite's own backend)."""
     procs = _processes()
-    return {
-        "server": sum(cpu for pid, (ppid, _, cpu) in procs.items() if ppid == server_pid or pid == server_pid),
-        "postgres": sum(cpu for _, name, cpu in procs.values() if name == "postgres"),
-    }
+    tree, grew = {server_pid}, True
+    while grew:
+        grew = False
+        for pid, (ppid, _, _) in procs.items():
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                grew = True
+    parts = {part: {} for part in CPU_PARTS}
+    for pid, (_, name, cpu) in procs.items():
+        if pid in exclude:
+            continue
+        if pid in tree:
+            parts["server"][pid] = cpu
+        elif name == "postgres" and _serves_database(pid, database):
+            parts["postgres"][pid] = cpu
+        elif name == "redis-server":
+            parts["redis"][pid] = cpu
+    return parts
 
 
 def cpu_ms_per_op(before: dict, after: dict, ops: int) -> dict:
-    return {k: (after[k] - before[k]) * 1000 / ops if ops else None for k in before}
+    """ms of CPU per operation by part, and their total. Per process, so a backend that
+    started meanwhile counts whole and one that ended is not counted as a negative."""
+    if not ops:
+        return {part: None for part in (*CPU_PARTS, "total")}
+    ms = {
+        part: sum(cpu - before[part].get(pid, 0.0) for pid, cpu in after[part].items()) * 1000 / ops
+        for part in CPU_PARTS
+    }
+    return ms | {"total": sum(ms.values())}
+
+
+class CpuMeter:
+    """The server, database and Redis of one run: `before = meter.sample()`, then after the
+    stretch `meter.per_op(before, ops)`."""
+
+    def __init__(self, server_pid: int, database: str, exclude: tuple = ()):
+        self.server_pid, self.database, self.exclude = server_pid, database, exclude
+
+    def sample(self) -> dict:
+        return cpu_seconds(self.server_pid, self.database, self.exclude)
+
+    def per_op(self, before: dict, ops: int) -> dict:
+        return cpu_ms_per_op(before, self.sample(), ops)
+
+
+def cpu_spread(runs: list[dict]) -> dict:
+    """{part: spread} over the runs' CPU-per-operation dicts."""
+    return {part: spread([r[part] for r in runs]) for part in (*CPU_PARTS, "total")}
 
 
 # --- threads behind a barrier -----------------------------------------------------------
@@ -248,3 +304,20 @@ async def timed_http_clients(port: int, headers: dict, n: int, duration: float, 
     finally:
         for conn in conns:
             await conn.close()
+
+
+def healthz_ceiling(port: int, meter: CpuMeter, clients: int, duration: float) -> dict:
+    """`GET /healthz` (no database, no DRF) with `clients` keep-alive clients: what the server
+    stack itself (the server, Django's ASGI handler, the middleware) answers per second and
+    costs per request on this machine, the floor every request figure is divided by."""
+
+    def make(conn, i):
+        async def op():
+            status, _ = await conn.request("GET", "/healthz")
+            return "ok" if status == 200 else f"error {status}"
+
+        return op
+
+    before = meter.sample()
+    lat, elapsed, _ = asyncio.run(timed_http_clients(port, {}, clients, duration, make))
+    return {"rate": len(lat) / elapsed, "cpu_ms": meter.per_op(before, len(lat))}

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import orjson
 from django.db import connections
 
-from bench.common import HttpConnection, percentile
+from bench.common import HttpConnection, cpu_spread, percentile, spread
 from bench.fixtures import bulk_tasks, kanban
 from boards.changes import reconcile_board
 from boards.models import Task
@@ -79,7 +79,7 @@ async def _viewer(
         out.append((snapshot["version"], received))
 
 
-async def _run(port, workflow, doing, done, key, viewers: int, moves: int, gap: float, db):
+async def _run(port, workflow, doing, done, key, viewers: int, moves: int, gap: float, db, meter):
     ready = asyncio.Event()
     ready_count = [0]
     results = []
@@ -88,6 +88,7 @@ async def _run(port, workflow, doing, done, key, viewers: int, moves: int, gap: 
         for _ in range(viewers)
     ]
     await asyncio.wait_for(ready.wait(), 120)
+    before = meter.sample()
     driver = HttpConnection(port, {"Authorization": f"Token {key}"})
     await driver.open()
     loop = asyncio.get_running_loop()
@@ -106,10 +107,35 @@ async def _run(port, workflow, doing, done, key, viewers: int, moves: int, gap: 
         await asyncio.sleep(gap)
     await driver.close()
     await asyncio.gather(*tasks)
-    return results, sent, answered
+    return results, sent, answered, meter.per_op(before, moves)
 
 
-def run(*, workspace, key: str, port: int, viewers: int, moves: int, gap: float) -> dict:
+def run(*, workspace, key: str, port: int, meter, viewers: int, moves: int, gap: float, reps: int) -> dict:
+    runs = []
+    for _ in range(reps):
+        one = _one_run(workspace=workspace, key=key, port=port, meter=meter, viewers=viewers, moves=moves, gap=gap)
+        if "not_run" in one:
+            return one
+        runs.append(one)
+    return {
+        "viewers": viewers,
+        "moves": moves,
+        "gap_s": gap,
+        "repetitions": reps,
+        "connected": min(r["connected"] for r in runs),
+        "messages_received": sum(r["messages_received"] for r in runs),
+        "messages_missing": sum(r["messages_missing"] for r in runs),
+        "viewers_reordered": sum(r["viewers_reordered"] for r in runs),
+        **{
+            frame: {q: spread([r[frame][q] for r in runs]) for q in ("p50", "p99", "max")}
+            for frame in ("from_request_sent_ms", "from_response_ms", "move_ms")
+        },
+        "cpu_ms_per_move": cpu_spread([r["cpu_ms"] for r in runs]),
+        "runs": runs,
+    }
+
+
+def _one_run(*, workspace, key: str, port: int, meter, viewers: int, moves: int, gap: float) -> dict:
     workflow, (backlog, doing, _review, done) = kanban(workspace, "Fan-out")
     bulk_tasks(backlog, moves + 100, label="Fan-out")
     reconcile_board(workflow_id=workflow.pk)
@@ -118,7 +144,8 @@ def run(*, workspace, key: str, port: int, viewers: int, moves: int, gap: float)
         return {"not_run": why_not}
     db = ThreadPoolExecutor(1)
     try:
-        results, sent, answered = asyncio.run(_run(port, workflow, doing, done, key, viewers, moves, gap, db))
+        driven = _run(port, workflow, doing, done, key, viewers, moves, gap, db, meter)
+        results, sent, answered, cpu = asyncio.run(driven)
     finally:
         db.submit(connections.close_all).result()
         db.shutdown()
@@ -135,9 +162,12 @@ def run(*, workspace, key: str, port: int, viewers: int, moves: int, gap: float)
             if 0 <= index < moves:
                 upper.append((at - sent[index]) * 1000)
                 lower.append((at - answered[index]) * 1000)
+    move_ms = [(a - s) * 1000 for s, a in zip(sent, answered, strict=True)]
     return {
         "viewers": viewers,
         "connected": len(results),
+        "cpu_ms": cpu,
+        "move_ms": {"p50": percentile(move_ms, 50), "p99": percentile(move_ms, 99), "max": max(move_ms)},
         "moves": moves,
         "gap_s": gap,
         "messages_received": sum(len(r) for _, r in results),

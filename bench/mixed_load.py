@@ -11,7 +11,7 @@ import time
 
 import orjson
 
-from bench.common import HttpConnection, percentile, spread
+from bench.common import HttpConnection, cpu_spread, healthz_ceiling, percentile, spread
 from bench.fixtures import bulk_tasks, kanban
 from boards.changes import reconcile_board
 from boards.models import Task
@@ -73,18 +73,25 @@ async def _load(port, key, workflow, steps, task_ids, clients: int, duration: fl
     return latencies, time.perf_counter() - started, outcomes
 
 
-def run(*, workspace, key: str, port: int, clients: int, duration: float, reps: int) -> dict:
+def run(*, workspace, key: str, port: int, meter, clients: int, duration: float, reps: int, ceiling_s: float) -> dict:
+    """Each repetition first measures the /healthz ceiling with the same clients, so the
+    throughput's ratio to it compares figures of the same minute."""
     runs = []
     for rep in range(reps):
         workflow, steps = kanban(workspace, "Mixed load")
         bulk_tasks(steps[0], START_TASKS, label="Mixed")
         reconcile_board(workflow_id=workflow.pk)
         ids = [str(pk) for pk in Task.objects.filter(workflow=workflow).values_list("id", flat=True)]
+        ceiling = healthz_ceiling(port, meter, clients, ceiling_s)
+        before = meter.sample()
         latencies, elapsed, outcomes = asyncio.run(_load(port, key, workflow, steps, ids, clients, duration, rep))
         every = [v for values in latencies.values() for v in values]
         errors = sum(n for label, n in outcomes.items() if " error " in label)
         runs.append(
             {
+                "cpu_ms": meter.per_op(before, len(every)),
+                "healthz_rate": ceiling["rate"],
+                "ratio_to_healthz": len(every) / elapsed / ceiling["rate"],
                 "rate": len(every) / elapsed,
                 "p50_ms": percentile([v * 1000 for v in every], 50),
                 "p99_ms": percentile([v * 1000 for v in every], 99),
@@ -106,6 +113,10 @@ def run(*, workspace, key: str, port: int, clients: int, duration: float, reps: 
         "repetitions": reps,
         "start_tasks": START_TASKS,
         "rate": spread([r["rate"] for r in runs]),
+        "healthz_rate": spread([r["healthz_rate"] for r in runs]),
+        "ratio_to_healthz": spread([r["ratio_to_healthz"] for r in runs]),
+        "move_p99_ms": spread([r["by_kind"]["move"]["p99_ms"] for r in runs]),
+        "cpu_ms": cpu_spread([r["cpu_ms"] for r in runs]),
         "p50_ms": spread([r["p50_ms"] for r in runs]),
         "p99_ms": spread([r["p99_ms"] for r in runs]),
         "errors": sum(r["errors"] for r in runs),

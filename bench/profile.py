@@ -1,6 +1,7 @@
 """Profile one hot path in-process with pyinstrument: `python bench/profile.py <target>`.
 
-Targets: board (5,000-task board JSON through the view), create (task_create x 300),
+Targets: board (5,000-task board JSON through the view), page (the 2,000-task board page),
+create (task_create x 300),
 http-create (POST /api/v1/tasks/ through Django's test client x 300), cascade (k=100).
 Uses the same fresh suite database as bench/run.py. `--cpu` measures instead of
 profiling: wall and CPU time (time.process_time) per operation, single thread.
@@ -19,7 +20,7 @@ from bench.run import prepare  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("target", choices=["board", "create", "http-create", "cascade"])
+    parser.add_argument("target", choices=["board", "page", "create", "http-create", "cascade"])
     parser.add_argument("--repeat", type=int, default=300)
     parser.add_argument("--cpu", action="store_true", help="time per operation, no profiler")
     args = parser.parse_args()
@@ -32,7 +33,7 @@ def main() -> int:
     from boards.admission import task_create
 
     user, workspace, key = owner_with_token()
-    ops = {"board": 10, "cascade": 2}.get(args.target, args.repeat)
+    ops = {"board": 10, "page": 5, "cascade": 2}.get(args.target, args.repeat)
     profiler = _CpuTimer(ops) if args.cpu else Profiler(interval=0.0005)
     if args.target == "board":
         workflow = board_read.build(workspace, 5000)
@@ -43,6 +44,16 @@ def main() -> int:
             for _ in range(ops):
                 bump()
                 client.get(f"/api/v1/workflows/{workflow.pk}/board/")
+    elif args.target == "page":
+        workflow = board_read.build(workspace, 2000)
+        client = Client()
+        client.force_login(user)
+        client.get(f"/workflows/{workflow.pk}/")
+        bump = board_read.bumper(workflow)
+        with profiler:
+            for _ in range(ops):
+                bump()
+                client.get(f"/workflows/{workflow.pk}/")
     elif args.target in ("create", "http-create"):
         workflow, steps = kanban(workspace, "Profile")
         client = Client(HTTP_AUTHORIZATION=f"Token {key}")

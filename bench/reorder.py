@@ -15,7 +15,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from bench.common import HttpConnection, cpu_ms_per_op, cpu_seconds, percentile, spread
+from bench.common import HttpConnection, percentile, spread
 from bench.fixtures import bulk_tasks, workflow_with_steps
 from boards.models import Task
 
@@ -97,7 +97,7 @@ def _counted(workflow, key: str, moves: list[dict]) -> tuple[list[int], list[int
     return queries, rows
 
 
-def run(*, workspace, key: str, server, column: int, moves: int, counted: int) -> dict:
+def run(*, workspace, key: str, server, meter, column: int, moves: int, counted: int) -> dict:
     workflow, (left, right) = workflow_with_steps(
         workspace, "Reorder", [{"name": "Backlog", "is_start_step": True}, {"name": "Next"}]
     )
@@ -109,9 +109,9 @@ def run(*, workspace, key: str, server, column: int, moves: int, counted: int) -
     results = {}
     for kind in KINDS:
         timed = [plan.next(kind, i) for i in range(moves)]
-        before = cpu_seconds(server.process.pid)
+        before = meter.sample()
         times = asyncio.run(_timed(server.port, key, timed))
-        cpu = cpu_ms_per_op(before, cpu_seconds(server.process.pid), len(times))
+        cpu = meter.per_op(before, len(times))
         queries, rows = _counted(workflow, key, [plan.next(kind, i) for i in range(counted)])
         results[kind] = {
             "moves": len(times),

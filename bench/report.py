@@ -22,6 +22,109 @@ def _s(spread, digits=1, scale=1.0):
     return f"{_n(m, digits)} ({_n(lo, digits)}–{_n(hi, digits)})"
 
 
+CPU_NOTE = (
+    "ms of user + system CPU per request from /proc: the server's processes, the suite database's "
+    "PostgreSQL backends, and Redis (shared with other sessions: an upper bound)"
+)
+CPU_HEAD = "| {what} | server ms | PostgreSQL ms | Redis ms | total ms |"
+CPU_RULE = "|---|---|---|---|---|"
+
+
+def _cpu_row(label: str, cpu: dict) -> str:
+    return f"| {label} | " + " | ".join(_s(cpu[part], 2) for part in ("server", "postgres", "redis", "total")) + " |"
+
+
+def _server(r: dict) -> str:
+    options = " ".join((r.get("server") or {}).get("options", []))
+    return f"uvicorn {r['machine']['uvicorn']}" + (f" (`{options}`)" if options else "")
+
+
+def goal_lines(r: dict) -> list[str]:
+    """The issue's goals as ratios of this run, median (min–max) over the repetitions."""
+    lines = []
+    cpu, adm, mixed, fan = r.get("cpu"), r.get("admission"), r.get("mixed"), r.get("fanout")
+
+    def line(goal, text, value, target, split=None):
+        tail = f"; CPU ms server / PostgreSQL / Redis: {split}" if split else ""
+        lines.append(f"- goal {goal}: {text}: **{value}** (goal {target}){tail}")
+
+    def split(c):
+        return " / ".join(_s(c[part], 2) for part in ("server", "postgres", "redis"))
+
+    if cpu and not _skipped(cpu):
+        ratios, figs = cpu["ratios_to_healthz"], cpu["figures"]
+        lines.append(
+            f"- the floor, `GET /healthz`: {_s(figs['healthz']['cpu_ms']['total'], 2)} ms of CPU per request "
+            f"({split(figs['healthz']['cpu_ms'])}), {_s(figs['healthz']['rate'], 0)} requests/s"
+        )
+        for kind, text in (
+            ("create", "CPU per HTTP create ÷ /healthz"),
+            ("move", "CPU per HTTP move across steps ÷ /healthz"),
+            ("reorder", f"CPU per reorder inside a {cpu['column']:,}-task column ÷ /healthz"),
+        ):
+            line(1, text, _s(ratios[kind]["total"], 2), "≤ 3", split(figs[kind]["cpu_ms"]))
+        line(
+            2,
+            f"CPU of a {cpu['column']:,}-task board read just after a change ÷ /healthz",
+            _s(ratios["read_after_change"]["total"], 2),
+            "≤ 4",
+            split(figs["read_after_change"]["cpu_ms"]),
+        )
+    if mixed and not _skipped(mixed):
+        line(
+            3,
+            "mixed-load throughput ÷ /healthz ceiling",
+            _s(mixed["ratio_to_healthz"], 3),
+            "≥ 0.25",
+            split(mixed["cpu_ms"]),
+        )
+        line(3, "mixed-load moves' p99, ms", _s(mixed["move_p99_ms"], 0), "≤ 300")
+    if adm and not _skipped(adm):
+        line(
+            4,
+            "HTTP contested creates ÷ raw contested floor",
+            _s(adm["ratios_to_floor"]["http/contested"], 2),
+            "≥ 0.3",
+            split(adm["cpu_ms_per_http_admission"]["contested"]),
+        )
+    if fan and not _skipped(fan):
+        line(
+            5,
+            f"fan-out to {fan['viewers']} viewers, p99 from the move request, ms",
+            _s(fan["from_request_sent_ms"]["p99"], 0),
+            "≤ 100",
+            split(fan["cpu_ms_per_move"]),
+        )
+    return lines
+
+
+def _request_cpu(c):
+    out = ["### 1b. Server CPU per request", ""]
+    if why := _skipped(c):
+        return out + [why, ""]
+    names = {
+        "healthz": "`GET /healthz` (the floor)",
+        "create": "create (`POST /api/v1/tasks/`, a board per client)",
+        "move": f"move across steps ({c['column']:,}-task boards, a board per client)",
+        "reorder": f"reorder inside a {c['column']:,}-task column (a board per client)",
+        "read_after_change": f"board read just after a change ({c['column']:,} tasks, one client)",
+    }
+    out += [
+        f"{c['clients']} keep-alive clients, {c['duration_s']:g} s per figure, {c['repetitions']} repetitions "
+        f"interleaved; the board read: {c['reads']} reads per repetition, each after a move made in-process "
+        f"(its PostgreSQL backend not counted). {CPU_NOTE}.",
+        "",
+        "| request | requests/s | p50 ms | server ms | PostgreSQL ms | Redis ms | total ms | ÷ /healthz (total) | ÷ /healthz (server) | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind, name in names.items():
+        f, ratio = c["figures"][kind], c["ratios_to_healthz"].get(kind)
+        cells = " | ".join(_s(f["cpu_ms"][part], 2) for part in ("server", "postgres", "redis", "total"))
+        ratios = f"{_s(ratio['total'], 2)} | {_s(ratio['server'], 2)}" if ratio else "1 | 1"
+        out.append(f"| {name} | {_s(f['rate'], 0)} | {_s(f['p50_ms'], 1)} | {cells} | {ratios} | {f['errors']} |")
+    return out + [""]
+
+
 def _skipped(section) -> str | None:
     if section is None:
         return "not run in this invocation"
@@ -41,7 +144,7 @@ def render(r: dict) -> str:
         "",
         f"Machine: {m['cores']} cores ({m['cpu']}), {m['memory_gb']} GB RAM, {m['os']}; "
         f"Python {m['python']}, Django {m['django']}, PostgreSQL {m['postgresql']} "
-        f"(synchronous_commit={m['synchronous_commit']}), psycopg {m['psycopg']}, uvicorn {m['uvicorn']}, "
+        f"(synchronous_commit={m['synchronous_commit']}), psycopg {m['psycopg']}, {_server(r)}, "
         f"Redis {m['redis']}. Load average at start {tuple(round(x, 1) for x in m['load_average_at_start'])}, "
         f"at end {tuple(round(x, 1) for x in m['load_average_at_end'])} (other sessions share the machine).",
         "",
@@ -49,7 +152,9 @@ def render(r: dict) -> str:
         "from figures measured minutes apart at most, then summarised the same way.",
         "",
     ]
+    out += ["### Goals of issue 17 (ratios in this run)", "", *goal_lines(r), ""]
     out += _admission(r.get("admission"), p)
+    out += _request_cpu(r.get("cpu"))
     out += _board(r.get("board"))
     out += _after_change(r.get("after_change"))
     out += _fanout(r.get("fanout"))
@@ -68,7 +173,7 @@ def _admission(a, p):
         f"{a['threads']} concurrent workers, {a['duration_s']:g} s per run, {a['repetitions']} repetitions. "
         "floor = raw psycopg (lock step row, count live tasks, insert, commit); service = "
         "`boards.admission.task_create` in-process (threads, one connection each); http = "
-        "`POST /api/v1/tasks/` on uvicorn with 2 workers, one keep-alive connection per client.",
+        "`POST /api/v1/tasks/` on the server with 2 workers, one keep-alive connection per client.",
         "",
         "| path | scope | admissions/s | p50 ms | p99 ms | ratio to floor | refused / errors |",
         "|---|---|---|---|---|---|---|",
@@ -89,18 +194,17 @@ def _admission(a, p):
     if cpu and ceiling:
         out += [
             "",
-            "Where the CPU of an HTTP admission goes (user + system CPU of the 2 server workers and of "
-            "all PostgreSQL processes, divided by the admissions; /proc):",
+            f"Where the CPU of an HTTP admission goes ({CPU_NOTE}):",
             "",
-            "| scope | server workers, ms CPU per admission | PostgreSQL, ms CPU per admission |",
-            "|---|---|---|",
+            CPU_HEAD.format(what="scope"),
+            CPU_RULE,
         ]
         for scope in ("contested", "uncontested"):
-            out.append(f"| {scope} | {_s(cpu[f'{scope}/server'], 2)} | {_s(cpu[f'{scope}/postgres'], 2)} |")
+            out.append(_cpu_row(scope, cpu[scope]))
         out += [
             "",
             f"Ceiling of the server stack alone: `GET /healthz` (no database, no DRF) with the same "
-            f"clients: {_s(ceiling['rate'], 0)} requests/s, {_s(ceiling['server_cpu_ms'], 2)} ms of "
+            f"clients: {_s(ceiling['rate'], 0)} requests/s, {_s(ceiling['cpu_ms']['server'], 2)} ms of "
             "server CPU per request.",
         ]
     return out + [""]
@@ -162,16 +266,24 @@ def _fanout(f):
     out = ["### 3. Live fan-out", ""]
     if why := _skipped(f):
         return out + [why, ""]
-    up, low = f["from_request_sent_ms"], f["from_response_ms"]
+    up, low, move = f["from_request_sent_ms"], f["from_response_ms"], f["move_ms"]
     return out + [
-        f"{f['connected']} of {f['viewers']} viewers connected; {f['moves']} moves (each causing a pull), "
-        f"{f['gap_s']:g} s apart. Messages received {f['messages_received']:,}, missing {f['messages_missing']}, "
-        f"viewers that saw a reordering {f['viewers_reordered']}.",
+        f"{f['connected']} of {f['viewers']} viewers connected; {f['repetitions']} run(s) of {f['moves']} moves "
+        f"(each causing a pull), {f['gap_s']:g} s apart. Messages received {f['messages_received']:,}, "
+        f"missing {f['messages_missing']}, viewers that saw a reordering {f['viewers_reordered']}. "
+        "Each figure: median (min–max) over the runs of that run's percentile.",
         "",
-        "| latency to each viewer | p50 ms | p99 ms | max ms |",
+        "| latency | p50 ms | p99 ms | max ms |",
         "|---|---|---|---|",
-        f"| from the move request being sent (upper bound of commit-to-receipt) | {_n(up['p50'])} | {_n(up['p99'])} | {_n(up['max'])} |",
-        f"| from the move response (commit happened before it) | {_n(low['p50'])} | {_n(low['p99'])} | {_n(low['max'])} |",
+        f"| to each viewer, from the move request being sent (upper bound of commit-to-receipt) | {_s(up['p50'])} | {_s(up['p99'])} | {_s(up['max'])} |",
+        f"| to each viewer, from the move response (commit happened before it) | {_s(low['p50'])} | {_s(low['p99'])} | {_s(low['max'])} |",
+        f"| the move request itself | {_s(move['p50'])} | {_s(move['p99'])} | {_s(move['max'])} |",
+        "",
+        f"CPU per move with its fan-out ({CPU_NOTE}):",
+        "",
+        CPU_HEAD.format(what="figure"),
+        CPU_RULE,
+        _cpu_row("move to 200 viewers", f["cpu_ms_per_move"]),
         "",
     ]
 
@@ -204,9 +316,10 @@ def _mixed(x):
         f"{x['clients']} clients over HTTP, 70% board reads ({x['start_tasks']:,}-task board), 20% moves, "
         f"10% creates; {x['duration_s']:g} s per run, {x['repetitions']} run(s).",
         "",
-        "| requests/s | p50 ms | p99 ms | errors (not counting designed 409s) |",
-        "|---|---|---|---|",
-        f"| {_s(x['rate'], 0)} | {_s(x['p50_ms'], 1)} | {_s(x['p99_ms'], 1)} | {x['errors']} |",
+        "| requests/s | /healthz requests/s just before | ratio | p50 ms | p99 ms | moves p99 ms | errors (not counting designed 409s) |",
+        "|---|---|---|---|---|---|---|",
+        f"| {_s(x['rate'], 0)} | {_s(x['healthz_rate'], 0)} | {_s(x['ratio_to_healthz'], 3)} | {_s(x['p50_ms'], 1)} "
+        f"| {_s(x['p99_ms'], 1)} | {_s(x['move_p99_ms'], 1)} | {x['errors']} |",
         "",
         "| kind | requests | p50 ms | p99 ms |",
         "|---|---|---|---|",
@@ -217,6 +330,8 @@ def _mixed(x):
             f"| {kind} | {sum(o['ops'] for o in ops):,} | {_n(ops[len(ops) // 2]['p50_ms'])} | {_n(ops[len(ops) // 2]['p99_ms'])} |"
         )
     out += ["", "Outcomes: " + ", ".join(f"{k} {v:,}" for k, v in sorted(outcomes.items())) + "."]
+    out += ["", f"CPU per request of the mix ({CPU_NOTE}):", "", CPU_HEAD.format(what="figure"), CPU_RULE]
+    out.append(_cpu_row("mixed request", x["cpu_ms"]))
     return out + [""]
 
 

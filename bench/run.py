@@ -41,6 +41,10 @@ FULL = {
     "reorder_column": 1000,
     "reorder_moves": 200,
     "reorder_counted": 10,
+    "fanout_reps": 3,
+    "cpu_s": 4.0,
+    "cpu_reps": 5,
+    "cpu_reads": 100,
 }
 QUICK = FULL | {
     "admission_s": 2.0,
@@ -52,8 +56,12 @@ QUICK = FULL | {
     "mixed_reps": 1,
     "fanout_moves": 20,
     "reorder_moves": 60,
+    "fanout_reps": 2,
+    "cpu_s": 2.0,
+    "cpu_reps": 3,
+    "cpu_reads": 40,
 }
-SECTIONS = ("admission", "board", "after_change", "fanout", "cascade", "mixed", "reorder")
+SECTIONS = ("admission", "cpu", "board", "after_change", "fanout", "cascade", "mixed", "reorder")
 
 
 def fresh_database(base_dsn: str) -> str:
@@ -141,6 +149,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer repetitions")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these benchmarks")
     parser.add_argument("--no-docs", action="store_true", help="write the JSON only, not docs/benchmarks.md")
+    parser.add_argument(
+        "--server-option", action="append", default=[], metavar="OPTION", help="passed to uvicorn (repeatable)"
+    )
     args = parser.parse_args(argv)
     params = QUICK if args.quick else FULL
     sections = args.only or SECTIONS
@@ -149,7 +160,8 @@ def main(argv=None) -> int:
 
     from django.core.management import call_command
 
-    from bench import admission_floor, board_read, fanout, mixed_load, pull_cascade, reorder, report
+    from bench import admission_floor, board_read, fanout, mixed_load, pull_cascade, reorder, report, request_cpu
+    from bench.common import CpuMeter
     from bench.fixtures import kanban, owner_with_token
     from tests.servers import Server
 
@@ -159,14 +171,17 @@ def main(argv=None) -> int:
         "params": params,
         "machine": machine(dsn, redis_url),
         "git": os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip(),
+        "server": {"name": "uvicorn", "options": args.server_option, "workers": 2},
     }
     user, workspace, key = owner_with_token()
     warm_board, _ = kanban(workspace, "Warm-up")
     # Production static files (DEBUG off serves them from the manifest), as a deployment would.
     call_command("collectstatic", interactive=False, verbosity=0)
     env = dict(os.environ)
-    with Server(env, workers=2) as server:
+    database = dsn.rsplit("/", 1)[1]
+    with Server(env, workers=2, options=args.server_option) as server:
         asyncio.run(warm_up(server.port, key, warm_board.pk))
+        meter = CpuMeter(server.process.pid, database)
         for section in sections:
             print(f"[bench] {section} ...", flush=True)
             started = time.perf_counter()
@@ -177,10 +192,23 @@ def main(argv=None) -> int:
                         workspace=workspace,
                         user=user,
                         key=key,
-                        server=server,
+                        port=server.port,
+                        meter=meter,
                         threads=params["threads"],
                         duration=params["admission_s"],
                         reps=params["admission_reps"],
+                    )
+                elif section == "cpu":
+                    results[section] = request_cpu.run(
+                        workspace=workspace,
+                        user=user,
+                        key=key,
+                        port=server.port,
+                        meter_for=lambda exclude: CpuMeter(server.process.pid, database, exclude),
+                        clients=params["threads"],
+                        duration=params["cpu_s"],
+                        reps=params["cpu_reps"],
+                        reads=params["cpu_reads"],
                     )
                 elif section == "board":
                     results[section] = board_read.run(
@@ -197,6 +225,7 @@ def main(argv=None) -> int:
                         user=user,
                         key=key,
                         server=server,
+                        meter=meter,
                         samples=params["after_change_samples"],
                         reps=params["after_change_reps"],
                     )
@@ -205,9 +234,11 @@ def main(argv=None) -> int:
                         workspace=workspace,
                         key=key,
                         port=server.port,
+                        meter=meter,
                         viewers=params["viewers"],
                         moves=params["fanout_moves"],
                         gap=params["fanout_gap_s"],
+                        reps=params["fanout_reps"],
                     )
                 elif section == "cascade":
                     results[section] = pull_cascade.run(
@@ -221,15 +252,18 @@ def main(argv=None) -> int:
                         workspace=workspace,
                         key=key,
                         port=server.port,
+                        meter=meter,
                         clients=params["threads"],
                         duration=params["mixed_s"],
                         reps=params["mixed_reps"],
+                        ceiling_s=params["admission_s"],
                     )
                 elif section == "reorder":
                     results[section] = reorder.run(
                         workspace=workspace,
                         key=key,
                         server=server,
+                        meter=meter,
                         column=params["reorder_column"],
                         moves=params["reorder_moves"],
                         counted=params["reorder_counted"],
@@ -250,6 +284,7 @@ def main(argv=None) -> int:
     print(f"[bench] figures: {path}")
     markdown = report.render(results)
     print(markdown)
+    print("\n".join(report.goal_lines(results)))
     if not args.no_docs:
         report.write(ROOT / "docs" / "benchmarks.md", markdown)
         print("[bench] docs/benchmarks.md updated")

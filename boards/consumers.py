@@ -81,6 +81,15 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code):
         await self.leave_groups()
 
+    async def dispatch(self, message):
+        # Forwarding a live message touches no database, so it skips channels' close of old
+        # connections: a hop to the process's one thread-sensitive thread for every message
+        # and viewer, queued behind every snapshot build and access re-check of the process.
+        if message["type"] == "board.event":
+            await self.board_event(message)
+        else:
+            await super().dispatch(message)
+
     async def receive_json(self, content, **kwargs):
         """Viewers only listen; writes go through the REST API."""
 

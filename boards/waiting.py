@@ -14,6 +14,8 @@ from boards.placement import limited_for, limits
 from boards.priorities import Priority
 from workflows.models import WorkflowStep
 
+PRIORITY_RANKS = {p.label: p.value for p in Priority}
+
 
 def task_waiting(task: Task) -> dict | None:
     """The task detail's `waiting`: null, or state, position, step, held_by, skipped_because."""
@@ -100,7 +102,7 @@ def board_waiting(board: dict) -> dict:
             key=lambda t: (
                 t["class_of_service"],  # "expedite" sorts first, as in the pull
                 t["position"],
-                Priority.from_name(t["priority"]),
+                PRIORITY_RANKS[t["priority"]],
                 t["created_at"],
                 t["id"],
             ),

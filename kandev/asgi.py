@@ -1,9 +1,16 @@
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev.settings")
-django_asgi = get_asgi_application()
+django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application does
+
+from django.conf import settings  # noqa: E402
+
+from kandev.requests import RequestHandler  # noqa: E402
+
+# Django's HTTP requests (kandev/requests.py), not Django's own ASGIHandler.
+django_asgi = RequestHandler(read_threads=settings.KANDEV_READ_THREADS, write_threads=settings.KANDEV_WRITE_THREADS)
 
 # /mcp/: the MCP server over streamable HTTP (token auth); every other path is Django's.
 from integrations.mcp_http import with_mcp  # noqa: E402

@@ -117,7 +117,7 @@ def production_env(url: str, **extra) -> dict:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
         "DATABASE_CONNECT_TIMEOUT": "2",
-        "DATABASE_POOL_MAX_SIZE": "6",  # per worker, as in production (README)
+        "DATABASE_POOL_MAX_SIZE": "10",  # per worker, as in production (README)
         "PYTHONUNBUFFERED": "1",
         **{k: str(v) for k, v in extra.items()},
     }
@@ -151,6 +151,7 @@ class Server:
         command: list[str] | None = None,
         port: int | None = None,
         access_log: bool = False,
+        options: list[str] = (),
     ):
         self.env = env
         self.sock = sock
@@ -170,6 +171,7 @@ class Server:
             *([] if access_log else ["--no-access-log"]),
             "--log-level",
             log_level,
+            *options,
         ]
         self.logfile = tempfile.NamedTemporaryFile(prefix="kandev-server-", suffix=".log")  # noqa: SIM115
         self.process: subprocess.Popen | None = None

@@ -67,7 +67,7 @@ function escapeHtml(text) {
 function summarize(sec, text) {
   sec.querySelector('[data-role="summary"]').textContent = text;
   const plot = sec.querySelector('[data-role="plot"]');
-  if (plot) plot.setAttribute("aria-label", text); // until now, the chart's title names it (flow.html)
+  if (plot) plot.setAttribute("aria-label", text);
 }
 
 function csvLink(sec, name, extra) {
