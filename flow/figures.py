@@ -103,7 +103,7 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
         frm=window.start,
         to=window.end,
     )
-    blocked = _blocked_spans(workflow, [task_id for task_id, *_ in rows])
+    blocked = _blocked_spans(workflow, window, done) if rows else {}
     items = []
     for task_id, title, created, started, finished in rows:
         if started is not None and started > finished:
@@ -122,19 +122,22 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
     return items
 
 
-def _blocked_spans(workflow, task_ids) -> dict:
-    """{task id: [(blocked us, unblocked us or None)]} from the tasks' blocked/unblocked
-    events (a few per task); a block of a blocked task only changes its reason."""
-    spans: dict = {}
-    if not task_ids:
-        return spans
+def _blocked_spans(workflow, window: Window, done: list) -> dict:
+    """{task id: [(blocked us, unblocked us or None)]} from the blocked/unblocked events (a
+    few per task) of the tasks that entered a done step in the window: the finished tasks
+    and a few more, chosen in the database (a list of ids would cost more than the answer).
+    A block of a blocked task only changes its reason."""
+    finishing = TaskEvent.objects.filter(
+        workflow=workflow, to_step_id__in=done, at__gte=window.start, at__lte=window.end
+    ).values("task_id")
     events = (
         TaskEvent.objects.filter(
-            workflow=workflow, task_id__in=task_ids, kind__in=[EventKind.BLOCKED, EventKind.UNBLOCKED]
+            workflow=workflow, kind__in=[EventKind.BLOCKED, EventKind.UNBLOCKED], task_id__in=finishing
         )
         .order_by("task_id", "id")
         .values_list("task_id", "kind", "at")
     )
+    spans: dict = {}
     for task_id, kind, at in events:
         open_span = spans.get(task_id) and spans[task_id][-1][1] is None
         if kind == EventKind.BLOCKED and not open_span:
