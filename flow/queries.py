@@ -104,6 +104,16 @@ def _kinds_list(kinds) -> str:
     return ", ".join(f"'{k}'" for k in kinds)  # enum values, never user input
 
 
+def state_event() -> str:
+    """The condition for a state event; taskevent_flow_state_by_time (flow/migrations) is
+    partial on it, word for word."""
+    n = _names(connection.vendor)
+    return (
+        f"{n['kind']} IN ({_kinds_list(STATE_KINDS)})"
+        f" AND NOT ({n['kind']} = '{EventKind.MOVED}' AND {n['from']} = {n['to']})"
+    )
+
+
 def _transitions(n: dict) -> str:
     """CTEs `before`, `s`, `l` and `d`: the state events of the window [%s = `from`, %s =
     `to`], each with the task's previous state, and each task's state at `from` (its last
@@ -114,9 +124,7 @@ def _transitions(n: dict) -> str:
                CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
                     WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state"""
     events = f"""FROM {n["event"]}
-        WHERE {n["workflow"]} = %s
-          AND {n["kind"]} IN ({_kinds_list(STATE_KINDS)})
-          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})"""
+        WHERE {n["workflow"]} = %s AND {state_event()}"""
     window = "OVER (PARTITION BY task_id ORDER BY at, id)"
     us = _EPOCH_US[n["vendor"]]
     before = _LAST_BEFORE[n["vendor"]].format(columns=columns, events=events, task=n["task"], at=n["at"], id=n["id"])
