@@ -234,11 +234,17 @@ def limits(workflow, window: Window) -> dict:
     current `wip_limit` over the whole window (see `LOWERED_LIMIT`)."""
     board = BoardSteps.of(workflow)
     start_us, end_us = us(window.start), us(window.end)
+    limited = [step for step in board.steps if step.is_limited]
+    # Each limited step is a scope of its own (other scopes would count several steps).
+    scopes = [([step.pk], step.wip_limit) for step in limited]
+    periods = []
+    if scopes:
+        periods = queries.limit_periods(
+            workflow.pk, scopes=scopes, frm=window.start, to=window.end, from_us=start_us, to_us=end_us
+        )
     shares, breaches = {}, []
-    for step_id, over, started, ended, at, above, highest, most in queries.step_limit_periods(
-        workflow.pk, frm=window.start, to=window.end, from_us=start_us, to_us=end_us
-    ):
-        step_id = _uuid(step_id)
+    for scope, over, started, ended, at, above, highest, most in periods:
+        step_id = limited[scope].pk
         total = shares.get(step_id, (0, 0, 0))
         shares[step_id] = (total[0] + at, total[1] + above, max(total[2], highest))
         if over:
