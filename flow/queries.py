@@ -302,23 +302,22 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
     -- Changes at one instant are one change; an integer, so the running sum is a bigint.
     c AS (SELECT k, MAX(lim) AS lim, CAST(SUM(delta) AS INTEGER) AS delta FROM change GROUP BY k),
     o AS (
-        SELECT k, lim, delta, SUM(delta) OVER w AS occ, LAG(k) OVER w AS prev_k, LEAD(k) OVER w AS next_k
+        SELECT k, lim, delta, SUM(delta) OVER w AS occ, LEAD(k) OVER w AS next_k
         FROM c
         WINDOW w AS (ORDER BY k ROWS UNBOUNDED PRECEDING)
     ),
     -- Each period of constant occupancy in the window, from u to next_u (null while it
-    -- lasts), and whether a period over / not over the limit starts there: a scope's
-    -- first, or where `over` changes (the occupancy before is occ - delta).
+    -- lasts), and whether `over` changes there (the occupancy before is occ - delta).
     seg AS (
         SELECT k, k / {_SPAN} AS si, k %% {_SPAN} AS u, lim, occ,
                CASE WHEN next_k / {_SPAN} = k / {_SPAN} AND next_k %% {_SPAN} < {_AFTER}
                     THEN next_k %% {_SPAN} END AS next_u,
-               CASE WHEN prev_k IS NULL OR prev_k / {_SPAN} <> k / {_SPAN} OR (occ - delta > lim) <> (occ > lim)
-                    THEN 1 ELSE 0 END AS starts
+               CASE WHEN (occ - delta > lim) <> (occ > lim) THEN 1 ELSE 0 END AS starts
         FROM o
         WHERE k %% {_SPAN} < {_AFTER}
     ),
-    -- Gaps and islands: a period's number is the running count of starts.
+    -- Gaps and islands: a period is a scope's run of rows with the same running count of
+    -- starts (counted across scopes: the scope in the group splits them).
     isl AS (
         SELECT si, u, next_u, occ, lim, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
                CASE WHEN occ = lim THEN COALESCE(next_u, %s) - u ELSE 0 END AS at_limit,
@@ -326,10 +325,10 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
                SUM(starts) OVER (ORDER BY k ROWS UNBOUNDED PRECEDING) AS grp
         FROM seg
     )
-    SELECT MAX(si), MAX(over), MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
+    SELECT si, MAX(over), MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
            SUM(at_limit), SUM(over_limit), MAX(occ), MAX(occ - lim)
     FROM isl
-    GROUP BY grp
+    GROUP BY si, grp
     ORDER BY 3, 1
     """
     params = [
