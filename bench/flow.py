@@ -201,8 +201,13 @@ def main() -> None:
         return
     for name, statements in plans.items():
         for statement in statements:
+            # A statement may open with a SET LOCAL for itself (the limit ledger's jit = off).
+            setting, query = statement.split("; ", 1) if statement.startswith("SET LOCAL") else (None, statement)
+            explain = "EXPLAIN (ANALYZE, BUFFERS) " + query
             with connection.cursor() as cursor:
-                cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + statement)
+                cursor.execute(f"{setting}; {explain}" if setting else explain)
+                if setting:
+                    cursor.nextset()
                 plan = "\n".join(row[0] for row in cursor.fetchall())
             print(f"\n--- {name} ---\n{plan}")
 

@@ -341,7 +341,14 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
         to_us - from_us,
     ]
     with connection.cursor() as cursor:
-        cursor.execute(statement, params)
+        if connection.vendor == "postgresql":
+            # Compiling this statement (its estimated cost is over jit_above_cost) costs more
+            # than the compiled code saves: ~70 of 750 ms at 1M events. SET LOCAL lasts for
+            # the implicit transaction of the one query string.
+            cursor.execute("SET LOCAL jit = off; " + statement, params)
+            cursor.nextset()
+        else:
+            cursor.execute(statement, params)
         rows = cursor.fetchall()
     # A period whose last part has no end (COUNT(next_u) < COUNT(*)) is still going on; the
     # int()s: PostgreSQL sums bigints as numeric.
