@@ -1,12 +1,12 @@
 """Flow figures on a board with a long history: `python bench/flow.py [--events 1000000]`.
 
 Creates a fresh PostgreSQL database beside DATABASE_URL's (suffix `_flowbench`), migrates
-it, writes a board's history with one INSERT ... SELECT generate_series (tasks of ten
-events each, spread over a year: back and forth between the steps, some forced, archived
-at the end), then times every `/flow/` endpoint through the API for the 90 days ending
-with the history (median of --reps) and prints the EXPLAIN ANALYZE plan of each statement
-on TaskEvent. With --reuse, a database a previous run wrote is kept (the board is written
-once and measured many times).
+it, writes a board's history with INSERT ... SELECT generate_series (tasks of ten state
+events each, spread over a year: back and forth between the steps, some forced, one in ten
+blocked for a while, archived at the end), then times every `/flow/` endpoint through the
+API for the 90 days ending with the history (median of --reps) and prints the EXPLAIN
+ANALYZE plan of each statement on TaskEvent. With --reuse, a database a previous run wrote
+is kept (the board is written once and measured many times).
 Standalone: not part of bench/run.py yet.
 """
 
@@ -79,12 +79,29 @@ def write_history(workflow, steps, events: int) -> None:
             """,
             [str(workflow.pk), tasks, tasks * EVENTS_PER_TASK, tasks],
         )
+        # One task in ten is blocked for two hours after its fourth event (cycle times read
+        # the blocked part of each cycle).
+        cursor.execute(
+            """
+            INSERT INTO boards_taskevent
+                (workflow_id, task_id, kind, from_step_id, to_step_id, actor_id, reason, at, detail)
+            SELECT %s::uuid, md5(t::text)::uuid, b.kind, NULL, NULL, NULL, b.reason, x.at, '{}'::jsonb
+            FROM generate_series(0, %s - 1, 10) AS g(t),
+                 LATERAL (SELECT now() - interval '365 days' + t * (interval '365 days' / %s)
+                                 + 3 * (interval '5 hours' + (t %% 37) * interval '1 hour') AS at3) AS e,
+                 (VALUES ('blocked', 'waiting on review', interval '1 hour'),
+                         ('unblocked', '', interval '3 hours')) AS b(kind, reason, after),
+                 LATERAL (SELECT e.at3 + b.after AS at) AS x
+            WHERE x.at <= now()
+            """,
+            [str(workflow.pk), tasks, tasks],
+        )
         # The tasks still live at the end of the history sit in In Progress (aging reads them).
         cursor.execute(
             """
             INSERT INTO boards_task (id, workflow_id, step_id, title, description, priority, position,
-                                     is_ephemeral, admitted, created_at, updated_at, entered_step_at)
-            SELECT task_id, %s::uuid, %s::uuid, 'Task ' || task_id, '', 2, 0, false, true, MIN(at), MAX(at), MAX(at)
+                                     is_ephemeral, admitted, created_at, updated_at, entered_step_at, blocked_reason)
+            SELECT task_id, %s::uuid, %s::uuid, 'Task ' || task_id, '', 2, 0, false, true, MIN(at), MAX(at), MAX(at), ''
             FROM boards_taskevent WHERE workflow_id = %s::uuid
             GROUP BY task_id HAVING COUNT(*) FILTER (WHERE kind = 'archived') = 0
             """,
@@ -123,7 +140,7 @@ def main() -> None:
     from rest_framework.test import APIClient
 
     from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
-    from workflows.models import Role, Workflow
+    from workflows.models import Role, StepKind, Workflow
 
     call_command("migrate", verbosity=0)
     if reuse:
@@ -133,9 +150,16 @@ def main() -> None:
         user = UserFactory(username="bench")
         workflow = WorkflowFactory(name="Flow bench")
         MembershipFactory(workspace=workflow.workspace, user=user, role=Role.OWNER)
-        names = [("Backlog", 0), ("In Progress", 5), ("Review", 3), ("Test", 2), ("Done", 0)]
+        names = [
+            ("Backlog", 0, StepKind.BACKLOG),
+            ("In Progress", 5, StepKind.ACTIVE),
+            ("Review", 3, StepKind.ACTIVE),
+            ("Test", 2, StepKind.ACTIVE),
+            ("Done", 0, StepKind.DONE),
+        ]
         steps = [
-            StepFactory(workflow=workflow, name=n, position=i, wip_limit=limit) for i, (n, limit) in enumerate(names)
+            StepFactory(workflow=workflow, name=n, position=i, wip_limit=limit, kind=kind)
+            for i, (n, limit, kind) in enumerate(names)
         ]
         started = time.perf_counter()
         write_history(workflow, steps, args.events)
@@ -177,8 +201,13 @@ def main() -> None:
         return
     for name, statements in plans.items():
         for statement in statements:
+            # A statement may open with a SET LOCAL for itself (the limit ledger's jit = off).
+            setting, query = statement.split("; ", 1) if statement.startswith("SET LOCAL") else (None, statement)
+            explain = "EXPLAIN (ANALYZE, BUFFERS) " + query
             with connection.cursor() as cursor:
-                cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + statement)
+                cursor.execute(f"{setting}; {explain}" if setting else explain)
+                if setting:
+                    cursor.nextset()
                 plan = "\n".join(row[0] for row in cursor.fetchall())
             print(f"\n--- {name} ---\n{plan}")
 

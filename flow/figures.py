@@ -103,7 +103,7 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
         frm=window.start,
         to=window.end,
     )
-    blocked = _blocked_spans(workflow, [task_id for task_id, *_ in rows])
+    blocked = _blocked_spans(workflow, window, done) if rows else {}
     items = []
     for task_id, title, created, started, finished in rows:
         if started is not None and started > finished:
@@ -122,19 +122,22 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
     return items
 
 
-def _blocked_spans(workflow, task_ids) -> dict:
-    """{task id: [(blocked us, unblocked us or None)]} from the tasks' blocked/unblocked
-    events (a few per task); a block of a blocked task only changes its reason."""
-    spans: dict = {}
-    if not task_ids:
-        return spans
+def _blocked_spans(workflow, window: Window, done: list) -> dict:
+    """{task id: [(blocked us, unblocked us or None)]} from the blocked/unblocked events (a
+    few per task) of the tasks that entered a done step in the window: the finished tasks
+    and a few more, chosen in the database (a list of ids would cost more than the answer).
+    A block of a blocked task only changes its reason."""
+    finishing = TaskEvent.objects.filter(
+        workflow=workflow, to_step_id__in=done, at__gte=window.start, at__lte=window.end
+    ).values("task_id")
     events = (
         TaskEvent.objects.filter(
-            workflow=workflow, task_id__in=task_ids, kind__in=[EventKind.BLOCKED, EventKind.UNBLOCKED]
+            workflow=workflow, kind__in=[EventKind.BLOCKED, EventKind.UNBLOCKED], task_id__in=finishing
         )
         .order_by("task_id", "id")
         .values_list("task_id", "kind", "at")
     )
+    spans: dict = {}
     for task_id, kind, at in events:
         open_span = spans.get(task_id) and spans[task_id][-1][1] is None
         if kind == EventKind.BLOCKED and not open_span:
@@ -231,11 +234,17 @@ def limits(workflow, window: Window) -> dict:
     current `wip_limit` over the whole window (see `LOWERED_LIMIT`)."""
     board = BoardSteps.of(workflow)
     start_us, end_us = us(window.start), us(window.end)
+    limited = [step for step in board.steps if step.is_limited]
+    # Each limited step is a scope of its own (other scopes would count several steps).
+    scopes = [([step.pk], step.wip_limit) for step in limited]
+    periods = []
+    if scopes:
+        periods = queries.limit_periods(
+            workflow.pk, scopes=scopes, frm=window.start, to=window.end, from_us=start_us, to_us=end_us
+        )
     shares, breaches = {}, []
-    for step_id, over, started, ended, at, above, highest, most in queries.step_limit_periods(
-        workflow.pk, frm=window.start, to=window.end, from_us=start_us, to_us=end_us
-    ):
-        step_id = _uuid(step_id)
+    for scope, over, started, ended, at, above, highest, most in periods:
+        step_id = limited[scope].pk
         total = shares.get(step_id, (0, 0, 0))
         shares[step_id] = (total[0] + at, total[1] + above, max(total[2], highest))
         if over:

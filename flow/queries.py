@@ -104,21 +104,29 @@ def _kinds_list(kinds) -> str:
     return ", ".join(f"'{k}'" for k in kinds)  # enum values, never user input
 
 
+def state_event() -> str:
+    """The condition for a state event; taskevent_flow_state_by_time (flow/migrations) is
+    partial on it, word for word."""
+    n = _names(connection.vendor)
+    return (
+        f"{n['kind']} IN ({_kinds_list(STATE_KINDS)})"
+        f" AND NOT ({n['kind']} = '{EventKind.MOVED}' AND {n['from']} = {n['to']})"
+    )
+
+
 def _transitions(n: dict) -> str:
-    """CTEs `before`, `s`, `l` and `d`: the state events of the window [%s = `from`, %s =
-    `to`], each with the task's previous state, and each task's state at `from` (its last
-    state event before, with no previous state: the history before `from` telescopes into
-    it), leaving out the tasks gone by then."""
+    """CTEs `before`, `s` and `l`: the state events of the window [%s = `from`, %s = `to`],
+    each with the task's previous state and when its own state ends (`next_at`: the task's
+    next state event, null if none in the window), and each task's state at `from` (its
+    last state event before, with no previous state: the history before `from` telescopes
+    into it), leaving out the tasks gone by then."""
     columns = f"""{n["task"]} AS task_id, {n["at"]} AS at, {n["id"]} AS id,
                COALESCE({n["to"]}, {n["from"]}) AS step_id,
                CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
                     WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state"""
     events = f"""FROM {n["event"]}
-        WHERE {n["workflow"]} = %s
-          AND {n["kind"]} IN ({_kinds_list(STATE_KINDS)})
-          AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})"""
+        WHERE {n["workflow"]} = %s AND {state_event()}"""
     window = "OVER (PARTITION BY task_id ORDER BY at, id)"
-    us = _EPOCH_US[n["vendor"]]
     before = _LAST_BEFORE[n["vendor"]].format(columns=columns, events=events, task=n["task"], at=n["at"], id=n["id"])
     return f"""
     before AS ({before}),
@@ -129,9 +137,17 @@ def _transitions(n: dict) -> str:
     ),
     l AS (
         SELECT at, step_id, state, w,
-               LAG(at) {window} AS prev_at, LAG(step_id) {window} AS prev_step, LAG(state) {window} AS prev_state
+               LAG(at) {window} AS prev_at, LAG(step_id) {window} AS prev_step, LAG(state) {window} AS prev_state,
+               LEAD(at) {window} AS next_at
         FROM s
-    ),
+    )"""
+
+
+def _changes(n: dict) -> str:
+    """CTE `d` after `_transitions`: each state of `l` with its instant and its previous
+    state's in microseconds (the states at `from` have none)."""
+    us = _EPOCH_US[n["vendor"]]
+    return f"""
     d AS (
         SELECT {us.format("at")} AS u, step_id, state,
                CASE WHEN w = 1 THEN prev_step END AS prev_step,
@@ -152,12 +168,17 @@ def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -
     n = _names(connection.vendor)
     point = f"CASE WHEN u <= %s THEN 0 ELSE {n['least']}((u - %s + %s - 1) / %s, %s) END"
     statement = f"""
-    WITH {_transitions(n)},
-    b AS (SELECT {point} AS point, step_id, state, prev_step, prev_state FROM d)
+    WITH {_transitions(n)},{_changes(n)},
+    b AS (SELECT {point} AS point, step_id, state, prev_step, prev_state FROM d),
+    -- The transitions counted first (a few per point), then split into their two changes.
+    t AS (
+        SELECT point, step_id, state, prev_step, prev_state, CAST(COUNT(*) AS INTEGER) AS n
+        FROM b GROUP BY point, step_id, state, prev_step, prev_state
+    )
     SELECT point, step_id, state, SUM(delta) FROM (
-        SELECT point, step_id, state, 1 AS delta FROM b WHERE state > {GONE}
+        SELECT point, step_id, state, n AS delta FROM t WHERE state > {GONE}
         UNION ALL
-        SELECT point, prev_step, prev_state, -1 FROM b WHERE prev_state > {GONE}
+        SELECT point, prev_step, prev_state, -n FROM t WHERE prev_state > {GONE}
     ) x
     GROUP BY point, step_id, state
     """
@@ -243,78 +264,106 @@ def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us
         return cursor.fetchall()
 
 
-def _occupancy(n: dict) -> str:
-    """CTE `seg`: each period of constant occupancy of a limited step overlapping the
-    window, with its start/end (`u`, `next_u`: null while it lasts) and clipped (s0, s1).
-    Only limited steps' changes go in (the join first), and every window below is in the
-    one order (step, u): a single sort."""
-    return f"""
-    WITH {_transitions(n)},
-    deltas AS (
-        SELECT u, step_id, 1 AS delta FROM d WHERE state = {ADMITTED}
-        UNION ALL
-        SELECT u, prev_step, -1 FROM d WHERE prev_state = {ADMITTED}
-    ),
-    -- The state at `from` counts as a change at `from`.
-    k AS (
-        SELECT x.step_id, st.{n["step_limit"]} AS lim, CASE WHEN x.u < %s THEN %s ELSE x.u END AS u, x.delta
-        FROM deltas x JOIN {n["step_table"]} st ON st.{n["step_id"]} = x.step_id
-        WHERE st.{n["step_limit"]} > 0
-    ),
-    -- An integer, so the running sum below is a bigint (a numeric on PostgreSQL otherwise).
-    c AS (SELECT step_id, u, lim, CAST(SUM(delta) AS INTEGER) AS delta FROM k GROUP BY step_id, u, lim),
-    o AS (
-        SELECT step_id, u, lim, delta,
-               SUM(delta) OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS occ,
-               LEAD(u) OVER (PARTITION BY step_id ORDER BY u) AS next_u
-        FROM c
-    ),
-    seg AS (
-        SELECT step_id, occ, delta, lim, u, next_u,
-               {n["greatest"]}(u, %s) AS s0, {n["least"]}(COALESCE(next_u, %s), %s) AS s1
-        FROM o
-        WHERE u <= %s AND COALESCE(next_u, %s) >= %s
-    )"""
+# The limit ledger sorts its occupancy changes by one integer, scope * _SPAN + microseconds
+# since `from`: PostgreSQL sorts one bigint key about twice as fast as (scope, instant),
+# whose first column ties on nearly every row. _SPAN is longer than any window (366 days
+# are under 2**45 microseconds); _AFTER stands for "after the window".
+_SPAN = 2**46
+_AFTER = _SPAN - 1
 
 
-def _occupancy_params(workflow_id, frm, to, from_us, to_us) -> list:
-    return [*_transitions_params(workflow_id, frm, to), from_us, from_us, from_us, to_us, to_us, to_us, to_us, from_us]
-
-
-def step_limit_periods(workflow_id, *, frm, to, from_us: int, to_us: int) -> list[tuple]:
-    """Each limited step's time in the window as alternating periods over / not over its
-    current limit (gaps and islands): (step id, over, started us, ended us or None while it
-    lasts, us at the limit, us over it, highest occupancy, most over the limit)."""
+def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to_us: int) -> list[tuple]:
+    """Each scope's time in the window as alternating periods over / not over its limit
+    (gaps and islands). A scope is (step ids, limit): it counts the admitted tasks in those
+    steps (a step's own limit is a scope of one step). Rows: (scope index, over, started us,
+    ended us or None while it lasts, us at the limit, us over it, highest occupancy, most
+    over the limit)."""
     n = _names(connection.vendor)
-    statement = (
-        _occupancy(n)
-        + """,
-    -- Gaps and islands: a period starts where `over` changes (the occupancy before a row
-    -- is occ - delta); its number is the running count of starts, in the order of `o`.
+    us = _EPOCH_US[n["vendor"]]
+    counted = ", ".join(["(%s, %s, %s)"] * sum(len(steps) for steps, _ in scopes))
+    statement = f"""
+    WITH {_transitions(n)},
+    scope(si, step_id, lim) AS (VALUES {counted}),
+    -- Each admitted stay in a counted step adds one where it starts (the state at `from`:
+    -- at `from`) and takes it back where the task's next state starts (after the window
+    -- if none): every scope's changes sum to zero, so one running sum serves them all.
+    stay AS (
+        SELECT c.si * {_SPAN} AS base, c.lim,
+               CASE WHEN l.at < %s THEN 0 ELSE {us.format("l.at")} - %s END AS start_u,
+               COALESCE({us.format("l.next_at")} - %s, {_AFTER}) AS end_u
+        FROM l JOIN scope c ON c.step_id = l.step_id
+        WHERE l.state = {ADMITTED}
+    ),
+    change AS (
+        SELECT base + start_u AS k, lim, 1 AS delta FROM stay
+        UNION ALL
+        SELECT base + end_u, lim, -1 FROM stay
+    ),
+    -- Changes at one instant are one change; an integer, so the running sum is a bigint.
+    c AS (SELECT k, MAX(lim) AS lim, CAST(SUM(delta) AS INTEGER) AS delta FROM change GROUP BY k),
+    o AS (
+        SELECT k, lim, delta, SUM(delta) OVER w AS occ, LEAD(k) OVER w AS next_k
+        FROM c
+        WINDOW w AS (ORDER BY k ROWS UNBOUNDED PRECEDING)
+    ),
+    -- Each period of constant occupancy in the window, from u to next_u (null while it
+    -- lasts), and whether `over` changes there (the occupancy before is occ - delta).
+    seg AS (
+        SELECT k, k / {_SPAN} AS si, k %% {_SPAN} AS u, lim, occ,
+               CASE WHEN next_k / {_SPAN} = k / {_SPAN} AND next_k %% {_SPAN} < {_AFTER}
+                    THEN next_k %% {_SPAN} END AS next_u,
+               CASE WHEN (occ - delta > lim) <> (occ > lim) THEN 1 ELSE 0 END AS starts
+        FROM o
+        WHERE k %% {_SPAN} < {_AFTER}
+    ),
+    -- Gaps and islands: a period is a scope's run of rows with the same running count of
+    -- starts (counted across scopes: the scope in the group splits them).
     isl AS (
-        SELECT step_id, u, next_u, occ, lim, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
-               CASE WHEN occ = lim THEN s1 - s0 ELSE 0 END AS at_limit,
-               CASE WHEN occ > lim THEN s1 - s0 ELSE 0 END AS over_limit,
-               SUM(CASE WHEN (occ - delta > lim) = (occ > lim) THEN 0 ELSE 1 END)
-                   OVER (PARTITION BY step_id ORDER BY u ROWS UNBOUNDED PRECEDING) AS grp
+        SELECT si, u, next_u, occ, lim, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
+               CASE WHEN occ = lim THEN COALESCE(next_u, %s) - u ELSE 0 END AS at_limit,
+               CASE WHEN occ > lim THEN COALESCE(next_u, %s) - u ELSE 0 END AS over_limit,
+               SUM(starts) OVER (ORDER BY k ROWS UNBOUNDED PRECEDING) AS grp
         FROM seg
     )
-    SELECT step_id, over, MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
-           SUM(at_limit), SUM(over_limit),
-           MAX(occ), MAX(occ - lim)
+    SELECT si, MAX(over), MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
+           SUM(at_limit), SUM(over_limit), MAX(occ), MAX(occ - lim)
     FROM isl
-    GROUP BY step_id, over, grp
-    ORDER BY 3
+    GROUP BY si, grp
+    ORDER BY 3, 1
     """
-    )
+    params = [
+        *_transitions_params(workflow_id, frm, to),
+        *(v for si, (steps, limit) in enumerate(scopes) for step in steps for v in (si, sql.uuid_param(step), limit)),
+        _instant(frm),
+        from_us,
+        from_us,
+        to_us - from_us,
+        to_us - from_us,
+    ]
     with connection.cursor() as cursor:
-        cursor.execute(statement, _occupancy_params(workflow_id, frm, to, from_us, to_us))
+        if connection.vendor == "postgresql":
+            # Compiling this statement (its estimated cost is over jit_above_cost) costs more
+            # than the compiled code saves: ~70 of 750 ms at 1M events. SET LOCAL lasts for
+            # the implicit transaction of the one query string.
+            cursor.execute("SET LOCAL jit = off; " + statement, params)
+            cursor.nextset()
+        else:
+            cursor.execute(statement, params)
         rows = cursor.fetchall()
     # A period whose last part has no end (COUNT(next_u) < COUNT(*)) is still going on; the
     # int()s: PostgreSQL sums bigints as numeric.
     return [
-        (step, bool(over), int(start), int(end) if ended == total else None, int(at), int(above), int(high), int(most))
-        for step, over, start, end, ended, total, at, above, high, most in rows
+        (
+            int(si),
+            bool(over),
+            from_us + int(start),
+            from_us + int(end) if ended == total else None,
+            int(at),
+            int(above),
+            int(high),
+            int(most),
+        )
+        for si, over, start, end, ended, total, at, above, high, most in rows
     ]
 
 
@@ -339,7 +388,7 @@ def queue_wait_ranks(workflow_id, *, frm, to, percentiles) -> list[tuple]:
     n = _names(connection.vendor)
     wanted = " OR ".join(f"rn = (n - 1) * {int(p)} / 100 OR rn = (n - 1) * {int(p)} / 100 + 1" for p in percentiles)
     statement = f"""
-    WITH {_transitions(n)},
+    WITH {_transitions(n)},{_changes(n)},
     w AS (
         SELECT prev_step AS step_id, u - prev_u AS wait FROM d
         WHERE prev_state = {QUEUED} AND (state <> {QUEUED} OR step_id <> prev_step)

@@ -275,3 +275,18 @@ def test_a_breach_going_on_at_the_window_start_is_shown_from_there(workflow, his
     first = review["breaches"][0]
     assert (first["started_at"], first["ended_at"], first["causes"]) == (hours(5.75), hours(6), [])
     assert review["over_limit_ratio"] == pytest.approx((0.25 + 1) / 6.25)
+
+
+def test_a_task_leaving_a_full_step_as_another_enters_is_no_breach(workflow):
+    """Changes at one instant are one change: the step stays at its limit."""
+    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, kind="backlog")
+    doing = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=1)
+    leaving, entering = uuid.uuid4(), uuid.uuid4()
+    TaskEventFactory(workflow=workflow, task_id=leaving, kind="created", to_step_id=doing.pk, at=hours(-1))
+    TaskEventFactory(workflow=workflow, task_id=entering, kind="created", to_step_id=backlog.pk, at=hours(-1))
+    for task, src, dst in ((leaving, doing, backlog), (entering, backlog, doing)):
+        TaskEventFactory(
+            workflow=workflow, task_id=task, kind="moved", from_step_id=src.pk, to_step_id=dst.pk, at=hours(1)
+        )
+    (row,) = figures.limits(workflow, Window(hours(0), hours(2)))["limits"]
+    assert (row["at_limit_ratio"], row["over_limit_ratio"], row["breaches"]) == (1.0, 0.0, [])

@@ -1,5 +1,5 @@
-"""On random histories, the API's CFD, cycle times and throughput equal a plain replay of
-`GET /api/v1/workflows/{id}/events/` in Python (the reference below)."""
+"""On random histories, the API's CFD, cycle times, throughput and limit ledger equal a plain
+replay of `GET /api/v1/workflows/{id}/events/` in Python (the references below)."""
 
 import math
 import uuid
@@ -167,3 +167,67 @@ def test_figures_equal_a_replay_of_the_history(api, workflow, ops):
     for _, _, at in expected.values():
         by_day[min(int((at - FROM) / timedelta(days=1)), 3)] += 1
     assert [b["count"] for b in buckets] == by_day
+
+
+def replay_ledger(events, step_id, limit, step_ids):
+    """One limited step over [FROM, TO]: (seconds at the limit, seconds over it, breaches as
+    (start, end or None while it lasts, most over the limit)), from its admitted count after
+    every instant at which something happened."""
+    instants = [FROM, *sorted({e["at"] for e in events if FROM < e["at"] <= TO})]
+    counts = [replay_counts(events, instant, step_ids)[0][step_id] for instant in instants]
+    at_limit = over = 0.0
+    breaches = []
+    for i, (instant, count) in enumerate(zip(instants, counts, strict=True)):
+        end = instants[i + 1] if i + 1 < len(instants) else TO
+        seconds = (end - instant).total_seconds()
+        at_limit += seconds if count == limit else 0
+        over += seconds if count > limit else 0
+        if count > limit and (not breaches or breaches[-1][1] is not None):
+            breaches.append([instant, None, count - limit])
+        elif count > limit:
+            breaches[-1][2] = max(breaches[-1][2], count - limit)
+        elif breaches and breaches[-1][1] is None:
+            breaches[-1][1] = instant
+    return at_limit, over, [tuple(b) for b in breaches]
+
+
+# The ledger's edge cases need shared instants: several tasks moving at once (0 minutes
+# apart), and changes exactly at `from` and at `to` (whole hours after the first event).
+ledger_operations = st.lists(
+    st.tuples(st.integers(0, 4), st.integers(0, 9), st.integers(0, 4), st.sampled_from([0, 60, 240, 720, 1440])),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=ledger_operations)
+def test_the_limit_ledger_equals_a_replay_of_the_history(api, workflow, ops):
+    """Limits of 1 and 2, which random histories cross often."""
+    steps = list(workflow.steps.order_by("position")) or [
+        StepFactory(workflow=workflow, name=name, position=i, kind=kind, wip_limit=limit)
+        for i, (name, kind, limit) in enumerate(
+            [("Backlog", "backlog", 0), ("Doing", "active", 1), ("Review", "active", 2), ("Done", "done", 0)]
+        )
+    ]
+    TaskEvent.objects.filter(workflow=workflow).delete()
+    build(workflow, steps, StepFactory.build(workflow=workflow), ops)
+    events = all_events(api, workflow)
+    window = {"from": FROM.isoformat().replace("+00:00", "Z"), "to": TO.isoformat().replace("+00:00", "Z")}
+    ledger = api.get(f"/api/v1/workflows/{workflow.pk}/flow/limits/", window).json()["limits"]
+    step_ids = [str(s.pk) for s in steps]
+    assert [row["name"] for row in ledger] == ["Doing", "Review"]
+    seconds = (TO - FROM).total_seconds()
+    for row in ledger:
+        at_limit, over, breaches = replay_ledger(events, str(row["id"]), row["limit"], step_ids)
+        assert math.isclose(row["at_limit_ratio"], at_limit / seconds, abs_tol=1e-12), row["name"]
+        assert math.isclose(row["over_limit_ratio"], over / seconds, abs_tol=1e-12), row["name"]
+        got = [
+            (
+                datetime.fromisoformat(b["started_at"]),
+                b["ended_at"] and datetime.fromisoformat(b["ended_at"]),
+                b["max_over"],
+            )
+            for b in row["breaches"]
+        ]
+        assert got == breaches, row["name"]
