@@ -2,6 +2,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from workflows.models import Membership, Role, Workflow, WorkflowStep, Workspace
+from workflows.services import group_create
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -45,3 +46,16 @@ class StepFactory(factory.django.DjangoModelFactory):
     workflow = factory.SubFactory(WorkflowFactory)
     name = factory.Sequence(lambda n: f"Step {n}")
     position = factory.LazyAttribute(lambda o: o.workflow.steps.count())
+
+
+def development_board(workflow, owner):
+    """Backlog -> Build (pulls from Backlog) -> Review (limit 2) -> Done; Build and Review
+    share the group "Development", limit 2. Returns (backlog, build, review, done, group)."""
+    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
+    build = StepFactory(workflow=workflow, name="Build", position=1, pull_from_step=backlog)
+    review = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=2)
+    done = StepFactory(workflow=workflow, name="Done", position=3, kind="done")
+    group = group_create(
+        workflow=workflow, actor=owner, name="Development", wip_limit=2, step_ids=[build.pk, review.pk]
+    )
+    return backlog, build, review, done, group

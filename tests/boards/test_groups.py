@@ -9,23 +9,14 @@ from boards.changes import reconcile_all
 from boards.models import Task
 from kandev.errors import WipLimitReached
 from tests.conftest import board_state
-from tests.factories import StepFactory
+from tests.factories import StepFactory, development_board
 from workflows import services
 from workflows.models import OnFull, StepGroup, Workflow
 
 
 @pytest.fixture
 def grouped(workflow, owner):
-    """Backlog -> Build (pulls from Backlog) -> Review (limit 2) -> Done; Build and Review
-    share the group "Development", limit 2."""
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
-    build = StepFactory(workflow=workflow, name="Build", position=1, pull_from_step=backlog)
-    review = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=2)
-    done = StepFactory(workflow=workflow, name="Done", position=3, kind="done")
-    group = services.group_create(
-        workflow=workflow, actor=owner, name="Development", wip_limit=2, step_ids=[build.pk, review.pk]
-    )
-    return backlog, build, review, done, group
+    return development_board(workflow, owner)
 
 
 def titles(step):

@@ -9,11 +9,10 @@ from playwright.sync_api import expect
 from boards.admission import task_create
 from boards.templatetags.board import waiting_label
 from boards.waiting import board_consumers
-from tests.factories import MembershipFactory, StepFactory, UserFactory
+from tests.factories import MembershipFactory, UserFactory, development_board
 from tests.live.test_agents_board import shot
 from tests.live.test_browser import card, column, drag, off_loop, version
 from workflows.models import Role, WorkflowStep
-from workflows.services import group_create
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -164,16 +163,7 @@ def test_the_filter_bar_hides_by_assignee_and_class_but_the_counts_stay(
 
 @pytest.fixture
 def grouped(workflow, owner):
-    """Backlog -> Build (pulls from Backlog) -> Review (limit 2) -> Done; Build and Review
-    share the group "Development", limit 2."""
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
-    build = StepFactory(workflow=workflow, name="Build", position=1, pull_from_step=backlog)
-    review = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=2)
-    done = StepFactory(workflow=workflow, name="Done", position=3, kind="done")
-    group = off_loop(
-        group_create, workflow=workflow, actor=owner, name="Development", wip_limit=2, step_ids=[build.pk, review.pk]
-    )
-    return backlog, build, review, done, group
+    return off_loop(development_board, workflow, owner)
 
 
 def band(page, name):

@@ -7,12 +7,11 @@ import pytest
 from playwright.sync_api import expect
 
 from boards.admission import task_create
-from tests.factories import MembershipFactory, StepFactory, UserFactory
+from tests.factories import MembershipFactory, UserFactory, development_board
 from tests.live.test_agents_board import shot
 from tests.live.test_browser import card, column, off_loop
 from tests.live.test_task_detail import button, dialog, field, history
 from workflows.models import Role
-from workflows.services import group_create
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -82,16 +81,7 @@ def test_assignee_and_class_of_service_save_and_a_refusal_shows_its_limit(
 
 @pytest.fixture
 def grouped(workflow, owner):
-    """Backlog -> Build (pulls from Backlog) -> Review (limit 2) -> Done; Build and Review
-    share the group "Development", limit 2."""
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
-    build = StepFactory(workflow=workflow, name="Build", position=1, pull_from_step=backlog)
-    review = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=2)
-    done = StepFactory(workflow=workflow, name="Done", position=3, kind="done")
-    off_loop(
-        group_create, workflow=workflow, actor=owner, name="Development", wip_limit=2, step_ids=[build.pk, review.pk]
-    )
-    return backlog, build, review, done
+    return off_loop(development_board, workflow, owner)[:4]
 
 
 def test_the_detail_says_why_a_task_waits_and_follows_the_board(
