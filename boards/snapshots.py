@@ -128,7 +128,11 @@ def updated_snapshot(snapshot: dict, *, version: int) -> dict | None:
     messages = [orjson.loads(found[key]) for key in keys]
     if any(m["type"] not in APPLIED_TYPES or not m.keys() <= APPLIED_PARTS for m in messages):
         return None
-    return _applied(snapshot, messages)
+    try:
+        return _applied(snapshot, messages)
+    except Exception as exc:  # the cache only saves a build: a message it cannot take must never fail a read
+        logger.warning("board %s: kept changes not applied (%r); building it", workflow_id, exc)
+        return None
 
 
 def board_order(task: dict) -> tuple:
