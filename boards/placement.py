@@ -95,6 +95,12 @@ def limits(
     return found
 
 
+def assignee_full(change: BoardChange, step: WorkflowStep, task: Task, *, source: WorkflowStep | None = None) -> bool:
+    """Is `task`'s assignee at their personal limit for its entry into `step` from `source`?
+    A pull or a promotion passes such a task over (product.md §3)."""
+    return any(limit.scope == "person" and limit.full for limit in limits(change, step, task, source=source))
+
+
 def _person(change, step, task, source, assigning):
     """An assignee's limit applies when their task starts to count in an active step."""
     if task is None or task.assignee_id is None or not step.is_active:
@@ -140,12 +146,11 @@ def _may_expedite(change: BoardChange, step: WorkflowStep, task: Task, source: W
 
 
 def refusal(limit: Limit, step: WorkflowStep) -> WipLimitReached:
-    named_step = {"id": str(step.pk), "name": step.name}
     if limit.scope == "group":
         return WipLimitReached(
             scope="group",
             group={"id": str(limit.id), "name": limit.name},
-            step=named_step,
+            step={"id": str(step.pk), "name": step.name},
             limit=limit.limit,
             occupied=limit.occupied,
             detail=f'Group "{limit.name}" is at its WIP limit ({limit.occupied} of {limit.limit}).',
@@ -158,12 +163,8 @@ def refusal(limit: Limit, step: WorkflowStep) -> WipLimitReached:
             occupied=limit.occupied,
             detail=f"{limit.name} is at their WIP limit ({limit.occupied} of {limit.limit}).",
         )
-    return WipLimitReached(
-        scope="step",
-        step=named_step,
-        limit=limit.limit,
-        occupied=limit.occupied,
-        detail=f'Step "{step.name}" is at its WIP limit ({limit.occupied} of {limit.limit}).',
+    return step_refusal(
+        step, limit.occupied, f'Step "{step.name}" is at its WIP limit ({limit.occupied} of {limit.limit}).'
     )
 
 

@@ -17,7 +17,7 @@ from django.db.models import Subquery
 from agents.models import HOLDING_SLOT
 from boards.locking import BoardChange
 from boards.models import LIVE, EventKind, Task
-from boards.placement import Outcome, after_admission, key_after, limits, save_entered
+from boards.placement import Outcome, after_admission, assignee_full, key_after, limits, save_entered
 from kandev import metrics
 from workflows.models import WorkflowStep
 
@@ -67,18 +67,13 @@ def _take(change: BoardChange, step: WorkflowStep, source, candidates, free: int
         rows += batch
         seen += [task.pk for task in batch]
         for task in _as_changed(change, batch):
-            if _assignee_full(change, step, source, task):
+            if assignee_full(change, step, task, source=source):
                 continue
             taken.append(task)
             _recount(change, task, source, step)
         if len(batch) < want:
             break
     return taken, rows
-
-
-def _assignee_full(change: BoardChange, step: WorkflowStep, source, task: Task) -> bool:
-    found = limits(change, step, task, source=source)
-    return any(limit.scope == "person" and limit.full for limit in found)
 
 
 def _recount(change: BoardChange, task: Task, source, target: WorkflowStep) -> None:

@@ -10,7 +10,7 @@ it over. The limits come from `placement.limits()`, the rule admissions use.
 from agents.models import HOLDING_SLOT
 from boards.locking import BoardChange, board_view
 from boards.models import Task
-from boards.placement import limited_for, limits
+from boards.placement import assignee_full, limited_for, limits
 from boards.priorities import Priority
 from workflows.models import WorkflowStep
 
@@ -57,7 +57,7 @@ def _skipped(view, consumer, feeder, task, running) -> str | None:
         return "blocked"
     if task.pk in running:
         return "agent_running"
-    if any(limit.scope == "person" and limit.full for limit in limits(view, consumer, task, source=feeder)):
+    if assignee_full(view, consumer, task, source=feeder):
         return "assignee_full"
     return None
 
