@@ -2,11 +2,10 @@
 the live message of one committed change (api.md, WebSocket)."""
 
 from agents.models import SessionStatus
-from boards.models import Priority, Task
+from boards.models import Task
+from boards.priorities import PRIORITY_NAMES
 from boards.sessions import agent_figures, task_sessions
 from workflows.models import StepGroup, WorkflowStep
-
-PRIORITY_NAMES = {p.value: p.label for p in Priority}
 
 
 def iso(value):

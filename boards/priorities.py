@@ -16,3 +16,8 @@ class Priority(models.IntegerChoices):
     @classmethod
     def from_name(cls, name: str) -> "Priority":
         return {p.label: p for p in cls}[name]
+
+
+# A priority's name by its rank and its rank by its name, as the JSON of a task writes it.
+PRIORITY_NAMES = {p.value: p.label for p in Priority}
+PRIORITY_RANKS = {p.label: p.value for p in Priority}

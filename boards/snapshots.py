@@ -20,8 +20,9 @@ from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
 from boards.events import change_key
-from boards.messages import PRIORITY_NAMES, groups_data, iso, step_data
+from boards.messages import groups_data, iso, step_data
 from boards.models import LIVE, Task
+from boards.priorities import PRIORITY_NAMES, PRIORITY_RANKS
 from boards.sessions import agent_figures, task_sessions
 from boards.waiting import board_waiting
 from kandev.metrics import BOARD_SNAPSHOTS
@@ -49,7 +50,6 @@ BOARD_TASK_FIELDS = (
 # What a task's JSON (boards.messages.task_data) has that its card on the board leaves out:
 # the board shows the rest, whatever fields a task gains.
 OFF_BOARD_TASK_KEYS = frozenset({"workflow_id", "step_id", "description", "archived_at", "updated_at"})
-PRIORITY_RANKS = {name: rank for rank, name in PRIORITY_NAMES.items()}
 _snapshots: dict = {}  # (workflow id, per_step) -> (version, snapshot, tasks in it)
 _snapshots_guard = threading.Lock()
 SNAPSHOT_TASKS_KEPT = 50_000  # per process; a 20,000-task snapshot holds ~13 MB (tracemalloc)
@@ -278,7 +278,7 @@ def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
                 "class_of_service": class_of_service,
                 "created_at": iso(created),
                 "entered_step_at": iso(entered),
-                "session": sessions.get(pk),
+                "session": sessions.get(pk) if sessions else None,  # most boards have no agent at work
             }
         )
     if per_step is not None:

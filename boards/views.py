@@ -14,6 +14,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.api import TaskFilter
 from boards.models import ClassOfService, Priority, Task
+from boards.priorities import PRIORITY_RANKS
 from boards.snapshots import board_snapshot
 from boards.templatetags.board import initials
 from boards.waiting import board_consumers
@@ -22,7 +23,6 @@ from workflows.portable import templates
 from workflows.step_rules import ACTION_TYPES
 
 # Name -> pull rank, for the add-task select and the script's card order.
-PRIORITY_RANKS = {p.label: p.value for p in Priority}
 # The select preselects what the server picks when none is sent.
 DEFAULT_PRIORITY = Priority(Task._meta.get_field("priority").default).label
 

@@ -9,12 +9,9 @@ it over. The limits come from `placement.limits()`, the rule admissions use.
 
 from agents.models import HOLDING_SLOT
 from boards.locking import BoardChange, board_view
-from boards.models import Task
+from boards.models import ClassOfService, Task
 from boards.placement import assignee_full, limited_for, limits
-from boards.priorities import Priority
 from workflows.models import WorkflowStep
-
-PRIORITY_RANKS = {p.label: p.value for p in Priority}
 
 
 def task_waiting(task: Task) -> dict | None:
@@ -97,16 +94,10 @@ def board_waiting(board: dict) -> dict:
     for feeder in board["steps"]:
         if feeder["id"] not in consumers:
             continue
-        candidates = sorted(
-            (t for t in feeder["tasks"] if t["admitted"] and not t["is_ephemeral"] and _pullable(t)),
-            key=lambda t: (
-                t["class_of_service"],  # "expedite" sorts first, as in the pull
-                t["position"],
-                PRIORITY_RANKS[t["priority"]],
-                t["created_at"],
-                t["id"],
-            ),
-        )
+        # A column is in board order; the pull order (`in_pull_order`) only puts expedite first.
+        pullable = [t for t in feeder["tasks"] if t["admitted"] and not t["is_ephemeral"] and _pullable(t)]
+        candidates = [t for t in pullable if t["class_of_service"] == ClassOfService.EXPEDITE]
+        candidates += [t for t in pullable if t["class_of_service"] != ClassOfService.EXPEDITE]
         for position, task in enumerate(candidates, 1):
             waiting[task["id"]] = {"state": "waiting_for_pull", "position": position}
     return waiting

@@ -40,8 +40,8 @@ def api_board(api, workflow) -> dict:
 
 def expected_labels(board: dict) -> dict:
     """Each card's waiting label as the server words the API board's `waiting`."""
-    context = {"consumers": board_consumers(board)}
-    return {task["id"]: waiting_label(context, task, step) for step in board["steps"] for task in step["tasks"]}
+    consumers = board_consumers(board)
+    return {task["id"]: waiting_label(task, step, consumers) for step in board["steps"] for task in step["tasks"]}
 
 
 def shown_labels(page, board: dict) -> dict:
