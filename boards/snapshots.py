@@ -201,25 +201,27 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
 
 
 def _set_waiting(board: dict, *, shared: dict | None = None) -> None:
-    """Each card's `waiting`. Columns and cards still shared with the `shared` snapshot are
-    copied before they change: readers may be serializing it."""
-    waiting = board_waiting(board)
-    if shared is None:  # a board just built: nobody else holds it yet
-        for step in board["steps"]:
-            for task in step["tasks"]:
-                task["waiting"] = waiting[task["id"]]
-        return
-    old_columns = {id(step["tasks"]) for step in shared["steps"]}
+    """Each card's `waiting`, in the columns whose waiting may have changed since `shared`.
+    Columns and cards still shared with `shared` are copied before they change: readers may be
+    serializing it."""
+    waiting = board_waiting(board, unchanged_from=shared)
+    old_columns = {id(step["tasks"]) for step in shared["steps"]} if shared is not None else set()
     for index, step in enumerate(board["steps"]):
-        changed = [i for i, task in enumerate(step["tasks"]) if task.get("waiting", ()) != waiting[task["id"]]]
-        if not changed:
+        column = waiting.get(step["id"])
+        if column is None:
             continue
-        tasks = step["tasks"]
-        if id(tasks) in old_columns:
-            tasks = list(tasks)
-            board["steps"][index] = step = {**step, "tasks": tasks}
-        for i in changed:
-            tasks[i] = {**tasks[i], "waiting": waiting[tasks[i]["id"]]}
+        if shared is None:  # a board just built: nobody else holds it yet
+            for task in step["tasks"]:
+                task["waiting"] = column[task["id"]]
+            continue
+        changed = [i for i, task in enumerate(step["tasks"]) if task.get("waiting", ()) is not column[task["id"]]]
+        if changed:
+            tasks = step["tasks"]
+            if id(tasks) in old_columns:
+                tasks = list(tasks)
+                board["steps"][index] = step = {**step, "tasks": tasks}
+            for i in changed:
+                tasks[i] = {**tasks[i], "waiting": column[tasks[i]["id"]]}
 
 
 def build_snapshot(*, workflow, per_step: int | None = None) -> dict:

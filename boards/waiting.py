@@ -78,29 +78,52 @@ def _waiting(state, position, step, full, skipped) -> dict:
     }
 
 
-def board_waiting(board: dict) -> dict:
-    """Each task's `waiting` on the board (`null` or `{"state", "position"}`), by task id, from
-    the snapshot alone: the queue's order, and each limited consumer's pull order over its
-    feeder's tasks that are not blocked and have no agent at work (a person's limit spans
-    boards, so the board leaves it to the task detail)."""
-    waiting = {task["id"]: None for step in board["steps"] for task in step["tasks"]}
-    for step in board["steps"]:
-        queue = sorted(
-            (t for t in step["tasks"] if not t["admitted"]), key=lambda t: (t["queued_at"], t["position"], t["id"])
-        )
-        for position, task in enumerate(queue, 1):
-            waiting[task["id"]] = {"state": "queued", "position": position}
+def board_waiting(board: dict, *, unchanged_from: dict | None = None) -> dict:
+    """Each task's `waiting` on the board (`null` or `{"state", "position"}`), by step id and
+    task id, from the snapshot alone: the queue's order, and each limited consumer's pull order
+    over its feeder's tasks that are not blocked and have no agent at work (a person's limit
+    spans boards, so the board leaves it to the task detail).
+
+    A task's waiting depends only on its own column and on whether a limited step pulls from
+    it, so with `unchanged_from` (an earlier snapshot that `board` shares columns with) a
+    column it shares, with the same answer to that, is left out: its waiting stands."""
     consumers = board_consumers(board)
-    for feeder in board["steps"]:
-        if feeder["id"] not in consumers:
-            continue
+    if unchanged_from is None:
+        shared, pulled_before = set(), set()
+    else:
+        shared = {id(step["tasks"]) for step in unchanged_from["steps"]}
+        pulled_before = set(board_consumers(unchanged_from))
+    return {
+        step["id"]: column_waiting(step, pulled=step["id"] in consumers)
+        for step in board["steps"]
+        if id(step["tasks"]) not in shared or (step["id"] in consumers) != (step["id"] in pulled_before)
+    }
+
+
+def column_waiting(step: dict, *, pulled: bool) -> dict:
+    """{task id: waiting} of one column; `pulled`: a limited step pulls from it."""
+    waiting = dict.fromkeys((task["id"] for task in step["tasks"]), None)
+    queue = sorted(
+        (t for t in step["tasks"] if not t["admitted"]), key=lambda t: (t["queued_at"], t["position"], t["id"])
+    )
+    for position, task in enumerate(queue, 1):
+        waiting[task["id"]] = _card_waiting(task, "queued", position)
+    if pulled:
         # A column is in board order; the pull order (`in_pull_order`) only puts expedite first.
-        pullable = [t for t in feeder["tasks"] if t["admitted"] and not t["is_ephemeral"] and _pullable(t)]
+        pullable = [t for t in step["tasks"] if t["admitted"] and not t["is_ephemeral"] and _pullable(t)]
         candidates = [t for t in pullable if t["class_of_service"] == ClassOfService.EXPEDITE]
         candidates += [t for t in pullable if t["class_of_service"] != ClassOfService.EXPEDITE]
         for position, task in enumerate(candidates, 1):
-            waiting[task["id"]] = {"state": "waiting_for_pull", "position": position}
+            waiting[task["id"]] = _card_waiting(task, "waiting_for_pull", position)
     return waiting
+
+
+def _card_waiting(task: dict, state: str, position: int) -> dict:
+    """The card's own `waiting` when it is unchanged, so that an unchanged card stays as it is."""
+    current = task.get("waiting")
+    if current is not None and current["position"] == position and current["state"] == state:
+        return current
+    return {"state": state, "position": position}
 
 
 def board_consumers(board: dict) -> dict:
