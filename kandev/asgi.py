@@ -1,4 +1,6 @@
+import gc
 import os
+from importlib import import_module
 
 import django
 
@@ -34,3 +36,9 @@ application = ProtocolTypeRouter(
 )
 # Startup and shutdown (the embedded default's background work, kandev.lifespan).
 application = with_lifespan(application)
+
+# The code and classes imported by now (every view, through the URLconf) live as long as the
+# process: the cyclic collector need not scan them again. Unfrozen, each full collection walked
+# ~130,000 of them, a pause of ~100 ms in the middle of whichever request it fell on.
+import_module(settings.ROOT_URLCONF)
+gc.freeze()
