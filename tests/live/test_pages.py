@@ -217,3 +217,15 @@ def test_a_task_link_opens_its_own_board_only(owner, workflow, board):
     assert client.get(f"/workflows/{workflow.pk}/tasks/{other.pk}/").status_code == 404
     stranger = signed_in(UserFactory(username="sam"))
     assert stranger.get(f"/workflows/{workflow.pk}/tasks/{task.pk}/").status_code == 404
+
+
+def test_a_title_that_closes_a_script_stays_data_in_the_board_page(owner, workflow, board, make_task):
+    """The page's board data (orjson, `data_script`) escapes what could end its <script>."""
+    title = "</script><script>window.pwned = 1</script> & <!-- Ünïcode"
+    task = make_task(board[0], title)
+    body = signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode()
+    assert "</script><script>window.pwned" not in body
+    tags = Tags(body)
+    assert [tag for tag, attrs in tags.tags if tag == "script" and "src" not in attrs] == ["script"] * 3
+    cards = {t["id"]: t["title"] for step in tags.data["board-data"]["steps"] for t in step["tasks"]}
+    assert cards[str(task.pk)] == title
