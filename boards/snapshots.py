@@ -240,8 +240,6 @@ def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
     rows = rows.in_board_order().values_list(*BOARD_TASK_FIELDS)
     sessions = task_sessions(workflow_id=workflow.pk)
     by_step = {step.pk: [] for step in steps}
-    occupied = dict.fromkeys(by_step, 0)
-    queued = dict.fromkeys(by_step, 0)
     for (
         pk,
         step_id,
@@ -259,11 +257,6 @@ def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
         created,
         entered,
     ) in rows:
-        if not ephemeral:
-            if admitted:
-                occupied[step_id] += 1
-            else:
-                queued[step_id] += 1
         by_step[step_id].append(
             {
                 "id": str(pk),
@@ -278,11 +271,14 @@ def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
                 "blocked_at": iso(blocked_at),
                 "assignee_id": assignee_id,
                 "class_of_service": class_of_service,
-                "created_at": iso(created),
-                "entered_step_at": iso(entered),
+                "created_at": created.isoformat(),  # never null
+                "entered_step_at": entered.isoformat(),
                 "session": sessions.get(pk) if sessions else None,  # most boards have no agent at work
             }
         )
+    # Counted from the columns: one lookup by step id per task fewer (a UUID's hash is Python's).
+    occupied = {step_id: _counted(tasks, admitted=True) for step_id, tasks in by_step.items()}
+    queued = {step_id: _counted(tasks, admitted=False) for step_id, tasks in by_step.items()}
     if per_step is not None:
         totals = _column_totals(by_step)
         for step_id, (_total, step_occupied, step_queued) in totals.items():
@@ -308,6 +304,10 @@ def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
     }
     _set_waiting(board)
     return board
+
+
+def _counted(tasks: list[dict], *, admitted: bool) -> int:
+    return sum(1 for task in tasks if task["admitted"] is admitted and not task["is_ephemeral"])
 
 
 def _groups(workflow, steps: list, occupied: dict) -> list[dict]:
