@@ -25,6 +25,7 @@ from boards.models import LIVE, Task
 from boards.priorities import PRIORITY_NAMES, PRIORITY_RANKS
 from boards.sessions import agent_figures, task_sessions
 from boards.waiting import board_waiting
+from kandev.db import one_read
 from kandev.metrics import BOARD_SNAPSHOTS
 from workflows.models import StepGroup, WorkflowStep
 
@@ -130,8 +131,8 @@ def updated_snapshot(snapshot: dict, *, version: int) -> dict | None:
         return None
     try:
         return _applied(snapshot, messages)
-    except Exception as exc:  # the cache only saves a build: a message it cannot take must never fail a read
-        logger.warning("board %s: kept changes not applied (%r); building it", workflow_id, exc)
+    except Exception:  # the cache only saves a build: a message it cannot take must never fail a read
+        logger.warning("board %s: kept changes not applied; building it", workflow_id, exc_info=True)
         return None
 
 
@@ -225,12 +226,20 @@ def _set_waiting(board: dict, *, shared: dict | None = None) -> None:
 
 
 def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
-    """The whole board in five queries, whatever the number of tasks.
+    """The whole board in five queries, whatever the number of tasks, all reading one state
+    of it: read apart, the tasks can name a step made after the steps were read.
 
     With `per_step`, each column carries only its first `per_step` tasks in board order
     and `tasks_total`; the rest of a column is `GET /api/v1/tasks/?step=<id>` ("load
     more"). Counts stay exact (one more query).
     """
+    with one_read():
+        board = _read_board(workflow, per_step)
+    _set_waiting(board)
+    return board
+
+
+def _read_board(workflow, per_step: int | None) -> dict:
     steps = list(WorkflowStep.objects.filter(workflow=workflow).order_by("position"))
     rows = Task.objects.filter(workflow=workflow, archived_at__isnull=True)
     if per_step is not None:
@@ -283,7 +292,7 @@ def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
         totals = _column_totals(by_step)
         for step_id, (_total, step_occupied, step_queued) in totals.items():
             occupied[step_id], queued[step_id] = step_occupied, step_queued
-    board = {
+    return {
         "workflow": {
             "id": str(workflow.pk),
             "workspace_id": str(workflow.workspace_id),
@@ -302,8 +311,6 @@ def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
         ],
         "groups": _groups(workflow, steps, occupied),
     }
-    _set_waiting(board)
-    return board
 
 
 def _counted(tasks: list[dict], *, admitted: bool) -> int:

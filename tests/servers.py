@@ -134,6 +134,8 @@ def eventually(condition, timeout: float = 30) -> None:
 
 # --- servers -----------------------------------------------------------------------------
 
+SOCKET_SERVED = "Uvicorn running on socket"  # uvicorn's line once it accepts on an inherited socket
+
 
 class Server:
     """`uvicorn kandev.asgi:application` (with `workers` processes) in a process group of its
@@ -174,9 +176,11 @@ class Server:
             *options,
         ]
         self.logfile = tempfile.NamedTemporaryFile(prefix="kandev-server-", suffix=".log")  # noqa: SIM115
+        self.logged_before_launch = 0  # a restarted server writes on after its killed self
         self.process: subprocess.Popen | None = None
 
     def launch(self) -> None:
+        self.logged_before_launch = len(self.log())
         self.process = subprocess.Popen(
             self.command,
             cwd=ROOT,
@@ -202,12 +206,18 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited with {self.process.returncode}:\n{self.log()}")
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                if self.accepting() and httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
                     return
             except httpx.TransportError:
                 pass
             time.sleep(0.2)
         raise RuntimeError(f"server did not become ready:\n{self.log()}")
+
+    def accepting(self) -> bool:
+        """On a shared socket a sibling answers /healthz, so this process's own word is
+        needed: uvicorn logs that it runs on the socket once it accepts connections there
+        (logged at info, the level a ServerPool's servers run at)."""
+        return self.sock is None or SOCKET_SERVED in self.log()[self.logged_before_launch :]
 
     def stop(self, signum: int = signal.SIGTERM, timeout: float = 20) -> int | None:
         """Ask the server to stop; kill its process group if it has not within `timeout`.
@@ -252,7 +262,7 @@ class ServerPool:
         self.sock = socket.create_server(("127.0.0.1", 0), backlog=512)
         self.sock.set_inheritable(True)
         self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.servers = [Server(env, sock=self.sock) for _ in range(workers)]
+        self.servers = [Server(env, sock=self.sock, log_level="info") for _ in range(workers)]
         for server in self.servers:  # all at once, then wait for each
             server.launch()
         for server in self.servers:
