@@ -209,6 +209,14 @@ def _step_response(step: WorkflowStep, status_code=status.HTTP_200_OK) -> Respon
     return Response(step_data(step, occupied, queued), status=status_code)
 
 
+def _of_workflow(view, queryset):
+    """A list narrowed to one board by `?workflow=<id>` (the steps' and the step groups')."""
+    workflow = view.request.query_params.get("workflow")
+    if view.action == "list" and workflow:
+        return queryset.filter(workflow_id=parse_uuid(workflow, "workflow"))
+    return queryset
+
+
 @extend_schema_view(
     list=extend_schema(
         parameters=[OpenApiParameter("workflow", str, description="Workflow id")],
@@ -221,10 +229,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     queryset = WorkflowStep.objects.none()  # the model, for the schema; rows come from get_queryset
 
     def get_queryset(self):
-        queryset = visible(WorkflowStep.objects.all(), self.request.user)
-        workflow = self.request.query_params.get("workflow")
-        if self.action == "list" and workflow:
-            queryset = queryset.filter(workflow_id=parse_uuid(workflow, "workflow"))
+        queryset = _of_workflow(self, visible(WorkflowStep.objects.all(), self.request.user))
         return queryset.select_related("workflow").order_by("workflow__created_at", "workflow_id", "position")
 
     def list(self, request):
@@ -286,10 +291,7 @@ class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     queryset = StepGroup.objects.none()  # the model, for the schema; rows come from get_queryset
 
     def get_queryset(self):
-        queryset = visible(StepGroup.objects.all(), self.request.user)
-        workflow = self.request.query_params.get("workflow")
-        if self.action == "list" and workflow:
-            queryset = queryset.filter(workflow_id=parse_uuid(workflow, "workflow"))
+        queryset = _of_workflow(self, visible(StepGroup.objects.all(), self.request.user))
         return queryset.order_by("workflow__created_at", "workflow_id", "created_at", "id")
 
     def list(self, request):
