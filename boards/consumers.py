@@ -12,7 +12,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from accounts.websocket import current_user, session_digest
 from boards.access import role_in
 from boards.events import board_group, viewer_group
-from boards.snapshots import board_snapshot
+from boards.snapshots import board_json
 from workflows.models import Role, Workflow
 
 # Every role may watch a board; a role taken out of this set loses its open sockets too.
@@ -29,8 +29,10 @@ def watchable_workflow(user, workflow_id) -> Workflow | None:
 
 
 @database_sync_to_async
-def snapshot_of(workflow) -> dict:
-    return board_snapshot(workflow=workflow)
+def snapshot_message(workflow) -> str:
+    """The `board.snapshot` message, around the board's JSON that its other readers share."""
+    version, board = board_json(workflow=workflow)
+    return f'{{"type":"board.snapshot","version":{version},"board":{board.decode()}}}'
 
 
 class BoardConsumer(AsyncJsonWebsocketConsumer):
@@ -56,10 +58,9 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
         if workflow is None:
             await self.refuse()
             return
-        snapshot = await snapshot_of(workflow)
+        message = await snapshot_message(workflow)
         await self.accept()
-        version = snapshot["workflow"]["version"]
-        await self.send_json({"type": "board.snapshot", "version": version, "board": snapshot})
+        await self.send(text_data=message)
 
     async def watchable(self) -> Workflow | None:
         """The board, when the socket's credential still holds and its user may watch it."""

@@ -51,9 +51,9 @@ BOARD_TASK_FIELDS = (
 # What a task's JSON (boards.messages.task_data) has that its card on the board leaves out:
 # the board shows the rest, whatever fields a task gains.
 OFF_BOARD_TASK_KEYS = frozenset({"workflow_id", "step_id", "description", "archived_at", "updated_at"})
-_snapshots: dict = {}  # (workflow id, per_step) -> (version, snapshot, tasks in it)
+_snapshots: dict = {}  # (workflow id, per_step) -> [version, snapshot, tasks in it, its JSON or None]
 _snapshots_guard = threading.Lock()
-SNAPSHOT_TASKS_KEPT = 50_000  # per process; a 20,000-task snapshot holds ~13 MB (tracemalloc)
+SNAPSHOT_TASKS_KEPT = 50_000  # per process; a 20,000-task snapshot holds ~13 MB (tracemalloc), its JSON 9 MB
 
 # Changes whose messages say everything they did to the board. A deleted step, a renamed
 # workflow or a reconcile are read again; so is any message with a part not listed here.
@@ -104,10 +104,25 @@ def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
     tasks = sum(len(step["tasks"]) for step in snapshot["steps"])
     with _snapshots_guard:
         kept = _snapshots.pop(key, None)
-        _snapshots[key] = kept if kept and kept[0] > workflow.version else (workflow.version, snapshot, tasks)
+        _snapshots[key] = kept if kept and kept[0] > workflow.version else [workflow.version, snapshot, tasks, None]
         while len(_snapshots) > 1 and sum(entry[2] for entry in _snapshots.values()) > SNAPSHOT_TASKS_KEPT:
             del _snapshots[next(iter(_snapshots))]  # the least recently built
     return snapshot
+
+
+def board_json(*, workflow, per_step: int | None = None) -> tuple[int, bytes]:
+    """(version, `board_snapshot()` as JSON), encoded once per snapshot and process: every
+    reader of one version (REST reads, each WebSocket viewer that opens the board) shares
+    the bytes, where each used to encode megabytes of a large board again."""
+    snapshot = board_snapshot(workflow=workflow, per_step=per_step)
+    version = snapshot["workflow"]["version"]
+    entry = _snapshots.get((workflow.pk, per_step))
+    if entry is not None and entry[1] is snapshot and entry[3] is not None:
+        return version, entry[3]
+    encoded = orjson.dumps(snapshot, option=orjson.OPT_NON_STR_KEYS)
+    if entry is not None and entry[1] is snapshot:
+        entry[3] = encoded  # two threads may both encode it: the same bytes either way
+    return version, encoded
 
 
 def updated_snapshot(snapshot: dict, *, version: int) -> dict | None:

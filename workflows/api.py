@@ -1,4 +1,4 @@
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -21,7 +21,7 @@ from boards.api import WorkflowEventFilter
 from boards.messages import step_data
 from boards.selectors import board_events, group_rows, step_counts
 from boards.serializers import TaskEventSerializer
-from boards.snapshots import board_snapshot
+from boards.snapshots import board_json
 from kandev.api import ErrorSerializer
 from kandev.errors import Invalid
 from kandev.renderers import JSONRenderer
@@ -182,7 +182,8 @@ class WorkflowViewSet(viewsets.ModelViewSet):
         workflow = member_object(Workflow, request.user, pk)
         if workflow is None:
             raise Http404
-        return Response(board_snapshot(workflow=workflow, per_step=per_step))
+        _version, encoded = board_json(workflow=workflow, per_step=per_step)
+        return HttpResponse(encoded, content_type="application/json")  # JSON already: one encoding per version
 
     @extend_schema(
         responses=TaskEventSerializer(many=True),

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from boards import admission
 from boards.models import Task
-from boards.snapshots import build_snapshot
+from boards.snapshots import board_json, build_snapshot
 from workflows import services as workflow_services
 from workflows.models import Workflow
 
@@ -35,6 +35,24 @@ def test_an_unchanged_board_is_built_once_and_every_change_shows_at_once(api, ow
 
     paged = api.get(url, {"per_step": 1}).json()  # another shape, built on its own
     assert paged["steps"][2]["tasks_total"] == 1
+
+
+def test_readers_of_one_version_share_its_json_and_a_change_encodes_anew(api, owner, board, make_task):
+    backlog, doing, done = board
+    task = make_task(backlog, "first")
+    workflow = Workflow.objects.get(pk=backlog.workflow_id)
+    version, encoded = board_json(workflow=workflow)
+
+    # Readers of the same version get the very bytes, which are the REST board's body
+    assert board_json(workflow=Workflow.objects.get(pk=workflow.pk))[1] is encoded
+    assert api.get(f"/api/v1/workflows/{workflow.pk}/board/").content == encoded
+    assert orjson.loads(encoded) == orjson.loads(orjson.dumps(build_snapshot(workflow=workflow)))
+
+    # After a change, the new version's JSON shows it
+    admission.task_move(task=task, to_step=done, actor=owner)
+    after_version, after = board_json(workflow=Workflow.objects.get(pk=workflow.pk))
+    assert after_version == version + 1 and after is not encoded
+    assert [t["title"] for t in orjson.loads(after)["steps"][2]["tasks"]] == ["first"]
 
 
 def test_the_settings_page_leaves_the_shared_snapshot_as_it_was(client, owner, board, make_task):
