@@ -12,12 +12,11 @@ from django.utils.safestring import SafeString, mark_safe
 register = template.Library()
 
 
-@register.filter
-def age(iso: str | None, now: datetime | None = None) -> str:
+def age(iso: str | None, now: datetime) -> str:
     """Compact time in step: "just now", "12m", "5h", "3d"."""
     if not iso:
         return ""
-    seconds = max(0, int(((now or timezone.now()) - datetime.fromisoformat(iso)).total_seconds()))
+    seconds = max(0, int((now - datetime.fromisoformat(iso)).total_seconds()))
     if seconds < 60:
         return "just now"
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
@@ -35,7 +34,6 @@ def data_script(value, element_id: str) -> SafeString:
     return format_html('<script id="{}" type="application/json">{}</script>', element_id, mark_safe(text))
 
 
-@register.filter
 def ordinal(n: int | None) -> str:
     """1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st: a queued agent's place in line."""
     if not n:
