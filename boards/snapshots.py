@@ -27,6 +27,7 @@ from boards.sessions import agent_figures, task_sessions
 from boards.waiting import board_waiting
 from kandev.db import one_read
 from kandev.metrics import BOARD_SNAPSHOTS
+from kandev.renderers import encode
 from workflows.models import StepGroup, WorkflowStep
 
 logger = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ def board_json(*, workflow, per_step: int | None = None) -> tuple[int, bytes]:
     entry = _snapshots.get((workflow.pk, per_step))
     if entry is not None and entry[1] is snapshot and entry[3] is not None:
         return version, entry[3]
-    encoded = orjson.dumps(snapshot, option=orjson.OPT_NON_STR_KEYS)
+    encoded = encode(snapshot)
     if entry is not None and entry[1] is snapshot:
         entry[3] = encoded  # two threads may both encode it: the same bytes either way
     return version, encoded

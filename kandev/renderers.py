@@ -9,6 +9,11 @@ def _default(value):
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
+def encode(data) -> bytes:
+    """The project's JSON: the API's bodies, the board's shared bytes and the page's data."""
+    return orjson.dumps(data, default=_default, option=orjson.OPT_NON_STR_KEYS)
+
+
 class JSONRenderer(BaseRenderer):
     """orjson: the board payload is the hot path; UUIDs and datetimes encode natively."""
 
@@ -19,4 +24,4 @@ class JSONRenderer(BaseRenderer):
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if data is None:
             return b""
-        return orjson.dumps(data, default=_default, option=orjson.OPT_NON_STR_KEYS)
+        return encode(data)

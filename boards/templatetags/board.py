@@ -3,11 +3,12 @@
 from datetime import datetime
 from html import escape
 
-import orjson
 from django import template
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+
+from kandev.renderers import encode
 
 register = template.Library()
 
@@ -29,7 +30,7 @@ def age(iso: str | None, now: datetime) -> str:
 def data_script(value, element_id: str) -> SafeString:
     """Django's `json_script`, encoded by orjson: the board page carries its board, megabytes of
     JSON on a large board. The same escapes, so the JSON cannot end the <script> element."""
-    text = orjson.dumps(value).decode()
+    text = encode(value).decode()
     text = text.replace("<", "\\u003C").replace(">", "\\u003E").replace("&", "\\u0026")
     return format_html('<script id="{}" type="application/json">{}</script>', element_id, mark_safe(text))
 
