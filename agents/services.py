@@ -22,7 +22,7 @@ from rest_framework import status as http
 from agents.models import HOLDING_SLOT, LIVE, TERMINAL, AgentSession, SessionStatus
 from boards.access import writable_workspaces
 from boards.admission import check_force
-from boards.changes import board_change
+from boards.changes import board_change, task_change
 from boards.locking import BoardChange, board_transaction
 from boards.models import EventKind, Task
 from kandev import metrics
@@ -323,8 +323,7 @@ def promote_board(*, workflow_id) -> int:
 def session_start(*, task: Task, actor, force: bool = False, reason: str = "") -> AgentSession:
     """Start a session by hand (API, `manage.py start_session`). `actor=None` is an operator."""
     check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
-    with board_change(task.workflow_id, actor=actor) as change:
-        task = change.lock_task(task.pk)
+    with task_change(task, actor=actor) as (change, task):
         if task.archived_at is not None or task.is_ephemeral:
             raise Conflict("Only a live task can run an agent session.", code="task_not_live")
         return admit_session(

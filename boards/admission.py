@@ -8,7 +8,7 @@ refused request persists.
 """
 
 from boards.access import role_in
-from boards.changes import board_change
+from boards.changes import board_change, task_change
 from boards.locking import BoardChange, board_transaction
 from boards.models import ClassOfService, EventKind, Priority, Task
 from boards.placement import (
@@ -109,8 +109,8 @@ def task_move(
     reason: str = "",
 ) -> Admission:
     check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
-    with board_change(task.workflow_id, actor=actor) as change:
-        task, target = change.lock_task(task.pk), change.step(to_step.pk)
+    with task_change(task, actor=actor) as (change, task):
+        target = change.step(to_step.pk)
         return move(change, task, target, position=position, force=force, reason=reason)
 
 
@@ -226,8 +226,7 @@ def bulk_move(change: BoardChange, tasks: list[Task], target: WorkflowStep) -> l
 
 @board_transaction
 def task_archive(*, task: Task, actor) -> Task:
-    with board_change(task.workflow_id, actor=actor) as change:
-        task = change.lock_task(task.pk)
+    with task_change(task, actor=actor) as (change, task):
         if task.archived_at is not None:
             return task
         step = change.steps[task.step_id]
@@ -244,8 +243,7 @@ def task_archive(*, task: Task, actor) -> Task:
 def task_restore(*, task: Task, actor, force: bool = False, reason: str = "") -> Admission:
     """Restore from the archive: an admission into the step the task was archived from."""
     check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
-    with board_change(task.workflow_id, actor=actor) as change:
-        task = change.lock_task(task.pk)
+    with task_change(task, actor=actor) as (change, task):
         step = change.steps[task.step_id]
         if task.archived_at is None:
             return Admission(task, Outcome.ADMITTED if task.admitted else Outcome.QUEUED)
@@ -264,8 +262,7 @@ def task_restore(*, task: Task, actor, force: bool = False, reason: str = "") ->
 def task_make_permanent(*, task: Task, actor, force: bool = False, reason: str = "") -> Admission:
     """An ephemeral task starts to count: an admission into its own step."""
     check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
-    with board_change(task.workflow_id, actor=actor) as change:
-        task = change.lock_task(task.pk)
+    with task_change(task, actor=actor) as (change, task):
         if not task.is_ephemeral:
             return Admission(task, Outcome.ADMITTED if task.admitted else Outcome.QUEUED)
         if task.archived_at is not None:
@@ -284,8 +281,7 @@ def task_make_permanent(*, task: Task, actor, force: bool = False, reason: str =
 
 @board_transaction
 def task_delete(*, task: Task, actor) -> None:
-    with board_change(task.workflow_id, actor=actor) as change:
-        task = change.lock_task(task.pk)
+    with task_change(task, actor=actor) as (change, task):
         step = change.steps[task.step_id]
         leave(change, task)
         change.record(task, EventKind.DELETED, from_step=step, action="delete", title=task.title)

@@ -21,15 +21,23 @@ logger = logging.getLogger(__name__)
 
 
 @contextmanager
-def board_change(workflow_id, *, actor=None):
+def board_change(workflow_id, *, actor=None, task_id=None):
     """Lock a board for one change; on clean exit settle it, record it and broadcast it."""
-    change = open_change(workflow_id, actor=actor)
+    change = open_change(workflow_id, actor=actor, task_id=task_id)
     yield change
     settle(change)
     close_change(change)
     if change.freed:
         fill = partial(fill_for_persons, change.workflow.workspace_id, set(change.freed), exclude=change.workflow.pk)
         transaction.on_commit(fill, robust=True)
+
+
+@contextmanager
+def task_change(task, *, actor=None):
+    """A change about one task: the board locked as `board_change` does, and the task's row
+    locked with it (one round trip): yields the change and the locked task."""
+    with board_change(task.workflow_id, actor=actor, task_id=task.pk) as change:
+        yield change, change.lock_task(task.pk)
 
 
 def fill_for_persons(workspace_id, user_ids, *, exclude=None) -> None:

@@ -113,6 +113,7 @@ class BoardChange:
     dirty: bool = False
     read_only: bool = False  # a view of the board for a read (`board_view`): nothing is locked
     _counts: dict = field(default_factory=dict)
+    _locked: dict = field(default_factory=dict)  # task id -> its row locked by open_change(), or None
     _groups: dict | None = None
     _expedited: int | None = None
 
@@ -138,7 +139,8 @@ class BoardChange:
         return ordered[0]
 
     def counts(self, step: WorkflowStep) -> StepCounts:
-        """Read after the locks, then kept current by every write of this change."""
+        """Read with the locks (a read's view: when first asked), then kept current by every
+        write of this change."""
         if step.pk not in self._counts:
             with connection.cursor() as cursor:
                 cursor.execute(statements.locked_section(connection.vendor)["count_step"], [sql.uuid_param(step.pk)])
@@ -247,12 +249,17 @@ class BoardChange:
         return known | (step_counts(missing) if missing else {})
 
     def lock_task(self, task_id) -> Task:
-        """Step 3 of the lock order: a task row of this board."""
-        statement = statements.locked_section(connection.vendor)["lock_task"]
-        rows = sql.fetch(statement, [sql.uuid_param(task_id), sql.uuid_param(self.workflow.pk)], Task)
-        if not rows:
+        """Step 3 of the lock order: a task row of this board (read with the board's lock
+        when the change was opened for it)."""
+        if task_id in self._locked:
+            task = self._locked[task_id]
+        else:
+            statement = statements.locked_section(connection.vendor)["lock_task"]
+            rows = sql.fetch(statement, [sql.uuid_param(task_id), sql.uuid_param(self.workflow.pk)], Task)
+            task = rows[0][0] if rows else None
+        if task is None:
             raise NotFound("Not found.")
-        return rows[0][0]
+        return task
 
     def record(self, task: Task, kind: str, *, from_step=None, to_step=None, reason="", **detail):
         self.dirty = True
@@ -332,15 +339,29 @@ def _copied(value):
     return value.copy() if isinstance(value, (set, list)) else value
 
 
-def open_change(workflow_id, *, actor=None) -> BoardChange:
-    """Steps 1 and 2 of the lock order: the board, its version bumped, and its steps."""
+def open_change(workflow_id, *, actor=None, task_id=None) -> BoardChange:
+    """Steps 1 to 3 of the lock order (the board, its version bumped; its steps; the task
+    `task_id`, when the change is about one) and then every step's counts, sent together:
+    on PostgreSQL one round trip, for statements that each wait for the one before.
+    Every write of the board waits for this lock, so each round trip held under it is
+    paid by the writers queued behind (docs/benchmarks.md)."""
     locked = statements.locked_section(connection.vendor)
-    bumped = sql.fetch(locked["lock_and_bump"], [sql.uuid_param(workflow_id)], Workflow)
+    board = sql.uuid_param(workflow_id)
+    queries = [(locked["lock_and_bump"], [board], [Workflow]), (locked["lock_steps"], [board], [WorkflowStep])]
+    if task_id is not None:
+        queries.append((locked["lock_task"], [sql.uuid_param(task_id), board], [Task]))
+    queries.append((locked["count_board"], [board], []))
+    bumped, steps, *task, counted = sql.fetch_together(*queries)
     if not bumped:
         raise NotFound("Not found.")
     ((workflow,),) = bumped
-    steps = [step for (step,) in sql.fetch(locked["lock_steps"], [sql.uuid_param(workflow.pk)], WorkflowStep)]
-    return BoardChange(workflow=workflow, steps={s.pk: s for s in steps}, actor=actor)
+    change = BoardChange(workflow=workflow, steps={step.pk: step for (step,) in steps}, actor=actor)
+    change._counts = {pk: StepCounts(0, 0, -1) for pk in change.steps}
+    for step_id, occupied, queued, last in counted:
+        change._counts[sql.uuid_value(step_id)] = StepCounts(occupied, queued, last)
+    if task:
+        change._locked = {task_id: task[0][0][0] if task[0] else None}
+    return change
 
 
 def board_view(workflow: Workflow) -> BoardChange:

@@ -1,7 +1,7 @@
 """Task writes that are not admissions: they change a card, never its step."""
 
 from boards.admission import reassign, reclassify
-from boards.changes import board_change
+from boards.changes import board_change, task_change
 from boards.locking import BoardChange, board_transaction
 from boards.models import BLOCKED_REASON_MAX, EventKind, Task
 from kandev.errors import Conflict, Invalid
@@ -10,8 +10,7 @@ from kandev.errors import Conflict, Invalid
 @board_transaction
 def task_update(*, task: Task, actor, **fields) -> Task:
     """Edit a card. A new assignee or class of service is judged by the limits it touches."""
-    with board_change(task.workflow_id, actor=actor) as change:
-        task = change.lock_task(task.pk)
+    with task_change(task, actor=actor) as (change, task):
         if "assignee_id" in fields:
             reassign(change, task, fields["assignee_id"])
         if "class_of_service" in fields:
@@ -61,8 +60,7 @@ def task_block(*, task: Task, actor, reason: str) -> Task:
         raise Invalid({"reason": ["A reason is required to block a task."]})
     if len(reason) > BLOCKED_REASON_MAX:
         raise Invalid({"reason": [f"Ensure this field has no more than {BLOCKED_REASON_MAX} characters."]})
-    with board_change(task.workflow_id, actor=actor) as change:
-        task = change.lock_task(task.pk)
+    with task_change(task, actor=actor) as (change, task):
         if task.archived_at is not None:
             raise Conflict("An archived task cannot be blocked; restore it first.", code="task_archived")
         if task.blocked_reason == reason:
@@ -79,8 +77,7 @@ def task_block(*, task: Task, actor, reason: str) -> Task:
 @board_transaction
 def task_unblock(*, task: Task, actor) -> Task:
     """Unblock a task: it is pullable again, so the limited steps it feeds fill now."""
-    with board_change(task.workflow_id, actor=actor) as change:
-        task = change.lock_task(task.pk)
+    with task_change(task, actor=actor) as (change, task):
         if not task.blocked_reason:
             return task
         reason = task.blocked_reason

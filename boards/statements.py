@@ -20,6 +20,10 @@ def locked_section(vendor: str) -> dict:
     version = sql.column(Workflow, "version")
     live = sql.condition(Task, LIVE)
     admitted = sql.column(Task, "admitted")
+    counted = (
+        f"COUNT(*) FILTER (WHERE {admitted}), COUNT(*) FILTER (WHERE NOT {admitted}),"
+        f" MAX({sql.column(Task, 'position')})"
+    )
     return {
         # Step 1 of the lock order and the version bump in one round trip (admission.md
         # allows "the version bump itself" as the lock).
@@ -37,12 +41,13 @@ def locked_section(vendor: str) -> dict:
             f"SELECT {sql.columns(Task)} FROM {sql.table(Task)}"
             f" WHERE {sql.column(Task, 'id')} = %s AND {sql.column(Task, 'workflow')} = %s{for_update}"
         ),
-        # Occupancy after the locks (the partial index task_in_board_order keeps it cheap).
-        "count_step": (
-            f"SELECT COUNT(*) FILTER (WHERE {admitted}), COUNT(*) FILTER (WHERE NOT {admitted}),"
-            f" MAX({sql.column(Task, 'position')}) FROM {sql.table(Task)}"
-            f" WHERE {sql.column(Task, 'step')} = %s AND {live}"
+        # Occupancy after the locks: every step of the board at once, sent with the locks.
+        "count_board": (
+            f"SELECT {sql.column(Task, 'step')}, {counted} FROM {sql.table(Task)}"
+            f" WHERE {sql.column(Task, 'workflow')} = %s AND {live} GROUP BY {sql.column(Task, 'step')}"
         ),
+        # One step's, for a read's view of the board (the partial index task_in_board_order).
+        "count_step": f"SELECT {counted} FROM {sql.table(Task)} WHERE {sql.column(Task, 'step')} = %s AND {live}",
     }
 
 
