@@ -323,9 +323,9 @@ class BoardChange:
                 setattr(self, name, value)
             raise
 
-    def live_message(self) -> dict:
-        """The message live viewers get when this change commits."""
-        return change_message(self)
+    def live_message(self, writes=()) -> dict:
+        """The message live viewers get when this change commits; `writes` go with its reads."""
+        return change_message(self, writes)
 
     def announce(self, type_: str, **payload) -> None:
         """Name the change for live viewers; the first announcement wins (it is the cause)."""
@@ -383,7 +383,6 @@ def close_change(change: BoardChange) -> None:
         return
     for event in change.events:  # ties each event to its commit: history replays change by change
         event.detail["version"] = change.version
-    sql.insert(change.events)
-    message = change.live_message()
+    message = change.live_message(sql.insert_statements(change.events))  # the history, sent with the message's read
     keep_change_on_commit(workflow.pk, message)
     broadcast_on_commit(workflow.pk, message)

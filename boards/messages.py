@@ -5,6 +5,7 @@ from agents.models import SessionStatus
 from boards.models import Task
 from boards.priorities import PRIORITY_NAMES
 from boards.sessions import agent_figures, task_sessions
+from kandev import sql
 from workflows.models import StepGroup, WorkflowStep
 
 
@@ -37,17 +38,23 @@ def task_data(task: Task) -> dict:
     }
 
 
-def change_message(change) -> dict:
+def change_message(change, writes=()) -> dict:
     """The live message for one committed board change (api.md, WebSocket). Each `steps[]`
     entry is the whole step as `GET /api/v1/steps/{id}/` shows it, and each task carries its
-    `session` as the board shows it, so viewers never refetch."""
+    `session` as the board shows it, so viewers never refetch. `writes` go with its first read
+    (`kandev.sql.fetch_together()`), or alone."""
     message = dict(change.message or {"type": "workflow.updated"})
     tasks = {pk: t for pk, t in change.changed_tasks.items() if pk not in change.deleted}
     wanted = tasks.keys() | (change.session_tasks - change.deleted)
     # A task created in this change has no session but one the change started: creates,
     # the busiest writes, need not look.
     unknown = wanted - (change.created - change.session_tasks)
-    sessions = task_sessions(workflow_id=change.workflow.pk, task_ids=wanted) if unknown or change.agents else {}
+    if unknown or change.agents:
+        sessions = task_sessions(workflow_id=change.workflow.pk, task_ids=wanted, writes=writes)
+    else:
+        sessions = {}
+        if writes:
+            sql.fetch_together(*writes)
     if change.agents:  # the queue may have moved: every queued task goes along with its position
         wanted |= {pk for pk, session in sessions.items() if session["status"] == SessionStatus.QUEUED}
     unread = wanted - tasks.keys()

@@ -13,13 +13,14 @@ from kandev import sql
 from workflows.models import Workflow, Workspace
 
 
-def task_sessions(*, workflow_id, task_ids=None) -> dict:
+def task_sessions(*, workflow_id, task_ids=None, writes=()) -> dict:
     """{task id: {"id", "status", "queue_position"}} for the board's tasks (or just `task_ids`),
     in one query, whatever the number of tasks.
 
     A card shows its task's live session, or the last one when it failed in the step the task
     is still in (a person should see that the agent gave up there). `queue_position` is 1-based
     among the workflow's queued sessions in promotion order (queued_at, id), else null.
+    `writes` (`kandev.sql.fetch_together()` writes) are sent ahead of the query, with it.
     """
     # Plain strings: a driver may write an Enum member as its name.
     params = [sql.uuid_param(workflow_id), *(status.value for status in LIVE), SessionStatus.FAILED.value]
@@ -27,9 +28,7 @@ def task_sessions(*, workflow_id, task_ids=None) -> dict:
         ids = [sql.uuid_param(pk) for pk in task_ids]
         params += [ids if connection.vendor == "postgresql" else json.dumps(ids), SessionStatus.QUEUED.value]
     statement = statements.shown_sessions(connection.vendor, of_tasks=task_ids is not None)
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        rows = cursor.fetchall()
+    *_, rows = sql.fetch_together(*writes, (statement, params, ()))
     sessions, queued = {}, 0
     for task_id, session_id, status in rows:
         if status == SessionStatus.QUEUED:

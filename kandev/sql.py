@@ -6,7 +6,6 @@ second. The statements stay derived from the models' metadata (tables, columns, 
 converters), so a renamed column cannot drift from them.
 """
 
-import contextlib
 import functools
 
 from django.db import connection
@@ -76,23 +75,26 @@ def fetch(sql: str, params: list, *models) -> list[tuple]:
         return _instances(cursor.fetchall(), models)
 
 
-def fetch_together(*queries) -> list[list[tuple]]:
-    """`fetch()` of each `(sql, params, models)` in turn, sent together: on PostgreSQL in one
-    pipeline, so the round trip to the server is paid once, not once per statement. The
-    server still runs each statement after the one before (a lock order holds), and the
-    first error stops the rest."""
-    cursors = []
-    with contextlib.ExitStack() as stack:
-        if connection.vendor == "postgresql":
-            connection.ensure_connection()
-            stack.enter_context(connection.wrap_database_errors)
-            stack.enter_context(connection.connection.pipeline())
-        for sql, params, _ in queries:
-            cursor = stack.enter_context(connection.cursor())
-            cursor.execute(sql, params)
-            cursors.append(cursor)
-        rows = [cursor.fetchall() for cursor in cursors]
-    return [_instances(found, models) for found, (_, _, models) in zip(rows, queries, strict=True)]
+def fetch_together(*queries) -> list[list[tuple] | None]:
+    """`fetch()` of each `(sql, params, models)` in turn, sent together (`models` None: a
+    write, whose result is None). On PostgreSQL they go as one query string (psycopg's
+    client-side binding, Django's default, sends it by the simple protocol): one send and
+    one wait, not one of each per statement. Under load every wait hands the GIL to another
+    thread for up to its switch interval, so a statement's wait costs far more than its
+    round trip. The server still runs each statement after the one before (a lock order
+    holds), and the first error stops the rest."""
+    together = connection.vendor == "postgresql"
+    results = []
+    with connection.cursor() as cursor:
+        if together:
+            cursor.execute("; ".join(sql for sql, _, _ in queries), [p for _, params, _ in queries for p in params])
+        for index, (sql, params, models) in enumerate(queries):
+            if not together:
+                cursor.execute(sql, params)
+            elif index:
+                cursor.nextset()
+            results.append(None if models is None else _instances(cursor.fetchall(), models))
+    return results
 
 
 def _instances(rows: list, models) -> list[tuple]:
@@ -122,14 +124,23 @@ def insert(objs: list) -> None:
     """INSERT new instances of one model as `save()` would write them (`pre_save` fills
     auto_now fields), in as few statements as the database allows. No save signals are
     sent (nothing listens to the models this is used for); serial ids stay unset."""
+    with connection.cursor() as cursor:
+        for statement, params, _ in insert_statements(objs):
+            cursor.execute(statement, params)
+
+
+def insert_statements(objs: list) -> list[tuple]:
+    """`insert()`'s statements as `fetch_together()` writes, to send with other statements;
+    the instances count as saved from here on."""
     if not objs:
-        return
+        return []
     fields, head, row = _insert_statement(type(objs[0]), connection.vendor)
     per_statement = max(1, connection.ops.bulk_batch_size(fields, objs))  # SQLite caps parameters
-    with connection.cursor() as cursor:
-        for start in range(0, len(objs), per_statement):
-            batch, params = objs[start : start + per_statement], []
-            for obj in batch:
-                params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
-                obj._state.adding, obj._state.db = False, connection.alias
-            cursor.execute(head + ", ".join([row] * len(batch)), params)
+    statements = []
+    for start in range(0, len(objs), per_statement):
+        batch, params = objs[start : start + per_statement], []
+        for obj in batch:
+            params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
+            obj._state.adding, obj._state.db = False, connection.alias
+        statements.append((head + ", ".join([row] * len(batch)), params, None))
+    return statements
