@@ -54,6 +54,12 @@ BOARD_TASK_FIELDS = (
 OFF_BOARD_TASK_KEYS = frozenset({"workflow_id", "step_id", "description", "archived_at", "updated_at"})
 _snapshots: dict = {}  # (workflow id, per_step) -> [version, snapshot, tasks in it, its JSON or None]
 _snapshots_guard = threading.Lock()
+# One build, apply or encode of a board at a time per process. They are CPU under the GIL,
+# so a second one in the same process runs no sooner: it only takes turns from the writers
+# holding a board's lock, whose every statement then waits longer for the GIL (the mixed
+# load's moves, docs/benchmarks.md). Readers of the same version wait for one build, not
+# each make their own.
+_one_at_a_time = threading.Lock()
 SNAPSHOT_TASKS_KEPT = 50_000  # per process; a 20,000-task snapshot holds ~13 MB (tracemalloc), its JSON 9 MB
 
 # Changes whose messages say everything they did to the board. A deleted step, a renamed
@@ -92,16 +98,20 @@ def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
     (`updated_snapshot`). The result is shared: callers must not change it.
     """
     key = (workflow.pk, per_step)
-    cached = _snapshots.get(key)
-    if cached is not None and cached[0] >= workflow.version:
-        BOARD_SNAPSHOTS.labels(how="cached").inc()
-        return cached[1]
-    snapshot = None
-    if cached is not None and per_step is None:  # a column cut at per_step cannot take a task leaving it
-        snapshot = updated_snapshot(cached[1], version=workflow.version)
-    BOARD_SNAPSHOTS.labels(how="built" if snapshot is None else "applied").inc()
-    if snapshot is None:
-        snapshot = build_snapshot(workflow=workflow, per_step=per_step)
+    cached = _kept(key, workflow.version)
+    if cached is not None:
+        return cached
+    with _one_at_a_time:
+        cached = _kept(key, workflow.version)  # another reader of this version made it meanwhile
+        if cached is not None:
+            return cached
+        older = _snapshots.get(key)
+        snapshot = None
+        if older is not None and per_step is None:  # a column cut at per_step cannot take a task leaving it
+            snapshot = updated_snapshot(older[1], version=workflow.version)
+        BOARD_SNAPSHOTS.labels(how="built" if snapshot is None else "applied").inc()
+        if snapshot is None:
+            snapshot = build_snapshot(workflow=workflow, per_step=per_step)
     tasks = sum(len(step["tasks"]) for step in snapshot["steps"])
     with _snapshots_guard:
         kept = _snapshots.pop(key, None)
@@ -109,6 +119,14 @@ def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
         while len(_snapshots) > 1 and sum(entry[2] for entry in _snapshots.values()) > SNAPSHOT_TASKS_KEPT:
             del _snapshots[next(iter(_snapshots))]  # the least recently built
     return snapshot
+
+
+def _kept(key, version: int) -> dict | None:
+    cached = _snapshots.get(key)
+    if cached is None or cached[0] < version:
+        return None
+    BOARD_SNAPSHOTS.labels(how="cached").inc()
+    return cached[1]
 
 
 def board_json(*, workflow, per_step: int | None = None) -> tuple[int, bytes]:
@@ -120,9 +138,12 @@ def board_json(*, workflow, per_step: int | None = None) -> tuple[int, bytes]:
     entry = _snapshots.get((workflow.pk, per_step))
     if entry is not None and entry[1] is snapshot and entry[3] is not None:
         return version, entry[3]
-    encoded = encode(snapshot)
+    with _one_at_a_time:
+        if entry is not None and entry[1] is snapshot and entry[3] is not None:  # encoded meanwhile
+            return version, entry[3]
+        encoded = encode(snapshot)
     if entry is not None and entry[1] is snapshot:
-        entry[3] = encoded  # two threads may both encode it: the same bytes either way
+        entry[3] = encoded
     return version, encoded
 
 
