@@ -351,7 +351,7 @@ def open_change(workflow_id, *, actor=None, task_id=None) -> BoardChange:
     if task_id is not None:
         queries.append((locked["lock_task"], [sql.uuid_param(task_id), board], [Task]))
     queries.append((locked["count_board"], [board], []))
-    bumped, steps, *task, counted = sql.fetch_together(*queries)
+    bumped, steps, *task_rows, counted = sql.fetch_together(*queries)
     if not bumped:
         raise NotFound("Not found.")
     ((workflow,),) = bumped
@@ -359,8 +359,8 @@ def open_change(workflow_id, *, actor=None, task_id=None) -> BoardChange:
     change._counts = {pk: StepCounts(0, 0, -1) for pk in change.steps}
     for step_id, occupied, queued, last in counted:
         change._counts[sql.uuid_value(step_id)] = StepCounts(occupied, queued, last)
-    if task:
-        change._locked = {task_id: task[0][0][0] if task[0] else None}
+    for rows in task_rows:  # the one task's, when asked for
+        change._locked[task_id] = rows[0][0] if rows else None
     return change
 
 

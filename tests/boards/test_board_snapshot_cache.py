@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from boards import admission
+from boards import admission, snapshots
 from boards.models import Task
 from boards.snapshots import board_json, build_snapshot
 from workflows import services as workflow_services
@@ -125,3 +125,45 @@ if connection.vendor == "postgresql":
         assert [[t["title"] for t in s["tasks"]] for s in snapshot["steps"]] == [[], [], ["moving"]]
         assert snapshot["steps"][2]["occupied"] == 1
         assert Task.objects.get(pk=task.pk).step.name == "New"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_readers_arriving_together_at_a_new_version_wait_for_one_build(owner, board, make_task, monkeypatch):
+    # Given a board, and four readers that all ask for its version at once
+    make_task(board[0], "t")
+    workflow_id = board[0].workflow_id
+    readers = 4
+    asked, builds = threading.Semaphore(0), []
+    kept, build = snapshots._kept, snapshots.build_snapshot
+
+    def asking(key, version):
+        found = kept(key, version)
+        asked.release()
+        return found
+
+    def building(**kwargs):
+        builds.append(kwargs)
+        # Build only once every reader has asked and found nothing kept: each would build its own now.
+        for _ in range(readers):
+            assert asked.acquire(timeout=30)
+        return build(**kwargs)
+
+    monkeypatch.setattr(snapshots, "_kept", asking)
+    monkeypatch.setattr(snapshots, "build_snapshot", building)
+    read = []
+
+    def reader():
+        try:
+            read.append(board_json(workflow=Workflow.objects.get(pk=workflow_id)))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=reader) for _ in range(readers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+
+    # Then one of them built it, and all four got its very bytes
+    assert len(builds) == 1
+    assert len(read) == readers and len({id(encoded) for _, encoded in read}) == 1
