@@ -246,8 +246,10 @@ if KANDEV_BACKGROUND not in {"embedded", "worker"}:
     raise ImproperlyConfigured(f"KANDEV_BACKGROUND must be embedded or worker, not {KANDEV_BACKGROUND!r}")
 # Threads per server process serving HTTP requests (kandev/requests.py): reads and writes
 # apart, so writes do not queue behind reads. Each holds a database connection while it
-# serves, so together they stay within DATABASE_POOL_MAX_SIZE.
-KANDEV_READ_THREADS = int(os.environ.get("KANDEV_READ_THREADS", "4"))
+# serves, so together they stay within DATABASE_POOL_MAX_SIZE. Two read threads: reads are
+# mostly Python under the GIL, so a third in one process serves no more reads, it only takes
+# turns from the writers holding a board's lock (docs/benchmarks.md, "the fourth sitting").
+KANDEV_READ_THREADS = int(os.environ.get("KANDEV_READ_THREADS", "2"))
 KANDEV_WRITE_THREADS = int(os.environ.get("KANDEV_WRITE_THREADS", "4"))
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
