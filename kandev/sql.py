@@ -83,7 +83,8 @@ def fetch_together(*queries) -> list[list[tuple] | None]:
     thread for up to its switch interval, so a statement's wait costs far more than its
     round trip. The server still runs each statement after the one before (a lock order
     holds), and the first error stops the rest."""
-    together = connection.vendor == "postgresql"
+    # Server-side binding (an OPTIONS choice kandev does not make) takes one statement a query.
+    together = connection.vendor == "postgresql" and not connection.settings_dict["OPTIONS"].get("server_side_binding")
     results = []
     with connection.cursor() as cursor:
         if together:
