@@ -8,7 +8,8 @@ Every change to a board runs inside `board_change()` (changes.py), within an out
   4. the membership rows of the assignees whose personal limits it judges (`lock_members`,
      ascending id): a person's limit spans boards, so two boards serialize there.
 Session rows and the workspace's session guard, when a change needs them, come after.
-Groups live inside one board: the workflow lock orders their changes.
+Groups live inside one board: the workflow lock orders their changes. Steps 1 to 3 (the task
+when the change is about one) and then every step's counts go as one query (`open_change`).
 """
 
 import dataclasses
