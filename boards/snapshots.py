@@ -136,13 +136,14 @@ def board_json(*, workflow, per_step: int | None = None) -> tuple[int, bytes]:
     snapshot = board_snapshot(workflow=workflow, per_step=per_step)
     version = snapshot["workflow"]["version"]
     entry = _snapshots.get((workflow.pk, per_step))
-    if entry is not None and entry[1] is snapshot and entry[3] is not None:
+    kept = entry is not None and entry[1] is snapshot  # neither dropped nor replaced since
+    if kept and entry[3] is not None:
         return version, entry[3]
     with _one_at_a_time:
-        if entry is not None and entry[1] is snapshot and entry[3] is not None:  # encoded meanwhile
+        if kept and entry[3] is not None:  # encoded meanwhile
             return version, entry[3]
         encoded = encode(snapshot)
-    if entry is not None and entry[1] is snapshot:
+    if kept:
         entry[3] = encoded
     return version, encoded
 

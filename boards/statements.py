@@ -46,7 +46,8 @@ def locked_section(vendor: str) -> dict:
             f"SELECT {sql.column(Task, 'step')}, {counted} FROM {sql.table(Task)}"
             f" WHERE {sql.column(Task, 'workflow')} = %s AND {live} GROUP BY {sql.column(Task, 'step')}"
         ),
-        # One step's, for a read's view of the board (the partial index task_in_board_order).
+        # One step's: for a read's view of the board, or a step made in this change (the partial
+        # index task_in_board_order).
         "count_step": f"SELECT {counted} FROM {sql.table(Task)} WHERE {sql.column(Task, 'step')} = %s AND {live}",
     }
 
