@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -330,6 +331,9 @@ class Client(threading.Thread):
 
 
 TRACEBACK = "Traceback (most recent call last):"
+# The start of a log record after an exception: uvicorn's ("INFO:     ...") or Django's request
+# log ("Conflict: /api/..."), so a traceback ends there, not with the whole log after it.
+LOG_RECORD = re.compile(r"[A-Z]+: {2,}|[A-Z][A-Za-z ]*: /")
 CHAINED = (
     "The above exception was the direct cause of the following exception:",
     "During handling of the above exception, another exception occurred:",
@@ -351,8 +355,10 @@ def logged_tracebacks(logs: str) -> list[str]:
             i += 1
             while i < len(lines) and lines[i].startswith(" "):  # its frames
                 i += 1
-            while i < len(lines) and lines[i] and lines[i] != TRACEBACK:  # the exception, maybe several lines
+            if i < len(lines) and lines[i] != TRACEBACK:  # the exception's line
                 i += 1
+            while i < len(lines) and lines[i] and lines[i] != TRACEBACK and not LOG_RECORD.match(lines[i]):
+                i += 1  # the rest of its message, up to the next log record
             following = [line for line in lines[i : i + 4] if line]
             if following[:2] not in ([CHAINED[0], TRACEBACK], [CHAINED[1], TRACEBACK]):
                 break
