@@ -24,6 +24,7 @@ from boards.serializers import (
 from boards.services import task_block, task_unblock, task_update
 from boards.waiting import task_waiting
 from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
+from kandev.db import one_read
 from kandev.validation import validated
 
 ADMISSION_RESPONSES = {
@@ -75,9 +76,11 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
         )
 
     def retrieve(self, request, pk=None):
-        """The task detail: the task, and why it waits (`waiting`, product.md §2b.6)."""
-        task = self.get_object()
-        return Response({**task_data(task), "waiting": task_waiting(task)})
+        """The task detail: the task, and why it waits (`waiting`, product.md §2b.6), both from
+        one state of the board: read apart, the task can be in a step deleted since."""
+        with one_read():
+            task = self.get_object()
+            return Response({**task_data(task), "waiting": task_waiting(task)})
 
     def writable_task(self) -> Task:
         """The task of the URL for a write: 404 unless the user is a member, 403 for a viewer."""

@@ -1,12 +1,16 @@
 """Why a task waits (product.md §2b.6): the task detail's `waiting` and the board's."""
 
+import threading
+
 import pytest
+from django.db import connection
 
 from agents import services as sessions
 from boards import admission
 from boards.services import task_block
 from tests.factories import MembershipFactory, StepFactory, UserFactory
-from workflows.models import OnFull, Role, StepGroup, StepKind
+from workflows import services as workflow_services
+from workflows.models import OnFull, Role, StepGroup, StepKind, WorkflowStep
 
 pytestmark = pytest.mark.django_db
 
@@ -124,3 +128,42 @@ def test_a_task_nobody_waits_for_has_no_waiting(chain, owner, api):
     _, doing, _ = chain
     working = create(doing, owner, "working")
     assert detail(api, working) is None
+
+
+# Collected on PostgreSQL only: on SQLite a writer waits for the read's IMMEDIATE transaction,
+# so nothing can commit between its queries.
+if connection.vendor == "postgresql":
+
+    @pytest.mark.django_db(transaction=True)
+    def test_the_detail_shows_one_board_though_its_step_is_deleted_between_its_queries(api, owner, chain):
+        # Given a task waiting in Backlog behind a full In Progress, and its detail being read
+        backlog, doing, review = chain
+        create(backlog, owner, "busy")
+        waiting = create(backlog, owner, "waiting")
+        deleted = []
+
+        def delete_the_step():  # another request, on its own connection
+            try:
+                workflow_services.step_delete(step=backlog, actor=owner, move_tasks_to=review)
+            finally:
+                connection.close()
+
+        def after_the_task(execute, sql, params, many, context):
+            result = execute(sql, params, many, context)
+            if not deleted and 'FROM "boards_task"' in sql:
+                # When the task's step is deleted (its tasks moved on) just after the task was read
+                mover = threading.Thread(target=delete_the_step)
+                mover.start()
+                mover.join()
+                deleted.append(True)
+            return result
+
+        with connection.execute_wrapper(after_the_task):
+            response = api.get(f"/api/v1/tasks/{waiting.pk}/")
+
+        # Then the detail answers from the board as it was when the read began
+        assert deleted
+        assert response.status_code == 200
+        assert response.json()["step_id"] == str(backlog.pk)
+        assert response.json()["waiting"]["state"] == "waiting_for_pull"
+        assert not WorkflowStep.objects.filter(pk=backlog.pk).exists()
