@@ -47,6 +47,19 @@ def bumper(workflow):
     return lambda: Workflow.objects.filter(pk=workflow.pk).update(version=F("version") + 1)
 
 
+def mover(workflow, user):
+    """A change as `after_change` makes them: one Backlog task to Done or back, each call."""
+    backlog, done = workflow.steps.get(name="Backlog"), workflow.steps.get(name="Done")
+    task = Task.objects.filter(step=backlog).order_by("position").first()
+    targets = itertools.cycle((done, backlog))
+
+    def change():
+        nonlocal task
+        task = task_move(task=task, to_step=next(targets), actor=user).task
+
+    return change
+
+
 def _queries(client: Client, path: str, bump, **headers) -> tuple[int, int, int]:
     bump()
     with CaptureQueriesContext(connection) as captured:
@@ -131,14 +144,7 @@ def after_change(*, workspace, user, key: str, server, meter, samples: int, reps
     A move takes one Backlog task to Done or back: one task and two steps per change, the
     board's size unchanged, nothing pulled (In Progress stays full)."""
     workflow = build(workspace, AFTER_CHANGE_TASKS)
-    backlog, done = workflow.steps.get(name="Backlog"), workflow.steps.get(name="Done")
-    task = Task.objects.filter(step=backlog).order_by("position").first()
-    targets = itertools.cycle((done, backlog))
-
-    def change():
-        nonlocal task
-        task = task_move(task=task, to_step=next(targets), actor=user).task
-
+    change = mover(workflow, user)
     board_path = f"/api/v1/workflows/{workflow.pk}/board/"
 
     async def repetition():
