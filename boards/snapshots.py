@@ -12,6 +12,7 @@ messages do not fully describe, or too many of them.
 
 import bisect
 import logging
+import operator
 import threading
 
 import orjson
@@ -52,7 +53,9 @@ BOARD_TASK_FIELDS = (
 # What a task's JSON (boards.messages.task_data) has that its card on the board leaves out:
 # the board shows the rest, whatever fields a task gains.
 OFF_BOARD_TASK_KEYS = frozenset({"workflow_id", "step_id", "description", "archived_at", "updated_at"})
-_snapshots: dict = {}  # (workflow id, per_step) -> [version, snapshot, tasks in it, its JSON or None]
+# (workflow id, per_step) -> [version, snapshot, tasks in it, its JSON or None, its columns' JSON
+# as last encoded (`encoded_board`)]
+_snapshots: dict = {}
 _snapshots_guard = threading.Lock()
 # One build, apply or encode of a board at a time per process. They are CPU under the GIL,
 # so a second one in the same process runs no sooner: it only takes turns from the writers
@@ -60,6 +63,7 @@ _snapshots_guard = threading.Lock()
 # load's moves, docs/benchmarks.md). Readers of the same version wait for one build, not
 # each make their own.
 _one_at_a_time = threading.Lock()
+CARDS_ENCODED_TOGETHER = 64  # a column's JSON is kept in parts of so many cards (~30 KB)
 SNAPSHOT_TASKS_KEPT = 50_000  # per process; a 20,000-task snapshot holds ~13 MB (tracemalloc), its JSON 9 MB
 
 # Changes whose messages say everything they did to the board. A deleted step, a renamed
@@ -115,7 +119,9 @@ def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
     tasks = sum(len(step["tasks"]) for step in snapshot["steps"])
     with _snapshots_guard:
         kept = _snapshots.pop(key, None)
-        _snapshots[key] = kept if kept and kept[0] > workflow.version else [workflow.version, snapshot, tasks, None]
+        if kept is None or kept[0] <= workflow.version:
+            kept = [workflow.version, snapshot, tasks, None, kept[4] if kept else {}]
+        _snapshots[key] = kept
         while len(_snapshots) > 1 and sum(entry[2] for entry in _snapshots.values()) > SNAPSHOT_TASKS_KEPT:
             del _snapshots[next(iter(_snapshots))]  # the least recently built
     return snapshot
@@ -142,10 +148,35 @@ def board_json(*, workflow, per_step: int | None = None) -> tuple[int, bytes]:
     with _one_at_a_time:
         if kept and entry[3] is not None:  # encoded meanwhile
             return version, entry[3]
-        encoded = encode(snapshot)
-    if kept:
-        entry[3] = encoded
+        encoded, columns = encoded_board(snapshot, columns=entry[4] if entry is not None else {})
+        if kept:
+            entry[3], entry[4] = encoded, columns
     return version, encoded
+
+
+def encoded_board(snapshot: dict, *, columns: dict) -> tuple[bytes, dict]:
+    """`encode(snapshot)`, and its columns' JSON as {step id: [(cards, their JSON)]}, a part per
+    CARDS_ENCODED_TOGETHER cards in column order.
+
+    A change leaves the cards it did not touch shared with the snapshot before it (`_applied`,
+    `_set_waiting`), so given that snapshot's `columns`, a part whose cards are all still there
+    in the same places keeps its bytes: a column is encoded again from its first changed card
+    on (a pull from the top of a column moves every card's waiting position: all of it).
+    Cards compare by identity first, at C speed; an equal card that is another object is
+    the same JSON."""
+    encoded_columns, steps = {}, []
+    for step in snapshot["steps"]:
+        tasks, before = step["tasks"], columns.get(step["id"], ())
+        parts = []
+        for n, start in enumerate(range(0, len(tasks), CARDS_ENCODED_TOGETHER)):
+            cards = tasks[start : start + CARDS_ENCODED_TOGETHER]
+            if n < len(before) and before[n][0] == cards:
+                parts.append(before[n])
+            else:
+                parts.append((cards, encode(cards)[1:-1]))
+        encoded_columns[step["id"]] = parts
+        steps.append({**step, "tasks": orjson.Fragment(b"[%b]" % b",".join(part for _cards, part in parts))})
+    return encode({**snapshot, "steps": steps}), encoded_columns
 
 
 def updated_snapshot(snapshot: dict, *, version: int) -> dict | None:
@@ -174,6 +205,9 @@ def updated_snapshot(snapshot: dict, *, version: int) -> dict | None:
         return None
 
 
+_card_id = operator.itemgetter("id")
+
+
 def board_order(task: dict) -> tuple:
     """A card's place in its column, as `TaskQuerySet.in_board_order` sorts the rows."""
     return task["position"], PRIORITY_RANKS[task["priority"]], task["created_at"], task["id"]
@@ -186,7 +220,6 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
     steps = dict(before)  # id -> the step's fields (its tasks are in `columns`)
     columns = {step_id: step["tasks"] for step_id, step in before.items()}
     copied = set()  # the columns changed here (new lists; the cached ones stay as they were)
-    where = {task["id"]: step_id for step_id, tasks in columns.items() for task in tasks}
     agents = snapshot["agents"]
     groups = {group["id"]: group for group in snapshot["groups"]}
 
@@ -196,26 +229,33 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
             copied.add(step_id)
         return columns[step_id]
 
-    def take_out(task_id) -> None:
-        step_id = where.pop(task_id, None)
-        if step_id is not None:
-            tasks = column(step_id)
-            del tasks[next(i for i, task in enumerate(tasks) if task["id"] == task_id)]
+    def take_out(task_id, touched) -> None:
+        """The task's card out of its column: first sought in the columns its message touched
+        (a moved task's source step is among them), then in every column (a new task's card
+        is in none). By `list.index` over the ids: C speed, where an index of the whole board
+        built in Python cost more than the rest of a change."""
+        for step_id in (*touched, *columns):
+            try:
+                i = list(map(_card_id, columns.get(step_id, ()))).index(task_id)
+            except ValueError:
+                continue
+            del column(step_id)[i]
+            return
 
     for message in messages:
+        touched = [step["id"] for step in message["steps"]]
         for step in message["steps"]:
             steps[step["id"]] = step
             columns.setdefault(step["id"], [])  # a new step
         for task in message["tasks"]:
-            take_out(task["id"])
+            take_out(task["id"], (*touched, task["step_id"]))
             if task["archived_at"] is None:
                 if task["step_id"] not in columns:  # a step the messages never showed: build
                     return None
                 card = {key: value for key, value in task.items() if key not in OFF_BOARD_TASK_KEYS}
                 bisect.insort(column(task["step_id"]), card, key=board_order)
-                where[task["id"]] = task["step_id"]
         for task_id in message["deleted_task_ids"]:
-            take_out(task_id)
+            take_out(task_id, touched)
         for step_id, keyed in message.get("orders", {}).items():  # a rebalanced step: every task's new key
             keys = {entry["id"]: entry["position"] for entry in keyed}
             tasks = column(step_id)
@@ -240,27 +280,26 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
 
 
 def _set_waiting(board: dict, *, shared: dict | None = None) -> None:
-    """Each card's `waiting`, in the columns whose waiting may have changed since `shared`.
-    Columns and cards still shared with `shared` are copied before they change: readers may be
-    serializing it."""
+    """Each card's `waiting`, where it may have changed since `shared`. Columns and cards
+    still shared with `shared` are copied before they change: readers may be serializing it."""
     waiting = board_waiting(board, unchanged_from=shared)
     old_columns = {id(step["tasks"]) for step in shared["steps"]} if shared is not None else set()
     for index, step in enumerate(board["steps"]):
         column = waiting.get(step["id"])
         if column is None:
             continue
+        tasks = step["tasks"]
         if shared is None:  # a board just built: nobody else holds it yet
-            for task in step["tasks"]:
-                task["waiting"] = column[task["id"]]
+            for i, card_waiting in column.items():
+                tasks[i]["waiting"] = card_waiting
             continue
-        changed = [i for i, task in enumerate(step["tasks"]) if task.get("waiting", ()) is not column[task["id"]]]
+        changed = [(i, w) for i, w in column.items() if tasks[i].get("waiting", ()) is not w]
         if changed:
-            tasks = step["tasks"]
             if id(tasks) in old_columns:
                 tasks = list(tasks)
-                board["steps"][index] = step = {**step, "tasks": tasks}
-            for i in changed:
-                tasks[i] = {**tasks[i], "waiting": column[tasks[i]["id"]]}
+                board["steps"][index] = {**step, "tasks": tasks}
+            for i, card_waiting in changed:
+                tasks[i] = {**tasks[i], "waiting": card_waiting}
 
 
 def build_snapshot(*, workflow, per_step: int | None = None) -> dict:

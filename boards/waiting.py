@@ -7,6 +7,8 @@ are full now, named as a refusal names them; `skipped_because` says why a pull w
 it over. The limits come from `placement.limits()`, the rule admissions use.
 """
 
+import bisect
+
 from agents.models import HOLDING_SLOT
 from boards.locking import BoardChange, board_view
 from boards.models import ClassOfService, Task
@@ -80,51 +82,87 @@ def _waiting(state, position, step, full, skipped) -> dict:
 
 
 def board_waiting(board: dict, *, unchanged_from: dict | None = None) -> dict:
-    """Each task's `waiting` on the board (`null` or `{"state", "position"}`), by step id and
-    task id, from the snapshot alone: the queue's order, and each limited consumer's pull order
-    over its feeder's tasks that are not blocked and have no agent at work (a person's limit
-    spans boards, so the board leaves it to the task detail).
+    """The cards' `waiting` on the board (`null` or `{"state", "position"}`) from the snapshot
+    alone, by step id: {index in the column: waiting}. It is the queue's order, and each
+    limited consumer's pull order over its feeder's tasks that are not blocked and have no
+    agent at work (a person's limit spans boards, so the board leaves it to the task detail).
 
     A task's waiting depends only on its own column and on whether a limited step pulls from
-    it, so with `unchanged_from` (an earlier snapshot that `board` shares columns with) a
-    column it shares, with the same answer to that, is left out: its waiting stands."""
+    it. With `unchanged_from` (an earlier snapshot that `board` shares columns and cards
+    with), a column it shares, with the same answer to that, is left out: its waiting stands;
+    and of a changed column, the cards it begins with as before are left out when their
+    waiting stands (`column_waiting`). Without it, every card of every column is there."""
     consumers = board_consumers(board)
     if unchanged_from is None:
-        shared, pulled_before = set(), set()
+        before, pulled_before = {}, set()
     else:
-        shared = {id(step["tasks"]) for step in unchanged_from["steps"]}
+        before = {step["id"]: step["tasks"] for step in unchanged_from["steps"]}
         pulled_before = set(board_consumers(unchanged_from))
-    return {
-        step["id"]: column_waiting(step, pulled=step["id"] in consumers)
-        for step in board["steps"]
-        if id(step["tasks"]) not in shared or (step["id"] in consumers) != (step["id"] in pulled_before)
-    }
-
-
-def column_waiting(step: dict, *, pulled: bool) -> dict:
-    """{task id: waiting} of one column; `pulled`: a limited step pulls from it."""
-    waiting = dict.fromkeys((task["id"] for task in step["tasks"]), None)
-    queue = sorted(
-        (t for t in step["tasks"] if not t["admitted"]), key=lambda t: (t["queued_at"], t["position"], t["id"])
-    )
-    for position, task in enumerate(queue, 1):
-        waiting[task["id"]] = _card_waiting(task, "queued", position)
-    if pulled:
-        # A column is in board order; the pull order (`in_pull_order`) only puts expedite first.
-        pullable = [t for t in step["tasks"] if t["admitted"] and not t["is_ephemeral"] and _pullable(t)]
-        candidates = [t for t in pullable if t["class_of_service"] == ClassOfService.EXPEDITE]
-        candidates += [t for t in pullable if t["class_of_service"] != ClassOfService.EXPEDITE]
-        for position, task in enumerate(candidates, 1):
-            waiting[task["id"]] = _card_waiting(task, "waiting_for_pull", position)
+    waiting = {}
+    for step in board["steps"]:
+        tasks, pulled = step["tasks"], step["id"] in consumers
+        same_pull = pulled == (step["id"] in pulled_before)
+        old = before.get(step["id"])
+        if old is tasks and same_pull:
+            continue
+        kept = _common_start(old, tasks) if old is not None and same_pull else 0
+        waiting[step["id"]] = column_waiting(tasks, pulled=pulled, kept=kept)
     return waiting
 
 
-def _card_waiting(task: dict, state: str, position: int) -> dict:
-    """The card's own `waiting` when it is unchanged, so that an unchanged card stays as it is."""
-    current = task.get("waiting")
-    if current is not None and current["position"] == position and current["state"] == state:
-        return current
-    return {"state": state, "position": position}
+def _common_start(old: list, new: list) -> int:
+    """How many cards `new` begins with as `old` does: a binary search over slices, which
+    compare by identity first, at C speed (a loop in Python over a 1,000-card column costs
+    more than the rest of a change). An equal card that is another object counts as the
+    same: its waiting is computed from what it holds."""
+    low, high = 0, min(len(old), len(new))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if old[low:middle] == new[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def column_waiting(tasks: list[dict], *, pulled: bool, kept: int = 0) -> dict:
+    """{index: waiting} of one column's cards; `pulled`: a limited step pulls from it.
+
+    The first `kept` cards are the column's first before, and so was whether it is pulled:
+    they are left out unless their waiting may have changed. The queue (usually short) is
+    always ordered whole. A kept card's pull position stands while the expedite cards, which
+    all come first, are as many as before. A card keeps its own `waiting` object when it is
+    unchanged, so that the card itself can stay as it is."""
+    waiting = {}
+    queue = sorted(
+        (i for i, t in enumerate(tasks) if not t["admitted"]),
+        key=lambda i: (tasks[i]["queued_at"], tasks[i]["position"], tasks[i]["id"]),
+    )
+    orders = [("queued", queue, 1)]
+    if pulled:
+        # A column is in board order; the pull order (`in_pull_order`) only puts expedite first.
+        expedite, standard = [], []
+        for i, t in enumerate(tasks):
+            if t["admitted"] and not t["is_ephemeral"] and not t["blocked_reason"]:
+                session = t.get("session")
+                if session is None or session["status"] not in HOLDING_SLOT:
+                    (expedite if t["class_of_service"] == ClassOfService.EXPEDITE else standard).append(i)
+        if standard and standard[0] < kept:
+            first = tasks[standard[0]].get("waiting")  # as it was: E expedite cards before it, E + 1
+            if first is None or first["position"] != len(expedite) + 1:
+                kept = 0
+        for order, first_position in ((expedite, 1), (standard, len(expedite) + 1)):
+            start = bisect.bisect_left(order, kept)
+            orders.append(("waiting_for_pull", order[start:], first_position + start))
+    for i in range(kept, len(tasks)):
+        waiting[i] = None
+    for state, order, first_position in orders:
+        for position, i in enumerate(order, first_position):
+            current = tasks[i].get("waiting")
+            if current is None or current["position"] != position or current["state"] != state:
+                current = {"state": state, "position": position}
+            waiting[i] = current
+    return waiting
 
 
 def board_consumers(board: dict) -> dict:
@@ -139,8 +177,3 @@ def board_consumers(board: dict) -> dict:
                 consumers[feeder["id"]] = step
                 break
     return consumers
-
-
-def _pullable(task: dict) -> bool:
-    session = task.get("session")
-    return not task["blocked_reason"] and not (session and session["status"] in HOLDING_SLOT)

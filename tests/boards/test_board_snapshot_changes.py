@@ -14,8 +14,9 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from boards import admission, services
-from boards.models import EventKind, Task, TaskEvent
-from boards.snapshots import board_snapshot, build_snapshot, updated_snapshot
+from boards import snapshots as snapshot_cache
+from boards.models import ClassOfService, EventKind, Task, TaskEvent
+from boards.snapshots import board_json, board_snapshot, build_snapshot, updated_snapshot
 from kandev.errors import KandevError
 from tests.factories import StepFactory
 from workflows import services as workflow_services
@@ -151,6 +152,15 @@ class RandomChanges:
         services.task_update(task=task, actor=self.actor, title=f"{task.title}!", priority=self.rng.randrange(5))
         return APPLIED
 
+    def reclassify(self):
+        task = self.pick()
+        if task is None:
+            return None
+        # Expedite cards are pulled first: every standard card's waiting position moves
+        to = self.rng.choice([ClassOfService.STANDARD, ClassOfService.EXPEDITE])
+        services.task_update(task=task, actor=self.actor, class_of_service=to)
+        return APPLIED
+
     def edit_step(self):
         steps = self.steps()
         step = self.rng.choice(steps)
@@ -228,6 +238,7 @@ class RandomChanges:
             self.make_permanent: 1,
             self.block_or_unblock: 2,
             self.edit_task: 1,
+            self.reclassify: 1,
             self.edit_step: 2,
             self.add_step: 1,
             self.delete_step: 0.5,
@@ -242,8 +253,10 @@ def json_of(snapshot) -> dict:
 
 
 def test_a_cached_snapshot_takes_every_change_and_equals_a_fresh_build(
-    shared_cache, owner, workflow, django_capture_on_commit_callbacks
+    shared_cache, owner, workflow, django_capture_on_commit_callbacks, monkeypatch
 ):
+    # (Its JSON kept in parts of two cards: the columns here are short.)
+    monkeypatch.setattr(snapshot_cache, "CARDS_ENCODED_TOGETHER", 2)
     # Given a board whose limits pull and queue: Backlog -> Ready (limit 3, pulls from
     # Backlog) -> Doing (limit 2, pulls from Ready) -> Done; Ready and Doing queue when full
     backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
@@ -279,6 +292,8 @@ def test_a_cached_snapshot_takes_every_change_and_equals_a_fresh_build(
         fresh = build_snapshot(workflow=current)
         assert json_of(snapshot) == json_of(fresh), change.__name__
         assert (len(read) == 0) == (expected == APPLIED), change.__name__
+        # and its JSON, encoded again only where it changed, is the fresh build's
+        assert orjson.loads(board_json(workflow=current)[1]) == json_of(fresh), change.__name__
         snapshots[current.version] = snapshot
 
         # And a reader three versions behind (another process, say) takes them all at once,
@@ -311,3 +326,35 @@ def test_a_gap_in_the_kept_changes_builds_the_board(shared_cache, owner, workflo
         snapshot = board_snapshot(workflow=current)
     assert len(read) > 0
     assert [t["title"] for t in snapshot["steps"][2]["tasks"]] == ["unseen"]
+
+
+def test_a_change_at_a_columns_end_moves_its_first_cards_waiting_only_when_an_expedite_card_comes_first(
+    shared_cache, owner, workflow, board, make_task, django_capture_on_commit_callbacks, monkeypatch
+):
+    # Given In Progress full (limit 2), pulling from a Backlog of five standard cards, read once
+    monkeypatch.setattr(snapshot_cache, "CARDS_ENCODED_TOGETHER", 2)
+    backlog, doing, _done = board
+    with django_capture_on_commit_callbacks(execute=True):
+        for title in ("a", "b"):
+            make_task(doing, title)
+        cards = [make_task(backlog, title) for title in ("c1", "c2", "c3", "c4", "c5")]
+    board_json(workflow=Workflow.objects.get(pk=workflow.pk))
+
+    def read():
+        current = Workflow.objects.get(pk=workflow.pk)
+        with CaptureQueriesContext(connection) as queries:
+            encoded = board_json(workflow=current)[1]
+        assert len(queries) == 0  # applied, not built
+        shown = orjson.loads(encoded)
+        assert shown == json_of(build_snapshot(workflow=current))
+        return [(t["title"], t["waiting"]["position"]) for t in shown["steps"][0]["tasks"]]
+
+    # When a card joins the end: the four before it keep their places
+    with django_capture_on_commit_callbacks(execute=True):
+        make_task(backlog, "c6")
+    assert read() == [("c1", 1), ("c2", 2), ("c3", 3), ("c4", 4), ("c5", 5), ("c6", 6)]
+
+    # When the last card is expedited: it is pulled first, and every card before it moves down
+    with django_capture_on_commit_callbacks(execute=True):
+        services.task_update(task=cards[-1], actor=owner, class_of_service=ClassOfService.EXPEDITE)
+    assert read() == [("c1", 2), ("c2", 3), ("c3", 4), ("c4", 5), ("c5", 1), ("c6", 6)]
