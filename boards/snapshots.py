@@ -25,7 +25,7 @@ from boards.messages import groups_data, iso, step_data
 from boards.models import LIVE, Task
 from boards.priorities import PRIORITY_NAMES, PRIORITY_RANKS
 from boards.sessions import agent_figures, task_sessions
-from boards.waiting import board_waiting
+from boards.waiting import Column, board_waiting, same_cards
 from kandev.db import one_read
 from kandev.metrics import BOARD_SNAPSHOTS
 from kandev.renderers import encode
@@ -162,15 +162,14 @@ def encoded_board(snapshot: dict, *, columns: dict) -> tuple[bytes, dict]:
     `_set_waiting`), so given that snapshot's `columns`, a part whose cards are all still there
     in the same places keeps its bytes: a column is encoded again from its first changed card
     on (a pull from the top of a column moves every card's waiting position: all of it).
-    Cards compare by identity first, at C speed; an equal card that is another object is
-    the same JSON."""
+    A board just built shares no card with any before it, and is encoded whole."""
     encoded_columns, steps = {}, []
     for step in snapshot["steps"]:
         tasks, before = step["tasks"], columns.get(step["id"], ())
         parts = []
         for n, start in enumerate(range(0, len(tasks), CARDS_ENCODED_TOGETHER)):
             cards = tasks[start : start + CARDS_ENCODED_TOGETHER]
-            if n < len(before) and before[n][0] == cards:
+            if n < len(before) and same_cards(before[n][0], cards):
                 parts.append(before[n])
             else:
                 parts.append((cards, encode(cards)[1:-1]))
@@ -225,7 +224,7 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
 
     def column(step_id) -> list:
         if step_id not in copied:
-            columns[step_id] = list(columns[step_id])
+            columns[step_id] = Column(columns[step_id])
             copied.add(step_id)
         return columns[step_id]
 
@@ -246,7 +245,7 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
         touched = [step["id"] for step in message["steps"]]
         for step in message["steps"]:
             steps[step["id"]] = step
-            columns.setdefault(step["id"], [])  # a new step
+            columns.setdefault(step["id"], Column())  # a new step
         for task in message["tasks"]:
             take_out(task["id"], (*touched, task["step_id"]))
             if task["archived_at"] is None:
@@ -280,26 +279,26 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
 
 
 def _set_waiting(board: dict, *, shared: dict | None = None) -> None:
-    """Each card's `waiting`, where it may have changed since `shared`. Columns and cards
-    still shared with `shared` are copied before they change: readers may be serializing it."""
+    """Each card's `waiting`, where it may have changed since `shared`, and each changed
+    column's orders. Columns and cards still shared with `shared` are copied before they
+    change: readers may be serializing it."""
     waiting = board_waiting(board, unchanged_from=shared)
     old_columns = {id(step["tasks"]) for step in shared["steps"]} if shared is not None else set()
     for index, step in enumerate(board["steps"]):
-        column = waiting.get(step["id"])
-        if column is None:
+        if step["id"] not in waiting:
             continue
+        column, orders = waiting[step["id"]]
         tasks = step["tasks"]
         if shared is None:  # a board just built: nobody else holds it yet
             for i, card_waiting in column.items():
                 tasks[i]["waiting"] = card_waiting
-            continue
-        changed = [(i, w) for i, w in column.items() if tasks[i].get("waiting", ()) is not w]
-        if changed:
+        elif changed := [(i, w) for i, w in column.items() if tasks[i].get("waiting", ()) is not w]:
             if id(tasks) in old_columns:
-                tasks = list(tasks)
+                tasks = Column(tasks)
                 board["steps"][index] = {**step, "tasks": tasks}
             for i, card_waiting in changed:
                 tasks[i] = {**tasks[i], "waiting": card_waiting}
+        tasks.orders = orders
 
 
 def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
@@ -325,7 +324,7 @@ def _read_board(workflow, per_step: int | None) -> dict:
         rows = rows.annotate(rank_in_step=rank).filter(rank_in_step__lte=per_step)
     rows = rows.in_board_order().values_list(*BOARD_TASK_FIELDS)
     sessions = task_sessions(workflow_id=workflow.pk)
-    by_step = {step.pk: [] for step in steps}
+    by_step = {step.pk: Column() for step in steps}
     for (
         pk,
         step_id,

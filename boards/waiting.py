@@ -8,6 +8,8 @@ it over. The limits come from `placement.limits()`, the rule admissions use.
 """
 
 import bisect
+import operator
+from typing import NamedTuple
 
 from agents.models import HOLDING_SLOT
 from boards.locking import BoardChange, board_view
@@ -81,17 +83,36 @@ def _waiting(state, position, step, full, skipped) -> dict:
     }
 
 
+class Orders(NamedTuple):
+    """The indices, in a column, of its queued cards in queue order, and of the cards a pull
+    could take, expedite and standard, in board order: what the column's waiting comes from."""
+
+    queue: list[int]
+    expedite: list[int]
+    standard: list[int]
+
+
+class Column(list):
+    """A column of a board snapshot: its cards in board order, and the `Orders` they were
+    last given waiting from (None until then). A later state of the column that begins with
+    the same cards takes their part of the orders instead of going over every card again: in
+    Python, a pass over a 1,000-card column costs more than the rest of a change."""
+
+    orders: Orders | None = None
+
+
 def board_waiting(board: dict, *, unchanged_from: dict | None = None) -> dict:
     """The cards' `waiting` on the board (`null` or `{"state", "position"}`) from the snapshot
-    alone, by step id: {index in the column: waiting}. It is the queue's order, and each
-    limited consumer's pull order over its feeder's tasks that are not blocked and have no
-    agent at work (a person's limit spans boards, so the board leaves it to the task detail).
+    alone, by step id: ({index in the column: waiting}, the column's `Orders`). It is the
+    queue's order, and each limited consumer's pull order over its feeder's tasks that are
+    not blocked and have no agent at work (a person's limit spans boards, so the board leaves
+    it to the task detail).
 
     A task's waiting depends only on its own column and on whether a limited step pulls from
     it. With `unchanged_from` (an earlier snapshot that `board` shares columns and cards
     with), a column it shares, with the same answer to that, is left out: its waiting stands;
-    and of a changed column, the cards it begins with as before are left out when their
-    waiting stands (`column_waiting`). Without it, every card of every column is there."""
+    a changed column is computed from its first changed card on where it can be
+    (`column_waiting`). Without it, every card of every column is there."""
     consumers = board_consumers(board)
     if unchanged_from is None:
         before, pulled_before = {}, set()
@@ -101,68 +122,73 @@ def board_waiting(board: dict, *, unchanged_from: dict | None = None) -> dict:
     waiting = {}
     for step in board["steps"]:
         tasks, pulled = step["tasks"], step["id"] in consumers
-        same_pull = pulled == (step["id"] in pulled_before)
         old = before.get(step["id"])
-        if old is tasks and same_pull:
+        if pulled != (step["id"] in pulled_before):
+            old = None  # every card's waiting changes
+        elif old is tasks:
             continue
-        kept = _common_start(old, tasks) if old is not None and same_pull else 0
-        waiting[step["id"]] = column_waiting(tasks, pulled=pulled, kept=kept)
+        waiting[step["id"]] = column_waiting(tasks, pulled=pulled, before=old)
     return waiting
 
 
+def same_cards(a: list, b: list) -> bool:
+    """Whether two runs of cards are the same objects, compared at C speed."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
 def _common_start(old: list, new: list) -> int:
-    """How many cards `new` begins with as `old` does: a binary search over slices, which
-    compare by identity first, at C speed (a loop in Python over a 1,000-card column costs
-    more than the rest of a change). An equal card that is another object counts as the
-    same: its waiting is computed from what it holds."""
+    """How many cards `new` begins with that are `old`'s first: a binary search over slices."""
     low, high = 0, min(len(old), len(new))
     while low < high:
         middle = (low + high + 1) // 2
-        if old[low:middle] == new[low:middle]:
+        if same_cards(old[low:middle], new[low:middle]):
             low = middle
         else:
             high = middle - 1
     return low
 
 
-def column_waiting(tasks: list[dict], *, pulled: bool, kept: int = 0) -> dict:
-    """{index: waiting} of one column's cards; `pulled`: a limited step pulls from it.
+def column_waiting(tasks: list[dict], *, pulled: bool, before: list | None = None) -> tuple[dict, Orders]:
+    """({index: waiting}, `Orders`) of one column; `pulled`: a limited step pulls from it.
 
-    The first `kept` cards are the column's first before, and so was whether it is pulled:
-    they are left out unless their waiting may have changed. The queue (usually short) is
-    always ordered whole. A kept card's pull position stands while the expedite cards, which
-    all come first, are as many as before. A card keeps its own `waiting` object when it is
-    unchanged, so that the card itself can stay as it is."""
-    waiting = {}
-    queue = sorted(
-        (i for i, t in enumerate(tasks) if not t["admitted"]),
-        key=lambda i: (tasks[i]["queued_at"], tasks[i]["position"], tasks[i]["id"]),
-    )
-    orders = [("queued", queue, 1)]
+    `before`: the column's state before, pulled as it is now. The cards the column begins with
+    as it did keep their part of its orders and, unless it changed, their waiting: they are
+    left out of the result. Only the queue (usually short) is ordered whole, and a kept
+    standard card's position moves when the expedite cards (pulled first) are not as many
+    as before. A card keeps its own `waiting` object when it is unchanged, so that the card
+    itself can stay as it is."""
+    known = getattr(before, "orders", None)
+    kept = _common_start(before, tasks) if known is not None else 0
+    queue = [i for i in known.queue if i < kept] if kept else []
+    expedite = known.expedite[: bisect.bisect_left(known.expedite, kept)] if kept else []
+    standard = known.standard[: bisect.bisect_left(known.standard, kept)] if kept else []
+    standard_kept = len(standard)
+    for i in range(kept, len(tasks)):
+        t = tasks[i]
+        if not t["admitted"]:
+            queue.append(i)
+        elif not t["is_ephemeral"] and not t["blocked_reason"]:
+            session = t.get("session")
+            if session is None or session["status"] not in HOLDING_SLOT:
+                (expedite if t["class_of_service"] == ClassOfService.EXPEDITE else standard).append(i)
+    queue.sort(key=lambda i: (tasks[i]["queued_at"], tasks[i]["position"], tasks[i]["id"]))
+    orders = Orders(queue, expedite, standard)
+    assigned = [("queued", queue, 1)]
     if pulled:
         # A column is in board order; the pull order (`in_pull_order`) only puts expedite first.
-        expedite, standard = [], []
-        for i, t in enumerate(tasks):
-            if t["admitted"] and not t["is_ephemeral"] and not t["blocked_reason"]:
-                session = t.get("session")
-                if session is None or session["status"] not in HOLDING_SLOT:
-                    (expedite if t["class_of_service"] == ClassOfService.EXPEDITE else standard).append(i)
-        if standard and standard[0] < kept:
-            first = tasks[standard[0]].get("waiting")  # as it was: E expedite cards before it, E + 1
-            if first is None or first["position"] != len(expedite) + 1:
-                kept = 0
-        for order, first_position in ((expedite, 1), (standard, len(expedite) + 1)):
-            start = bisect.bisect_left(order, kept)
-            orders.append(("waiting_for_pull", order[start:], first_position + start))
-    for i in range(kept, len(tasks)):
-        waiting[i] = None
-    for state, order, first_position in orders:
+        if standard_kept and len(expedite) != len(known.expedite):
+            standard_kept = 0  # every standard card moves
+        expedite_kept = bisect.bisect_left(expedite, kept)
+        assigned.append(("waiting_for_pull", expedite[expedite_kept:], 1 + expedite_kept))
+        assigned.append(("waiting_for_pull", standard[standard_kept:], len(expedite) + 1 + standard_kept))
+    waiting = dict.fromkeys(range(kept, len(tasks)))
+    for state, order, first_position in assigned:
         for position, i in enumerate(order, first_position):
             current = tasks[i].get("waiting")
             if current is None or current["position"] != position or current["state"] != state:
                 current = {"state": state, "position": position}
             waiting[i] = current
-    return waiting
+    return waiting, orders
 
 
 def board_consumers(board: dict) -> dict:

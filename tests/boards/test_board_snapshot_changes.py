@@ -328,7 +328,7 @@ def test_a_gap_in_the_kept_changes_builds_the_board(shared_cache, owner, workflo
     assert [t["title"] for t in snapshot["steps"][2]["tasks"]] == ["unseen"]
 
 
-def test_a_change_at_a_columns_end_moves_its_first_cards_waiting_only_when_an_expedite_card_comes_first(
+def test_a_change_at_a_columns_end_moves_the_cards_before_it_only_when_an_expedite_card_comes_first(
     shared_cache, owner, workflow, board, make_task, django_capture_on_commit_callbacks, monkeypatch
 ):
     # Given In Progress full (limit 2), pulling from a Backlog of five standard cards, read once
@@ -358,3 +358,8 @@ def test_a_change_at_a_columns_end_moves_its_first_cards_waiting_only_when_an_ex
     with django_capture_on_commit_callbacks(execute=True):
         services.task_update(task=cards[-1], actor=owner, class_of_service=ClassOfService.EXPEDITE)
     assert read() == [("c1", 2), ("c2", 3), ("c3", 4), ("c4", 5), ("c5", 1), ("c6", 6)]
+
+    # When another card joins the end: the expedited card before it is still first
+    with django_capture_on_commit_callbacks(execute=True):
+        make_task(backlog, "c7")
+    assert read() == [("c1", 2), ("c2", 3), ("c3", 4), ("c4", 5), ("c5", 1), ("c6", 6), ("c7", 7)]
