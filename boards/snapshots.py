@@ -25,7 +25,7 @@ from boards.messages import groups_data, iso, step_data
 from boards.models import LIVE, Task
 from boards.priorities import PRIORITY_NAMES, PRIORITY_RANKS
 from boards.sessions import agent_figures, task_sessions
-from boards.waiting import Column, board_waiting, same_cards
+from boards.waiting import Column, board_waiting, common_end, common_start
 from kandev.db import one_read
 from kandev.metrics import BOARD_SNAPSHOTS
 from kandev.renderers import encode
@@ -53,7 +53,7 @@ BOARD_TASK_FIELDS = (
 # What a task's JSON (boards.messages.task_data) has that its card on the board leaves out:
 # the board shows the rest, whatever fields a task gains.
 OFF_BOARD_TASK_KEYS = frozenset({"workflow_id", "step_id", "description", "archived_at", "updated_at"})
-# (workflow id, per_step) -> [version, snapshot, tasks in it, its JSON or None, its columns' JSON
+# (workflow id, per_step) -> [version, snapshot, tasks in it, its JSON or None, its columns
 # as last encoded (`encoded_board`)]
 _snapshots: dict = {}
 _snapshots_guard = threading.Lock()
@@ -155,27 +155,44 @@ def board_json(*, workflow, per_step: int | None = None) -> tuple[int, bytes]:
 
 
 def encoded_board(snapshot: dict, *, columns: dict) -> tuple[bytes, dict]:
-    """`encode(snapshot)`, and its columns' JSON as {step id: [(cards, their JSON)]}, a part per
-    CARDS_ENCODED_TOGETHER cards in column order.
+    """`encode(snapshot)`, and its columns as last encoded: {step id: (its cards, its JSON in
+    parts: [(a run of its cards, their JSON)])}.
 
     A change leaves the cards it did not touch shared with the snapshot before it (`_applied`,
-    `_set_waiting`), so given that snapshot's `columns`, a part whose cards are all still there
-    in the same places keeps its bytes: a column is encoded again from its first changed card
-    on (a pull from the top of a column moves every card's waiting position: all of it).
-    A board just built shares no card with any before it, and is encoded whole."""
+    `_set_waiting`), so given that snapshot's `columns`, the parts that a column still begins
+    and ends with keep their bytes, and only the cards between them are encoded again, in
+    parts of CARDS_ENCODED_TOGETHER (a pull from the top of a column moves every card's
+    waiting position: all of them). A board just built shares no card with any before it,
+    and is encoded whole."""
     encoded_columns, steps = {}, []
     for step in snapshot["steps"]:
-        tasks, before = step["tasks"], columns.get(step["id"], ())
-        parts = []
-        for n, start in enumerate(range(0, len(tasks), CARDS_ENCODED_TOGETHER)):
-            cards = tasks[start : start + CARDS_ENCODED_TOGETHER]
-            if n < len(before) and same_cards(before[n][0], cards):
-                parts.append(before[n])
-            else:
-                parts.append((cards, encode(cards)[1:-1]))
-        encoded_columns[step["id"]] = parts
+        tasks = step["tasks"]
+        parts = _column_parts(tasks, *columns.get(step["id"], ((), ())))
+        encoded_columns[step["id"]] = (tasks, parts)
         steps.append({**step, "tasks": orjson.Fragment(b"[%b]" % b",".join(part for _cards, part in parts))})
     return encode({**snapshot, "steps": steps}), encoded_columns
+
+
+def _column_parts(tasks: list, old: list, old_parts: list) -> list:
+    """`tasks` in encoded parts: the parts of `old` (the column as last encoded) it begins and
+    ends with, the same cards, and new parts for the rest. A short part beside the rest is
+    encoded with it, so that parts do not wear down to single cards."""
+    start = common_start(old, tasks)
+    end = common_end(old, tasks, at_most=min(len(old), len(tasks)) - start)
+    head, tail, offset = [], [], 0
+    for part in old_parts:
+        if offset + len(part[0]) <= start:
+            head.append(part)
+        elif offset >= len(old) - end:
+            tail.append(part)
+        offset += len(part[0])
+    if head and len(head[-1][0]) < CARDS_ENCODED_TOGETHER // 2:
+        head.pop()
+    if tail and len(tail[0][0]) < CARDS_ENCODED_TOGETHER // 2:
+        tail.pop(0)
+    first, last = sum(len(cards) for cards, _ in head), len(tasks) - sum(len(cards) for cards, _ in tail)
+    middle = [tasks[i : min(i + CARDS_ENCODED_TOGETHER, last)] for i in range(first, last, CARDS_ENCODED_TOGETHER)]
+    return [*head, *((cards, encode(cards)[1:-1]) for cards in middle), *tail]
 
 
 def updated_snapshot(snapshot: dict, *, version: int) -> dict | None:

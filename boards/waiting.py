@@ -131,17 +131,29 @@ def board_waiting(board: dict, *, unchanged_from: dict | None = None) -> dict:
     return waiting
 
 
-def same_cards(a: list, b: list) -> bool:
+def _same_cards(a: list, b: list) -> bool:
     """Whether two runs of cards are the same objects, compared at C speed."""
     return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
-def _common_start(old: list, new: list) -> int:
+def common_start(old: list, new: list) -> int:
     """How many cards `new` begins with that are `old`'s first: a binary search over slices."""
     low, high = 0, min(len(old), len(new))
     while low < high:
         middle = (low + high + 1) // 2
-        if same_cards(old[low:middle], new[low:middle]):
+        if _same_cards(old[low:middle], new[low:middle]):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def common_end(old: list, new: list, *, at_most: int) -> int:
+    """How many cards, up to `at_most`, `new` ends with that are `old`'s last."""
+    low, high = 0, at_most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _same_cards(old[len(old) - middle : len(old) - low], new[len(new) - middle : len(new) - low]):
             low = middle
         else:
             high = middle - 1
@@ -151,37 +163,46 @@ def _common_start(old: list, new: list) -> int:
 def column_waiting(tasks: list[dict], *, pulled: bool, before: list | None = None) -> tuple[dict, Orders]:
     """({index: waiting}, `Orders`) of one column; `pulled`: a limited step pulls from it.
 
-    `before`: the column's state before, pulled as it is now. The cards the column begins with
-    as it did keep their part of its orders and, unless it changed, their waiting: they are
-    left out of the result. Only the queue (usually short) is ordered whole, and a kept
+    `before`: the column's state before, pulled as it is now. The cards the column begins and
+    ends with as it did keep their part of its orders, and the first ones, unless it changed,
+    their waiting: only the cards between them are gone over, and the result leaves out
+    those whose waiting stands. The queue (usually short) is ordered whole, and a kept
     standard card's position moves when the expedite cards (pulled first) are not as many
     as before. A card keeps its own `waiting` object when it is unchanged, so that the card
     itself can stay as it is."""
     known = getattr(before, "orders", None)
-    kept = _common_start(before, tasks) if known is not None else 0
-    queue = [i for i in known.queue if i < kept] if kept else []
-    expedite = known.expedite[: bisect.bisect_left(known.expedite, kept)] if kept else []
-    standard = known.standard[: bisect.bisect_left(known.standard, kept)] if kept else []
-    standard_kept = len(standard)
-    for i in range(kept, len(tasks)):
+    start = common_start(before, tasks) if known is not None else 0
+    end = common_end(before, tasks, at_most=min(len(before), len(tasks)) - start) if known is not None else 0
+    middle = Orders([], [], [])
+    for i in range(start, len(tasks) - end):
         t = tasks[i]
         if not t["admitted"]:
-            queue.append(i)
+            middle.queue.append(i)
         elif not t["is_ephemeral"] and not t["blocked_reason"]:
             session = t.get("session")
             if session is None or session["status"] not in HOLDING_SLOT:
-                (expedite if t["class_of_service"] == ClassOfService.EXPEDITE else standard).append(i)
-    queue.sort(key=lambda i: (tasks[i]["queued_at"], tasks[i]["position"], tasks[i]["id"]))
-    orders = Orders(queue, expedite, standard)
-    assigned = [("queued", queue, 1)]
+                (middle.expedite if t["class_of_service"] == ClassOfService.EXPEDITE else middle.standard).append(i)
+    if known is not None:
+        old_end, shift = len(before) - end, len(tasks) - len(before)
+        orders = Orders(
+            [i for i in known.queue if i < start] + middle.queue + [i + shift for i in known.queue if i >= old_end],
+            _spliced(known.expedite, middle.expedite, start, old_end, shift),
+            _spliced(known.standard, middle.standard, start, old_end, shift),
+        )
+    else:
+        orders = middle
+    orders.queue.sort(key=lambda i: (tasks[i]["queued_at"], tasks[i]["position"], tasks[i]["id"]))
+    assigned = [("queued", orders.queue, 1)]
     if pulled:
         # A column is in board order; the pull order (`in_pull_order`) only puts expedite first.
-        if standard_kept and len(expedite) != len(known.expedite):
+        expedite_kept = bisect.bisect_left(orders.expedite, start)
+        standard_kept = bisect.bisect_left(orders.standard, start)
+        if standard_kept and len(orders.expedite) != len(known.expedite):
             standard_kept = 0  # every standard card moves
-        expedite_kept = bisect.bisect_left(expedite, kept)
-        assigned.append(("waiting_for_pull", expedite[expedite_kept:], 1 + expedite_kept))
-        assigned.append(("waiting_for_pull", standard[standard_kept:], len(expedite) + 1 + standard_kept))
-    waiting = dict.fromkeys(range(kept, len(tasks)))
+        assigned.append(("waiting_for_pull", orders.expedite[expedite_kept:], 1 + expedite_kept))
+        first_standard = len(orders.expedite) + 1 + standard_kept
+        assigned.append(("waiting_for_pull", orders.standard[standard_kept:], first_standard))
+    waiting = dict.fromkeys(range(start, len(tasks) - end))
     for state, order, first_position in assigned:
         for position, i in enumerate(order, first_position):
             current = tasks[i].get("waiting")
@@ -189,6 +210,13 @@ def column_waiting(tasks: list[dict], *, pulled: bool, before: list | None = Non
                 current = {"state": state, "position": position}
             waiting[i] = current
     return waiting, orders
+
+
+def _spliced(old: list[int], middle: list[int], start: int, old_end: int, shift: int) -> list[int]:
+    """An order (card indices, ascending) of a column whose cards before `start` and from
+    `old_end` on (`shift` further in the column now) are as they were, around `middle`'s."""
+    head = old[: bisect.bisect_left(old, start)]
+    return head + middle + [i + shift for i in old[bisect.bisect_left(old, old_end) :]]
 
 
 def board_consumers(board: dict) -> dict:
