@@ -64,7 +64,8 @@ _snapshots_guard = threading.Lock()
 # each make their own.
 _one_at_a_time = threading.Lock()
 CARDS_ENCODED_TOGETHER = 64  # a column's JSON is kept in parts of so many cards (~30 KB)
-SNAPSHOT_TASKS_KEPT = 50_000  # per process; a 20,000-task snapshot holds ~13 MB (tracemalloc), its JSON 9 MB
+# Per process. A 20,000-task snapshot holds ~13 MB (tracemalloc), its JSON 9 MB, twice (whole, in parts).
+SNAPSHOT_TASKS_KEPT = 50_000
 
 # Changes whose messages say everything they did to the board. A deleted step, a renamed
 # workflow or a reconcile are read again; so is any message with a part not listed here.
