@@ -1,5 +1,6 @@
 """Real-thread races: the one helper every concurrency test uses."""
 
+import contextlib
 import threading
 
 from django.db import close_old_connections, connection
@@ -35,3 +36,29 @@ def race_ok(n: int, action) -> list:
     failures = [o for o in outcomes if isinstance(o, Exception)]
     assert not failures, failures
     return outcomes
+
+
+@contextlib.contextmanager
+def committed_after(fragment: str, change):
+    """While inside, `change()` runs once, on a connection of its own (another request, which
+    commits), just after the first query of this connection whose SQL holds `fragment`.
+    Yields a list that holds True once it has run."""
+    ran = []
+
+    def other_request():
+        try:
+            change()
+        finally:
+            connection.close()
+
+    def after_the_query(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if not ran and fragment in sql:
+            thread = threading.Thread(target=other_request)
+            thread.start()
+            thread.join()
+            ran.append(True)
+        return result
+
+    with connection.execute_wrapper(after_the_query):
+        yield ran

@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from boards import admission, snapshots
 from boards.models import Task
 from boards.snapshots import board_json, build_snapshot
+from tests.concurrency import committed_after
 from workflows import services as workflow_services
 from workflows.models import Workflow
 
@@ -97,26 +98,13 @@ if connection.vendor == "postgresql":
         done = board[2]
         task = make_task(done, "moving")
         workflow = Workflow.objects.get(pk=done.workflow_id)
-        committed = []
 
-        def new_step_and_move():  # another request, on its own connection
-            try:
-                step = workflow_services.step_create(workflow=workflow, actor=owner, name="New", position=3)
-                admission.task_move(task=task, to_step=step, actor=owner)
-            finally:
-                connection.close()
+        def new_step_and_move():
+            step = workflow_services.step_create(workflow=workflow, actor=owner, name="New", position=3)
+            admission.task_move(task=task, to_step=step, actor=owner)
 
-        def after_the_steps(execute, sql, params, many, context):
-            result = execute(sql, params, many, context)
-            if not committed and 'FROM "workflows_workflowstep"' in sql:
-                # When a new step is made and the task moves into it, both committed
-                mover = threading.Thread(target=new_step_and_move)
-                mover.start()
-                mover.join()
-                committed.append(True)
-            return result
-
-        with connection.execute_wrapper(after_the_steps):
+        # When a new step is made and the task moves into it, both committed
+        with committed_after('FROM "workflows_workflowstep"', new_step_and_move) as committed:
             snapshot = build_snapshot(workflow=workflow)
 
         # Then the build shows the board as it was when it began: the task in Done, no new step

@@ -1,13 +1,12 @@
 """Why a task waits (product.md §2b.6): the task detail's `waiting` and the board's."""
 
-import threading
-
 import pytest
 from django.db import connection
 
 from agents import services as sessions
 from boards import admission
 from boards.services import task_block
+from tests.concurrency import committed_after
 from tests.factories import MembershipFactory, StepFactory, UserFactory
 from workflows import services as workflow_services
 from workflows.models import OnFull, Role, StepGroup, StepKind, WorkflowStep
@@ -140,25 +139,12 @@ if connection.vendor == "postgresql":
         backlog, doing, review = chain
         create(backlog, owner, "busy")
         waiting = create(backlog, owner, "waiting")
-        deleted = []
 
-        def delete_the_step():  # another request, on its own connection
-            try:
-                workflow_services.step_delete(step=backlog, actor=owner, move_tasks_to=review)
-            finally:
-                connection.close()
+        def delete_the_step():
+            workflow_services.step_delete(step=backlog, actor=owner, move_tasks_to=review)
 
-        def after_the_task(execute, sql, params, many, context):
-            result = execute(sql, params, many, context)
-            if not deleted and 'FROM "boards_task"' in sql:
-                # When the task's step is deleted (its tasks moved on) just after the task was read
-                mover = threading.Thread(target=delete_the_step)
-                mover.start()
-                mover.join()
-                deleted.append(True)
-            return result
-
-        with connection.execute_wrapper(after_the_task):
+        # When the task's step is deleted (its tasks moved on) just after the task was read
+        with committed_after('FROM "boards_task"', delete_the_step) as deleted:
             response = api.get(f"/api/v1/tasks/{waiting.pk}/")
 
         # Then the detail answers from the board as it was when the read began
