@@ -63,6 +63,14 @@ def goal_lines(r: dict) -> list[str]:
             ("reorder", f"CPU per reorder inside a {cpu['column']:,}-task column ÷ /healthz"),
         ):
             line(1, text, _s(ratios[kind]["total"], 2), "≤ 3", split(figs[kind]["cpu_ms"]))
+        floor = ((adm or {}).get("cpu_ms_per_floor_admission") or {}).get("uncontested")
+        if floor and floor["total"].get("median") and figs["healthz"]["cpu_ms"]["total"].get("median"):
+            bound = floor["total"]["median"] / figs["healthz"]["cpu_ms"]["total"]["median"]
+            lines.append(
+                f"- goal 1's bound: the raw floor's uncontested admission alone (psycopg, no HTTP): {bound:.2f} "
+                f"× /healthz (medians); CPU ms client / PostgreSQL: {_s(floor['server'], 2)} / "
+                f"{_s(floor['postgres'], 2)}"
+            )
         line(
             2,
             f"CPU of a {cpu['column']:,}-task board read just after a change ÷ /healthz",
@@ -95,6 +103,11 @@ def goal_lines(r: dict) -> list[str]:
             "≤ 100",
             split(fan["cpu_ms_per_move"]),
         )
+        if fan.get("client_cpu_ms_per_move"):
+            lines.append(
+                f"- goal 5's bound: the move request itself, p99 {_s(fan['move_ms']['p99'], 0)} ms; the suite's own "
+                f"viewers and driver used {_s(fan['client_cpu_ms_per_move'], 1)} ms of CPU per move on the same cores"
+            )
     return lines
 
 
@@ -201,6 +214,8 @@ def _admission(a, p):
         ]
         for scope in ("contested", "uncontested"):
             out.append(_cpu_row(scope, cpu[scope]))
+        for scope, floor in (a.get("cpu_ms_per_floor_admission") or {}).items():
+            out.append(_cpu_row(f"the raw floor, {scope} (its client in the server's column)", floor))
         out += [
             "",
             f"Ceiling of the server stack alone: `GET /healthz` (no database, no DRF) with the same "
@@ -285,6 +300,15 @@ def _fanout(f):
         CPU_RULE,
         _cpu_row("move to 200 viewers", f["cpu_ms_per_move"]),
         "",
+        *(
+            [
+                f"The suite's own process, on the same cores (the {f['viewers']} viewers' sockets and the "
+                f"driver): {_s(f['client_cpu_ms_per_move'], 2)} ms of CPU per move.",
+                "",
+            ]
+            if f.get("client_cpu_ms_per_move")
+            else []
+        ),
     ]
 
 
