@@ -19,6 +19,7 @@ from bench.common import (
     connect_patiently,
     cpu_spread,
     healthz_ceiling,
+    process_cpu_seconds,
     run_summary,
     spread,
     timed_http_clients,
@@ -53,6 +54,8 @@ def floor_worker(dsn: str, workflow_id, step_id, counters):
 
     def setup():
         state["conn"] = connect_patiently(lambda: psycopg.connect(dsn))
+        state["backend"] = state["conn"].execute("SELECT pg_backend_pid()").fetchone()[0]
+        state["backend_cpu"] = process_cpu_seconds(state["backend"])
 
     def op():
         conn = state["conn"]
@@ -75,6 +78,8 @@ def floor_worker(dsn: str, workflow_id, step_id, counters):
 
     def teardown():
         if "conn" in state:
+            # Its backend's CPU while it admitted, read before the backend exits with the close.
+            counters["postgres_s"].append(process_cpu_seconds(state["backend"]) - state["backend_cpu"])
             state["conn"].close()
 
     return setup, op, teardown
@@ -131,9 +136,9 @@ def run(*, dsn: str, workspace, user, key: str, port: int, meter, threads: int, 
             figures = {}
             for mode in MODES:
                 _truncate(dsn)
-                counters = {"refused": 0}
+                counters = {"refused": 0, "postgres_s": []}  # a backend's CPU per worker
                 if mode == "floor":
-                    before, client_before = meter.sample(), time.process_time()
+                    client_before = time.process_time()
                     lat, elapsed, errors = timed_threads(
                         threads,
                         duration,
@@ -145,7 +150,7 @@ def run(*, dsn: str, workspace, user, key: str, port: int, meter, threads: int, 
                         "ok": len(lat) - counters["refused"],
                         "refused": counters["refused"],
                     }
-                    cpu = _floor_cpu(meter.per_op(before, len(lat)), time.process_time() - client_before, len(lat))
+                    cpu = _floor_cpu(time.process_time() - client_before, sum(counters["postgres_s"]), len(lat))
                 elif mode == "service":
                     lat, elapsed, errors = timed_threads(
                         threads,
@@ -187,14 +192,13 @@ def run(*, dsn: str, workspace, user, key: str, port: int, meter, threads: int, 
     }
 
 
-def _floor_cpu(measured: dict, client_seconds: float, ops: int) -> dict:
+def _floor_cpu(client_seconds: float, postgres_seconds: float, ops: int) -> dict:
     """The floor's CPU per admission in the parts of an HTTP one: its client (this process's
-    threads) stands where the server would, and its PostgreSQL backends as measured (their
-    start included: an upper bound). The floor uses no Redis."""
-    client = client_seconds * 1000 / ops if ops else None
-    postgres = measured["postgres"]
-    total = None if client is None else client + postgres
-    return {"server": client, "postgres": postgres, "redis": 0.0, "total": total}
+    threads, their connects included) stands where the server would. It uses no Redis."""
+    if not ops:
+        return {part: None for part in ("server", "postgres", "redis", "total")}
+    client, postgres = client_seconds * 1000 / ops, postgres_seconds * 1000 / ops
+    return {"server": client, "postgres": postgres, "redis": 0.0, "total": client + postgres}
 
 
 async def _http(port, key, clients, duration, scope, board_for):

@@ -86,6 +86,13 @@ def _processes() -> dict:
     return found
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU used so far by one process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _serves_database(pid: int, database: str) -> bool:
     """A PostgreSQL backend's title names its database: `postgres: <cluster>: <user> <db> <client> ...`."""
     try:
