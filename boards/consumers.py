@@ -136,6 +136,7 @@ class BoardHub:
         except Exception:
             return  # it never started: nothing to stop
         self.receiving.cancel()
+        await asyncio.wait([self.receiving])  # stopped before the channel leaves the group
         await self.layer.group_discard(self.group, channel)
 
 
