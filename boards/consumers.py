@@ -58,7 +58,7 @@ class BoardHub:
     def __init__(self, layer, group: str, key):
         self.layer, self.group, self.key = layer, group, key
         self.viewers: dict = {}  # viewer -> its pending texts, or None once it has its snapshot
-        self.started = None  # the hub's channel, once made and in the group
+        self.started = None  # the hub's channel, once made
         self.receiving = None  # forward(), once started
 
     @classmethod
@@ -76,14 +76,14 @@ class BoardHub:
         if self.started is None:
             self.started = asyncio.ensure_future(self.start())
         channel = await asyncio.shield(self.started)
-        # Every join adds the channel again: it is in the group whatever happened meanwhile, and
-        # the group's expiry counts from the latest join, as when each viewer joined itself.
+        # Every join adds the channel: it is in the group whatever happened meanwhile (a Redis
+        # restart), and the group's expiry counts from the latest join, as when each viewer
+        # joined itself.
         await self.layer.group_add(self.group, channel)
 
     async def start(self) -> str:
         try:
             channel = await self.layer.new_channel()
-            await self.layer.group_add(self.group, channel)
         except BaseException:
             self.hubs.pop(self.key, None)  # the next viewer makes a hub of its own
             raise
