@@ -69,28 +69,31 @@ def connect_patiently(connect, attempts: int = 20):
 # --- CPU accounting (Linux /proc) --------------------------------------------------------
 
 
+def _stat(pid) -> tuple[int, str, float]:
+    """(parent pid, name, user+system CPU seconds) of one process, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        stat = f.read()
+    name = stat[stat.index("(") + 1 : stat.rindex(")")]
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return int(fields[1]), name, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _processes() -> dict:
-    """{pid: (parent pid, name, user+system CPU seconds)} of every process."""
-    found, tick = {}, os.sysconf("SC_CLK_TCK")
+    """{pid: `_stat(pid)`} of every process."""
+    found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
+            found[int(entry)] = _stat(entry)
         except OSError:  # gone meanwhile
             continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        found[int(entry)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / tick)
     return found
 
 
 def process_cpu_seconds(pid: int) -> float:
     """User + system CPU used so far by one process."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return _stat(pid)[2]
 
 
 def _serves_database(pid: int, database: str) -> bool:
