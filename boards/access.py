@@ -72,6 +72,18 @@ def check_role(role: str | None, *, write: bool = False, owner: bool = False) ->
     return role
 
 
+def still_holds(user, workspace_id, *, write: bool = False, owner: bool = False) -> bool:
+    """May `user` still do this (`require_role`'s rule) as an active account? Authority a person
+    handed on (an invite link, an intake's secret, a watch's token) lasts only as long as theirs."""
+    if user is None or not user.is_active:
+        return False
+    try:
+        check_role(role_in(user, workspace_id), write=write, owner=owner)
+    except (Http404, Forbidden):
+        return False
+    return True
+
+
 def member_object(model, user, pk):
     """(`model` row `pk` with `.member_role`, and a step's or task's `.workflow`) if `user`
     is a member of its workspace, else None (also for a `pk` that is no UUID)."""

@@ -1,5 +1,10 @@
 """Who belongs to a workspace: members and invite links (product.md §7b).
 
+Authority ends with the role: the change that ends a person's ownership revokes their open
+invite links, and the one that ends their right to write disables the intakes and review
+watches they made, in the same transaction (`_authority_ends`). Accepting a link re-checks
+its creator too, for roles changed behind these services (the admin, a deactivation).
+
 Membership changes lock the workspace's owner rows and the changed row, in ascending id
 (the same order personal limits lock memberships in), so two owners demoting or removing
 each other at once can never leave a workspace without an owner.
@@ -14,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from boards.access import WRITE_ROLES
+from boards.access import WRITE_ROLES, still_holds
 from boards.changes import fill_for_persons
 from boards.services import unassign_everywhere
 from kandev.errors import Conflict, Invalid
@@ -84,6 +89,7 @@ def member_update(
     if role is not None and role != membership.role:
         if role not in WRITE_ROLES and membership.role in WRITE_ROLES:
             transaction.on_commit(_unassign(workspace, user_id, actor), robust=True)
+        _authority_ends(workspace, membership.role, role, user_id)
         changed["role"] = role
     if wip_limit is not None and wip_limit != membership.wip_limit:
         if membership.wip_limit and (wip_limit == 0 or wip_limit > membership.wip_limit):
@@ -99,8 +105,27 @@ def member_update(
 @transaction.atomic
 def member_remove(*, workspace: Workspace, user_id, actor=None) -> None:
     """Remove a member; their tasks are unassigned on every board after commit."""
-    _lock_membership(workspace, user_id, losing_owner="removed").delete()
+    membership = _lock_membership(workspace, user_id, losing_owner="removed")
+    _authority_ends(workspace, membership.role, None, user_id)
+    membership.delete()
     transaction.on_commit(_unassign(workspace, user_id, actor), robust=True)
+
+
+def _authority_ends(workspace: Workspace, role_before: str, role_after: str | None, user_id) -> None:
+    """What `user_id` handed on stops with the role that allowed it (`role_after` None: they
+    leave or are removed). Called inside the role change's transaction."""
+    if role_before == Role.OWNER and role_after != Role.OWNER:
+        _revoke_open_invites(Invite.objects.filter(workspace=workspace, created_by_id=user_id))
+
+
+def account_authority_ends(*, user_id) -> None:
+    """`user_id`'s account is deactivated or deleted: everything they handed on stops."""
+    _revoke_open_invites(Invite.objects.filter(created_by_id=user_id))
+
+
+def _revoke_open_invites(invites) -> None:
+    now = timezone.now()
+    invites.filter(revoked_at__isnull=True, used_at__isnull=True, expires_at__gt=now).update(revoked_at=now)
 
 
 def _unassign(workspace: Workspace, user_id, actor):
@@ -127,7 +152,7 @@ def invite_revoke(*, invite: Invite) -> None:
 
 
 def invite_for_token(token: str) -> Invite | None:
-    return Invite.objects.select_related("workspace").filter(token_hash=hash_invite(token)).first()
+    return Invite.objects.select_related("workspace", "created_by").filter(token_hash=hash_invite(token)).first()
 
 
 class InviteUnusable(Conflict):
@@ -141,16 +166,40 @@ class InviteUnusable(Conflict):
         self.state = state
 
 
+class InviteCreatorLostAuthority(InviteUnusable):
+    """The link is open, but the person who made it is no longer an active owner."""
+
+    def __init__(self):
+        super().__init__(InviteState.REVOKED)
+        self.code = "invite_creator_lost_authority"
+        self.detail = "This invite link no longer works: the person who made it may no longer grant this role."
+
+
+def invite_refusal(invite: Invite, now) -> InviteUnusable | None:
+    """Why the link joins nobody, or None. Granting a role is an owner's (as making the link is)."""
+    state = invite.state(now)
+    if state is not InviteState.OPEN:
+        return InviteUnusable(state)
+    if not still_holds(invite.created_by, invite.workspace_id, owner=True):
+        return InviteCreatorLostAuthority()
+    return None
+
+
 @transaction.atomic
 def invite_accept(*, token: str, user) -> Membership:
     """Join the invite's workspace as `user`; the link is used up. Someone who is already a
     member keeps their role (an invite never demotes) and leaves the link unused."""
-    invite = Invite.objects.select_for_update().filter(token_hash=hash_invite(token)).first()
+    invite = (
+        Invite.objects.select_for_update(of=("self",))
+        .select_related("created_by")
+        .filter(token_hash=hash_invite(token))
+        .first()
+    )
     if invite is None:
         raise Invite.DoesNotExist
-    state = invite.state(timezone.now())
-    if state is not InviteState.OPEN:
-        raise InviteUnusable(state)
+    refusal = invite_refusal(invite, timezone.now())
+    if refusal is not None:
+        raise refusal
     existing = Membership.objects.filter(workspace_id=invite.workspace_id, user=user).first()
     if existing is not None:
         return existing

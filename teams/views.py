@@ -36,9 +36,9 @@ def invite(request, token):
     found = services.invite_for_token(token)
     if found is None:
         raise Http404
-    state = found.state(timezone.now())
+    refusal = services.invite_refusal(found, timezone.now())
+    state, error = (refusal.state, refusal.detail) if refusal else (InviteState.OPEN, None)
     form = UserCreationForm(request.POST or None) if not request.user.is_authenticated else None
-    error = None
     if state is InviteState.OPEN and request.method == "POST":
         try:
             if form is None:
