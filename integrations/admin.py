@@ -8,9 +8,9 @@ from integrations.models import Intake, ReviewWatch
 class IntakeAdmin(admin.ModelAdmin):
     """Secrets are never shown; create intakes through the API, which shows the secret once."""
 
-    list_display = ["id", "name", "workflow", "step", "created_at"]
-    list_filter = ["workflow"]
-    readonly_fields = ["created_by", "created_at"]
+    list_display = ["id", "name", "workflow", "step", "created_by", "created_at", "disabled_reason"]
+    list_filter = ["disabled_reason", "workflow"]
+    readonly_fields = ["created_by", "created_at", "disabled_at", "disabled_reason"]
 
     def has_add_permission(self, request):
         return False
@@ -56,8 +56,10 @@ class ReviewWatchAdmin(admin.ModelAdmin):
         "poll_interval_seconds",
         "last_polled_at",
         "backoff_until",
+        "created_by",
+        "disabled_reason",
     ]
-    list_filter = ["enabled", "workflow"]
+    list_filter = ["enabled", "disabled_reason", "workflow"]
     readonly_fields = [
         "last_polled_at",
         "backoff_until",
@@ -65,4 +67,6 @@ class ReviewWatchAdmin(admin.ModelAdmin):
         "last_error",
         "created_by",
         "created_at",
+        "disabled_at",
+        "disabled_reason",
     ]

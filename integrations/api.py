@@ -1,18 +1,22 @@
 """REST API of integrations: intakes and review watches. Members write, viewers read,
-non-members see nothing (404)."""
+non-members see nothing (404). Owners take over one whose creator's authority ended
+(`take-over/`); an intake's creator or an owner rotates its secret (`rotate-secret/`)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from boards.access import require_role, visible, visible_workflows
+from integrations import credentials
 from integrations import watch as watches
-from integrations.intake import intake_create
+from integrations.intake import intake_create, intake_rotate_secret
 from integrations.models import Intake, ReviewWatch
 from integrations.serializers import (
     IntakeCreatedSerializer,
     IntakeSerializer,
     ReviewWatchSerializer,
+    ReviewWatchTakeOverSerializer,
     ReviewWatchUpdateSerializer,
 )
 from kandev.api import ErrorSerializer
@@ -47,7 +51,7 @@ class MemberQuerysetMixin:
         workflow = self.request.query_params.get("workflow")
         if self.action == "list" and workflow:
             queryset = queryset.filter(workflow_id=parse_uuid(workflow, "workflow"))
-        return queryset.select_related("workflow").order_by("created_at", "id")
+        return queryset.select_related("workflow", "created_by").order_by("created_at", "id")
 
     def perform_destroy(self, instance):
         require_role(self.request.user, instance.workflow.workspace_id, write=True)
@@ -73,6 +77,24 @@ class IntakeViewSet(
         body = {**IntakeSerializer(intake).data, "secret": secret}
         return Response(body, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=None, responses={200: IntakeCreatedSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @action(detail=True, methods=["post"], url_path="take-over")
+    def take_over(self, request, pk=None):
+        """An owner makes the intake theirs and enables it again, with a new secret (shown once)."""
+        intake = self.get_object()
+        require_role(request.user, intake.workflow.workspace_id, owner=True)
+        intake, secret = intake_rotate_secret(intake=intake, actor=request.user, take_over=True)
+        return Response({**IntakeSerializer(intake).data, "secret": secret})
+
+    @extend_schema(request=None, responses={200: IntakeCreatedSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @action(detail=True, methods=["post"], url_path="rotate-secret")
+    def rotate_secret(self, request, pk=None):
+        """A new secret, shown once; the old one stops verifying at once."""
+        intake = self.get_object()
+        credentials.require_keeper(request.user, intake, to="rotate the intake's secret")
+        intake, secret = intake_rotate_secret(intake=intake, actor=request.user)
+        return Response({**IntakeSerializer(intake).data, "secret": secret})
+
 
 @extend_schema_view(list=extend_schema(parameters=WORKFLOW_FILTER))
 class ReviewWatchViewSet(MemberQuerysetMixin, viewsets.ModelViewSet):
@@ -82,6 +104,19 @@ class ReviewWatchViewSet(MemberQuerysetMixin, viewsets.ModelViewSet):
 
     def get_serializer_class(self):
         return ReviewWatchUpdateSerializer if self.action == "partial_update" else ReviewWatchSerializer
+
+    @extend_schema(
+        request=ReviewWatchTakeOverSerializer,
+        responses={200: ReviewWatchSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
+    )
+    @action(detail=True, methods=["post"], url_path="take-over")
+    def take_over(self, request, pk=None):
+        """An owner makes the watch theirs and enables it again, with their own token."""
+        watch = self.get_object()
+        require_role(request.user, watch.workflow.workspace_id, owner=True)
+        data = validated(ReviewWatchTakeOverSerializer, request.data)
+        watch = watches.watch_take_over(watch=watch, actor=request.user, token=data["token"])
+        return Response(ReviewWatchSerializer(watch).data)
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)

@@ -1,7 +1,10 @@
 """Webhook intake: verify a delivery, then create its task through admission.
 
 Status codes (api.md): 201 admitted, 202 queued, 200 already known (a live task has the
-same external_ref), 429 full and refusing, 403 bad signature, 400 bad body, 413 too large.
+same external_ref), 429 full and refusing, 403 bad signature, 400 bad body, 413 too large,
+and 403 `intake_disabled` once the signature verifies, when its creator's authority ended
+(integrations.credentials): the sender holding the secret learns why its deliveries stopped,
+a caller without it learns no more than before.
 """
 
 import hashlib
@@ -9,11 +12,13 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
+from django.db import transaction
 from rest_framework import serializers
 
 from boards import admission
 from boards.models import Priority, Task
 from boards.serializers import PriorityField, TitleField
+from integrations import credentials
 from integrations.models import Intake
 from kandev.errors import Conflict, Invalid, KandevError, WipLimitReached
 from kandev.parsers import TooDeep, load_json
@@ -28,6 +33,11 @@ SIGNATURE_HEADER = "X-Hub-Signature-256"
 class BadSignature(KandevError):
     status_code = 403
     code = "bad_signature"
+
+
+class IntakeDisabled(KandevError):
+    status_code = 403
+    code = "intake_disabled"
 
 
 class BodyTooLarge(KandevError):
@@ -69,6 +79,19 @@ def intake_create(*, workflow: Workflow, step: WorkflowStep | None, actor, name:
     return intake, secret
 
 
+@transaction.atomic
+def intake_rotate_secret(*, intake: Intake, actor, take_over: bool = False) -> tuple[Intake, str]:
+    """A new secret, shown once; the old one stops verifying at once. Taking over (an owner)
+    also makes `actor` the creator and lets a disabled intake work again: always with a new
+    secret, since the former creator has seen the old one."""
+    intake = Intake.objects.select_for_update(of=("self",)).select_related("workflow").get(pk=intake.pk)
+    changed = credentials.taken_over(intake, actor=actor) if take_over else []
+    secret = secrets.token_urlsafe(32)
+    intake.set_secret(secret)
+    intake.save(update_fields=["secret_encrypted", *changed])
+    return intake, secret
+
+
 def signature_for(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
@@ -95,6 +118,8 @@ def deliver(*, intake: Intake, body: bytes, signature: str | None) -> Delivery:
     if len(body) > MAX_BODY_BYTES:
         raise BodyTooLarge(f"The body exceeds {MAX_BODY_BYTES} bytes.")
     verify_signature(intake=intake, body=body, header=signature)
+    if credentials.lapsed(intake):
+        raise IntakeDisabled("This intake is disabled; a workspace owner can take it over to enable it again.")
     data = parse_body(body)
     try:
         result = admission.task_create(

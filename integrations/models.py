@@ -9,7 +9,28 @@ from workflows.models import Workflow, WorkflowStep
 GITHUB_API = "https://api.github.com"
 
 
-class Intake(models.Model):
+class DisabledReason(models.TextChoices):
+    CREATOR_REMOVED = "creator_removed", "Its creator left or was removed from the workspace."
+    CREATOR_VIEWER = "creator_viewer", "Its creator is now a viewer of the workspace."
+    CREATOR_DEACTIVATED = "creator_deactivated", "Its creator's account was deactivated or deleted."
+
+
+class ActsForCreator(models.Model):
+    """A credential that acts for the person who made it (an intake's secret, a watch's token):
+    it stops when their authority ends (`disabled_at`, why in `disabled_reason`) and works again
+    only when an owner takes it over. No creator means an operator made it (the admin)."""
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    disabled_at = models.DateTimeField(null=True, blank=True, editable=False)
+    disabled_reason = models.CharField(max_length=30, blank=True, choices=DisabledReason.choices, editable=False)
+
+    class Meta:
+        abstract = True
+
+
+class Intake(ActsForCreator):
     """A signed webhook door into a workflow: `POST /hooks/<id>/` creates tasks through admission.
 
     A null step means the workflow's start step (also after the chosen step is deleted).
@@ -21,9 +42,6 @@ class Intake(models.Model):
     name = models.CharField(max_length=200, blank=True)
     # Encrypted: the HMAC needs the secret itself, and the API shows it only at creation.
     secret_encrypted = models.TextField(editable=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -39,7 +57,7 @@ class Intake(models.Model):
         return crypto.decrypt(self.secret_encrypted)
 
 
-class ReviewWatch(models.Model):
+class ReviewWatch(ActsForCreator):
     """Polls GitHub for open pull requests awaiting a reviewer; each becomes a task when its
     target step has room, and its task is archived once the pull request is closed."""
 
@@ -63,9 +81,6 @@ class ReviewWatch(models.Model):
     backoff_until = models.DateTimeField(null=True, blank=True)
     consecutive_failures = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -3,6 +3,7 @@ import re
 from rest_framework import serializers
 
 from integrations.github import REPOSITORY
+from integrations.models import DisabledReason
 from kandev.outbound import url_errors
 
 # Checked in validate_reviewer_login, not as a RegexField: the OpenAPI pattern drf-spectacular
@@ -10,7 +11,27 @@ from kandev.outbound import url_errors
 GITHUB_LOGIN = re.compile(r"[A-Za-z0-9-]+(\[bot\])?")
 
 
-class IntakeSerializer(serializers.Serializer):
+class CreatorFields(serializers.Serializer):
+    """Whose authority a credential carries, and whether it still may act (integrations.credentials)."""
+
+    created_by = serializers.CharField(
+        source="created_by.username", default=None, read_only=True, help_text="null: made by an operator"
+    )
+    disabled_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    disabled_reason = serializers.ChoiceField(
+        choices=DisabledReason.choices,
+        read_only=True,
+        allow_null=True,
+        help_text="Why it stopped (null while it works); an owner's take-over enables it again.",
+    )
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["disabled_reason"] = data["disabled_reason"] or None
+        return data
+
+
+class IntakeSerializer(CreatorFields):
     """The secret is never part of it: only the creation response adds it, once."""
 
     id = serializers.UUIDField(read_only=True)
@@ -28,6 +49,14 @@ class IntakeCreatedSerializer(IntakeSerializer):
     secret = serializers.CharField(read_only=True)
 
 
+class ReviewWatchTakeOverSerializer(serializers.Serializer):
+    token = serializers.CharField(
+        allow_blank=True,
+        max_length=500,
+        help_text="The new owner's own token (blank: none, for public repositories); the former one is dropped.",
+    )
+
+
 class RepositoryField(serializers.CharField):
     def __init__(self, **kwargs):
         super().__init__(max_length=140, **kwargs)
@@ -39,7 +68,7 @@ class RepositoryField(serializers.CharField):
         return value
 
 
-class ReviewWatchSerializer(serializers.Serializer):
+class ReviewWatchSerializer(CreatorFields):
     id = serializers.UUIDField(read_only=True)
     workflow_id = serializers.UUIDField()
     step_id = serializers.UUIDField(required=False, allow_null=True)

@@ -16,13 +16,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from boards import admission
-from boards.access import role_in
 from boards.models import Task
+from integrations import credentials
 from integrations.github import GitHub, PullRequest, external_ref
-from integrations.models import GITHUB_API, ReviewWatch
-from kandev.errors import Conflict, Forbidden, Invalid, KandevError, WipLimitReached
+from integrations.models import GITHUB_API, DisabledReason, ReviewWatch
+from kandev.errors import Conflict, Invalid, KandevError, WipLimitReached
 from kandev.validation import whole_number
-from workflows.models import Role, Workflow, WorkflowStep
+from workflows.models import Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +77,7 @@ def watch_update(*, watch: ReviewWatch, actor, **fields) -> ReviewWatch:
     redirected = [f for f in DESTINATION_FIELDS if f in fields and fields[f] != getattr(watch, f)]
     if redirected:
         # Otherwise any member could send the creator's token to an address of their own.
-        is_owner = role_in(actor, watch.workflow.workspace_id) == Role.OWNER
-        if actor.pk != watch.created_by_id and not is_owner:
-            raise Forbidden("Only the watch's creator or a workspace owner may change where its token is sent.")
+        credentials.require_keeper(actor, watch, to="change where the watch's token is sent")
         if "token" not in fields:
             raise Invalid({"token": [f"Supply the token again to change {' and '.join(redirected)}."]})
     if "token" in fields:
@@ -90,6 +88,18 @@ def watch_update(*, watch: ReviewWatch, actor, **fields) -> ReviewWatch:
     # A changed configuration deserves a fresh try rather than an old back-off.
     watch.backoff_until, watch.consecutive_failures = None, 0
     watch.save(update_fields=[*fields, "backoff_until", "consecutive_failures"])
+    return watch
+
+
+@transaction.atomic
+def watch_take_over(*, watch: ReviewWatch, actor, token: str) -> ReviewWatch:
+    """An owner makes the watch theirs and lets it poll again, with their own token: the former
+    creator's is dropped, since a token goes only where its owner sent it (product.md §10)."""
+    watch = ReviewWatch.objects.select_for_update(of=("self",)).get(pk=watch.pk)
+    changed = credentials.taken_over(watch, actor=actor)
+    watch.set_token(token)
+    watch.backoff_until, watch.consecutive_failures, watch.last_error = None, 0, ""
+    watch.save(update_fields=[*changed, "token_encrypted", "backoff_until", "consecutive_failures", "last_error"])
     return watch
 
 
@@ -156,7 +166,11 @@ def poll_watch(*, watch: ReviewWatch, now: datetime | None = None) -> PollReport
     """One poll of one watch. Safe to run concurrently: admission decides every task."""
     now = now or timezone.now()
     report = PollReport(watch_id=str(watch.pk))
-    watch = ReviewWatch.objects.select_related("workflow", "step").get(pk=watch.pk)
+    watch = ReviewWatch.objects.select_related("workflow", "step", "created_by").get(pk=watch.pk)
+    reason = credentials.lapsed(watch)
+    if reason:  # its creator's token goes nowhere once their authority ended
+        report.error = f"disabled: {DisabledReason(reason).label}"
+        return report
     outcome = {
         "last_polled_at": now,
         "backoff_until": None,
@@ -187,7 +201,7 @@ def claim_due_watches(*, now: datetime, ignore_interval: bool = False) -> list[R
     with transaction.atomic():
         candidates = (
             ReviewWatch.objects.select_for_update(skip_locked=True)
-            .filter(enabled=True)
+            .filter(enabled=True, disabled_at__isnull=True)
             .filter(Q(backoff_until__isnull=True) | Q(backoff_until__lte=now))
             .order_by("pk")
         )
@@ -203,7 +217,8 @@ def claim_due_watches(*, now: datetime, ignore_interval: bool = False) -> list[R
 
 
 def poll_due_watches(*, now: datetime | None = None, ignore_interval: bool = False) -> list[PollReport]:
-    """Poll every enabled watch whose interval has passed and that is not backing off."""
+    """Poll every enabled watch whose interval has passed and that is not backing off (or
+    disabled: its creator's authority ended)."""
     now = now or timezone.now()
     reports = []
     for watch in claim_due_watches(now=now, ignore_interval=ignore_interval):

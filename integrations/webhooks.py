@@ -15,7 +15,7 @@ from kandev.validation import whole_number
 @csrf_exempt
 @require_POST
 def hook(request: HttpRequest, intake_id):
-    intake = Intake.objects.select_related("workflow", "step").filter(pk=intake_id).first()
+    intake = Intake.objects.select_related("workflow", "step", "created_by").filter(pk=intake_id).first()
     if intake is None:
         return JsonResponse({"code": "not_found", "detail": "Not found."}, status=404)
     header = request.headers.get("Content-Length")

@@ -2,7 +2,7 @@
 
 Authority ends with the role: the change that ends a person's ownership revokes their open
 invite links, and the one that ends their right to write disables the intakes and review
-watches they made, in the same transaction (`_authority_ends`). Accepting a link re-checks
+watches they made (integrations.credentials), in the same transaction (`_authority_ends`). Accepting a link re-checks
 its creator too, for roles changed behind these services (the admin, a deactivation).
 
 Membership changes lock the workspace's owner rows and the changed row, in ascending id
@@ -22,6 +22,8 @@ from django.utils import timezone
 from boards.access import WRITE_ROLES, still_holds
 from boards.changes import fill_for_persons
 from boards.services import unassign_everywhere
+from integrations import credentials
+from integrations.models import DisabledReason
 from kandev.errors import Conflict, Invalid
 from teams.models import Invite, InviteState, hash_invite
 from workflows.models import Membership, Role, Workspace
@@ -116,11 +118,15 @@ def _authority_ends(workspace: Workspace, role_before: str, role_after: str | No
     leave or are removed). Called inside the role change's transaction."""
     if role_before == Role.OWNER and role_after != Role.OWNER:
         _revoke_open_invites(Invite.objects.filter(workspace=workspace, created_by_id=user_id))
+    if role_before in WRITE_ROLES and role_after not in WRITE_ROLES:
+        reason = DisabledReason.CREATOR_REMOVED if role_after is None else DisabledReason.CREATOR_VIEWER
+        credentials.disable_created_by(user_id=user_id, workspace_id=workspace.pk, reason=reason)
 
 
 def account_authority_ends(*, user_id) -> None:
     """`user_id`'s account is deactivated or deleted: everything they handed on stops."""
     _revoke_open_invites(Invite.objects.filter(created_by_id=user_id))
+    credentials.disable_created_by(user_id=user_id, reason=DisabledReason.CREATOR_DEACTIVATED)
 
 
 def _revoke_open_invites(invites) -> None:

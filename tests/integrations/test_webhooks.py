@@ -49,7 +49,18 @@ class TestIntakesApi:
         )
         assert created.status_code == 201
         body = created.json()
-        assert set(body) == {"id", "workflow_id", "step_id", "name", "url", "created_at", "secret"}
+        assert set(body) == {
+            "id",
+            "workflow_id",
+            "step_id",
+            "name",
+            "url",
+            "created_at",
+            "created_by",
+            "disabled_at",
+            "disabled_reason",
+            "secret",
+        }
         assert body["url"] == f"/hooks/{body['id']}/"
         assert len(body["secret"]) >= 32
         fetched = api.get(f"/api/v1/intakes/{body['id']}/").json()

@@ -203,6 +203,9 @@ ENDPOINTS = [
         {"workflow_id": "{workflow}", "name": "GitHub"},
     ),
     Endpoint("intake read", "GET", "/api/v1/intakes/{intake}/", "401 401 404 200 200 200 404"),
+    Endpoint("intake take over", "POST", "/api/v1/intakes/{intake}/take-over/", "401 401 404 403 403 200 404"),
+    # The owner made it: a member who is not its creator may not rotate its secret.
+    Endpoint("intake secret", "POST", "/api/v1/intakes/{intake}/rotate-secret/", "401 401 404 403 403 200 404"),
     Endpoint("intake delete", "DELETE", "/api/v1/intakes/{intake}/", "401 401 404 403 204 204 404"),
     Endpoint("review watch list", "GET", "/api/v1/review-watches/?workflow={workflow}", "401 401 200 200 200 200 200"),
     Endpoint(
@@ -219,6 +222,13 @@ ENDPOINTS = [
         "/api/v1/review-watches/{watch}/",
         "401 401 404 403 200 200 404",
         {"enabled": False},
+    ),
+    Endpoint(
+        "review watch take over",
+        "POST",
+        "/api/v1/review-watches/{watch}/take-over/",
+        "401 401 404 403 403 200 404",
+        {"token": "ghp-new-owner"},
     ),
     Endpoint("review watch delete", "DELETE", "/api/v1/review-watches/{watch}/", "401 401 404 403 204 204 404"),
     Endpoint("session list", "GET", "/api/v1/sessions/?workflow={workflow}", "401 401 200 200 200 200 200"),
