@@ -116,6 +116,14 @@ class TestIntakes:
         assert deliver(intake_id, secret).status_code == 403
         assert Intake.objects.get(pk=intake_id).disabled_reason == "creator_deactivated"
 
+    def test_a_deleted_creators_intake_stays_stopped(self, mike, mikes_intake):
+        """Deleting the account leaves the intake without a creator, which would otherwise read
+        as an operator's: it is disabled before the account goes."""
+        intake_id, secret = mikes_intake
+        mike.delete()
+        assert deliver(intake_id, secret).status_code == 403
+        assert Intake.objects.get(pk=intake_id).disabled_reason == "creator_deactivated"
+
     def test_a_membership_deleted_behind_the_services_is_caught_at_delivery(self, api, workflow, mike, mikes_intake):
         """The admin's membership inline deletes rows without the service: the delivery checks."""
         intake_id, secret = mikes_intake
