@@ -2,8 +2,9 @@
 
 Authority ends with the role: the change that ends a person's ownership revokes their open
 invite links, and the one that ends their right to write disables the intakes and review
-watches they made (integrations.credentials), in the same transaction (`_authority_ends`). Accepting a link re-checks
-its creator too, for roles changed behind these services (the admin, a deactivation).
+watches they made (integrations.credentials), in the same transaction (`_authority_ends`).
+Accepting a link re-checks its creator too, for roles changed behind these services (the
+admin, a deactivation).
 
 Membership changes lock the workspace's owner rows and the changed row, in ascending id
 (the same order personal limits lock memberships in), so two owners demoting or removing
@@ -162,23 +163,27 @@ def invite_for_token(token: str) -> Invite | None:
 
 
 class InviteUnusable(Conflict):
-    def __init__(self, state: InviteState):
-        messages = {
-            InviteState.USED: "This invite link has already been used.",
-            InviteState.REVOKED: "This invite link has been revoked.",
-            InviteState.EXPIRED: "This invite link has expired.",
-        }
-        super().__init__(messages[state], code=f"invite_{state}")
+    MESSAGES = {
+        InviteState.USED: "This invite link has already been used.",
+        InviteState.REVOKED: "This invite link has been revoked.",
+        InviteState.EXPIRED: "This invite link has expired.",
+    }
+
+    def __init__(self, state: InviteState, *, detail: str = "", code: str = ""):
+        super().__init__(detail or self.MESSAGES[state], code=code or f"invite_{state}")
         self.state = state
 
 
 class InviteCreatorLostAuthority(InviteUnusable):
-    """The link is open, but the person who made it is no longer an active owner."""
+    """The link is open, but the person who made it is no longer an active owner: it is
+    refused as a revoked one is, with its own code."""
 
     def __init__(self):
-        super().__init__(InviteState.REVOKED)
-        self.code = "invite_creator_lost_authority"
-        self.detail = "This invite link no longer works: the person who made it may no longer grant this role."
+        super().__init__(
+            InviteState.REVOKED,
+            detail="This invite link no longer works: the person who made it may no longer grant this role.",
+            code="invite_creator_lost_authority",
+        )
 
 
 def invite_refusal(invite: Invite, now) -> InviteUnusable | None:
