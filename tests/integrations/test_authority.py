@@ -3,15 +3,17 @@ stop when that person is removed, made a viewer or deactivated, show why, and wo
 only when an owner takes them over."""
 
 import json
+from importlib import import_module
 
 import pytest
+from django.apps import apps
 from django.test import Client
 from rest_framework.test import APIClient
 
 from boards.models import Task
-from integrations.intake import signature_for
+from integrations.intake import intake_create, signature_for
 from integrations.models import Intake, ReviewWatch
-from integrations.watch import poll_due_watches, poll_watch
+from integrations.watch import poll_due_watches, poll_watch, watch_create
 from teams import services
 from tests.factories import MembershipFactory, UserFactory
 from tests.integrations.fake_github import FakeGitHub
@@ -263,3 +265,23 @@ class TestReviewWatches:
         stranger = MembershipFactory(role=Role.OWNER).user
         assert api_for(stranger).post(url, {"token": "x"}, format="json").status_code == 404
         assert ReviewWatch.objects.get(pk=watch_id).disabled_at is not None
+
+
+def test_the_migration_stops_credentials_whose_creator_lost_authority_before_it(board, workflow, owner, mike, github):
+    """Intakes and watches made before this rule by people since removed, made viewers or
+    deactivated are disabled when it is deployed, so the lists are right from the start."""
+    backlog, doing, _ = board
+    viewer = MembershipFactory(workspace=workflow.workspace, user=UserFactory(username="vera")).user
+    gone = UserFactory(username="gus", is_active=False)
+    intakes = {
+        who.username: intake_create(workflow=workflow, step=backlog, actor=who)[0]
+        for who in (owner, mike, viewer, gone)
+    }
+    operator = watch_create(workflow=workflow, step=doing, actor=None, repositories=[REPO], reviewer_login="rita")
+    Membership.objects.filter(user=mike).delete()
+    Membership.objects.filter(user=viewer).update(role=Role.VIEWER)
+    Intake.objects.update(disabled_at=None, disabled_reason="")  # as before the rule
+    import_module("integrations.migrations.0003_disable_lapsed_credentials").disable_lapsed(apps, None)
+    reasons = {who: Intake.objects.get(pk=intake.pk).disabled_reason for who, intake in intakes.items()}
+    assert reasons == {"olivia": "", "mike": "creator_removed", "vera": "creator_viewer", "gus": "creator_deactivated"}
+    assert ReviewWatch.objects.get(pk=operator.pk).disabled_at is None

@@ -2,8 +2,10 @@
 longer hand out the workspace through invite links they made while they were one."""
 
 import re
+from importlib import import_module
 
 import pytest
+from django.apps import apps
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -161,3 +163,16 @@ def test_promoting_a_member_keeps_their_revoked_links_revoked(team):
     api.patch(member_url(workspace, olivia), {"role": "viewer"}, format="json")
     api.patch(member_url(workspace, olivia), {"role": "owner"}, format="json")
     assert browser_for(UserFactory(username="eve")).post(link).status_code == 410
+
+
+def test_the_migration_revokes_open_links_whose_creator_is_no_longer_an_owner(team):
+    """Links made before this rule by owners since removed or demoted are revoked on deploy."""
+    workspace, olivia, oscar = team
+    services.invite_create(workspace=workspace, role=Role.OWNER, actor=olivia)
+    services.invite_create(workspace=workspace, role=Role.MEMBER, actor=oscar)
+    Membership.objects.filter(user=olivia).update(role=Role.MEMBER)
+    import_module("teams.migrations.0002_revoke_lapsed_invites").revoke_lapsed(apps, None)
+    assert sorted((i.created_by.username, state_of(i)) for i in Invite.objects.all()) == [
+        ("olivia", "revoked"),
+        ("oscar", "open"),
+    ]
