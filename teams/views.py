@@ -19,8 +19,8 @@ from django.views.decorators.http import require_http_methods
 from boards.access import role_in
 from boards.selectors import with_occupied
 from kandev.errors import Conflict, Invalid
-from teams import services
-from teams.models import Invite, InviteState
+from teams import invitations, services
+from teams.models import Invitation, Invite, InviteState
 from workflows.models import Membership, Role, Workspace
 from workflows.step_rules import MAX_WIP_LIMIT
 
@@ -63,6 +63,15 @@ class AddMemberForm(forms.Form):
     who = forms.CharField(label="Username or e-mail", max_length=254)
     role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.MEMBER)
 
+    def clean_who(self):
+        who = self.cleaned_data["who"].strip()
+        if "@" in who:
+            forms.EmailField().clean(who)
+            return {"email": who}
+        if len(who) > 150:
+            raise forms.ValidationError("A username has at most 150 characters.")
+        return {"username": who}
+
 
 class WipLimitForm(forms.Form):
     wip_limit = forms.IntegerField(label="WIP limit", min_value=0, max_value=MAX_WIP_LIMIT)
@@ -86,10 +95,10 @@ def _apply(request, workspace, role: str):
         form = AddMemberForm(request.POST)
         if not form.is_valid():
             raise Invalid(form.errors)
-        who = form.cleaned_data["who"]
-        user = services.find_user(**({"email": who} if "@" in who else {"username": who}))
-        services.member_add(workspace=workspace, user=user, role=form.cleaned_data["role"])
-        messages.success(request, f"{user.get_username()} was added as {form.cleaned_data['role']}.")
+        who, role = form.cleaned_data["who"], form.cleaned_data["role"]
+        invitations.invitation_create(workspace=workspace, actor=request.user, role=role, **who)
+        name = who.get("username") or who.get("email")
+        messages.success(request, f"{name} is invited as {role}. They join once they accept.")
     elif action in ("role", "limit", "remove") and user_id.isascii() and user_id.isdigit():
         try:
             if action == "limit":
@@ -117,6 +126,13 @@ def _apply(request, workspace, role: str):
             raise Invalid(form.errors)
         _, token = services.invite_create(workspace=workspace, actor=request.user, **form.cleaned_data)
         return request.build_absolute_uri(reverse("invite", kwargs={"token": token}))
+    elif action == "withdraw":
+        try:
+            invitation_id = _uuid_or_none(request.POST.get("invitation_id"))
+            invitations.invitation_withdraw(workspace=workspace, invitation_id=invitation_id)
+        except Invitation.DoesNotExist:
+            raise Http404 from None
+        messages.success(request, "The invitation was withdrawn.")
     elif action == "revoke":
         invite = Invite.objects.filter(workspace=workspace, pk=_uuid_or_none(request.POST.get("invite_id"))).first()
         if invite is None:
@@ -138,8 +154,8 @@ def _uuid_or_none(value):
 @login_required
 @require_http_methods(["GET", "POST"])
 def members(request, workspace_id):
-    """The members page: everyone sees who is in and their personal WIP limits; owners add,
-    change (role, limit), remove and invite."""
+    """The members page: everyone sees who is in and their personal WIP limits; owners invite
+    people (by name or e-mail, or with a link), change roles and limits, and remove members."""
     role = role_in(request.user, workspace_id)
     if role is None:
         raise Http404
@@ -169,6 +185,7 @@ def members(request, workspace_id):
             ),
             "roles": Role.choices,
             "invites": [(invite, invite.state(now)) for invite in invites] if role == Role.OWNER else [],
+            "invitations": invitations.pending_in(workspace) if role == Role.OWNER else [],
             # Ids of their own: both forms have a "Role" field, and a label must find its own.
             "add_form": AddMemberForm(auto_id="add-%s"),
             "invite_form": InviteForm(auto_id="invite-%s"),
