@@ -23,6 +23,7 @@ api_urlpatterns = [
 ]
 
 page_urlpatterns = [
-    path("invites/<str:token>/", views.invite, name="invite"),
+    path("invites/accept/", views.invite, name="invite-accept"),  # before the link: "accept" is no token
+    path("invites/<str:token>/", views.invite_link, name="invite"),
     path("workspaces/<uuid:workspace_id>/members/", views.members, name="members-page"),
 ]

@@ -14,7 +14,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from boards.access import role_in
 from boards.selectors import with_occupied
@@ -31,9 +31,26 @@ def _landing(workspace):
     return reverse("board", args=[board.pk]) if board else reverse("home")
 
 
+# The invite link's token, once opened: kept in the session, as Django's password reset keeps
+# its token, so the page's address (and so the access log, a Referer, a sign-in link's
+# `next=`) carries none.
+INVITE_TOKEN = "invite_token"
+
+
+@require_GET
+def invite_link(request, token):
+    """The link itself: its token moves into the session and the browser goes on to the
+    invite page, so the token reaches at most this one request's log line."""
+    if services.invite_for_token(token) is None:
+        raise Http404
+    request.session[INVITE_TOKEN] = token
+    return redirect("invite-accept")
+
+
 @require_http_methods(["GET", "POST"])
-def invite(request, token):
-    found = services.invite_for_token(token)
+def invite(request):
+    token = request.session.get(INVITE_TOKEN)
+    found = services.invite_for_token(token) if token else None
     if found is None:
         raise Http404
     state = found.state(timezone.now())
@@ -43,19 +60,21 @@ def invite(request, token):
         try:
             if form is None:
                 services.invite_accept(token=token, user=request.user)
+                request.session.pop(INVITE_TOKEN, None)
                 return redirect(_landing(found.workspace))
             if form.is_valid():
                 with transaction.atomic():  # no account is left behind by a link used meanwhile
                     user = form.save()
                     services.invite_accept(token=token, user=user)
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                request.session.pop(INVITE_TOKEN, None)
                 return redirect(_landing(found.workspace))
         except services.InviteUnusable as refused:
             state, error = refused.state, refused.detail
         except Invite.DoesNotExist:
             raise Http404 from None
     status = 200 if state is InviteState.OPEN else 410
-    context = {"invite": found, "state": state, "form": form, "error": error, "token": token}
+    context = {"invite": found, "state": state, "form": form, "error": error}
     return render(request, "teams/invite.html", context, status=status)
 
 
