@@ -74,6 +74,8 @@ def invite(request):
         except Invite.DoesNotExist:
             raise Http404 from None
     status = 200 if state is InviteState.OPEN else 410
+    if status == 200 and form is not None and form.is_bound and form.errors:
+        status = 400  # the sign-up's field errors, shown beside the fields
     context = {"invite": found, "state": state, "form": form, "error": error}
     return render(request, "teams/invite.html", context, status=status)
 

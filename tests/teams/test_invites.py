@@ -204,7 +204,7 @@ def test_a_bad_sign_up_shows_the_field_errors_and_creates_nothing(team):
     browser = Client()
     link = opened(browser, make_invite(workspace, owner))
     page = browser.post(link, {"username": "olivia", "password1": "x", "password2": "y"})
-    assert page.status_code == 200
+    assert page.status_code == 400
     assert "already exists" in page.content.decode()
     assert Invite.objects.get().used_at is None
 
