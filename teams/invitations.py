@@ -8,6 +8,7 @@ given. Only the invitee, signed in, sees it.
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from kandev.errors import Conflict
@@ -95,9 +96,13 @@ def _answer(invitation: Invitation, state: InvitationState) -> Invitation:
 
 
 def invitations_for(user):
-    """The invitations waiting for `user`'s answer, to workspaces they are not in."""
+    """The invitations waiting for `user`'s answer, to workspaces they are not in, from
+    people who are still owners there."""
+    sender_is_owner = Membership.objects.filter(
+        workspace=OuterRef("workspace"), user=OuterRef("created_by"), role=Role.OWNER
+    )
     return (
-        Invitation.objects.filter(invitee=user, state=InvitationState.PENDING)
+        Invitation.objects.filter(Exists(sender_is_owner), invitee=user, state=InvitationState.PENDING)
         .exclude(workspace__memberships__user=user)
         .select_related("workspace", "created_by")
         .order_by("-created_at", "id")

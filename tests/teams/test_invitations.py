@@ -126,12 +126,13 @@ def test_only_the_invited_person_sees_or_answers_an_invitation(team):
     assert usernames(workspace) == {"olivia"}
 
 
-def test_an_invitation_from_someone_no_longer_an_owner_cannot_be_accepted(team):
+def test_an_invitation_from_someone_no_longer_an_owner_is_gone_and_cannot_be_accepted(team):
     workspace, owner, vera = team
     invite(owner, workspace, {"username": "vera", "role": "owner"})
+    (pending,) = api_for(vera).get("/api/v1/me/invitations/").json()
     second = MembershipFactory(workspace=workspace, role=Role.OWNER).user
     Membership.objects.filter(workspace=workspace, user=owner).update(role=Role.MEMBER)
-    (pending,) = api_for(vera).get("/api/v1/me/invitations/").json()
+    assert api_for(vera).get("/api/v1/me/invitations/").json() == []
     refused = api_for(vera).post(f"/api/v1/me/invitations/{pending['id']}/accept/")
     assert (refused.status_code, refused.json()["code"]) == (409, "invitation_withdrawn")
     assert usernames(workspace) == {"olivia", second.username}
