@@ -18,6 +18,7 @@ from boards.priorities import PRIORITY_RANKS
 from boards.snapshots import board_snapshot
 from boards.templatetags.board import initials
 from boards.waiting import board_consumers
+from teams.invitations import invitations_for
 from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow
 from workflows.portable import templates
 from workflows.step_rules import ACTION_TYPES
@@ -78,6 +79,7 @@ def home(request):
             "write_roles": WRITE_ROLES,
             "owner_role": Role.OWNER,
             "templates": templates().values(),  # what GET /api/v1/workflow-templates/ lists
+            "invitations": invitations_for(request.user),
         },
     )
 

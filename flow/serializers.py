@@ -1,7 +1,7 @@
 """Query parameters of the flow endpoints, and their response shapes (api.md, `/flow/`)
 for the OpenAPI schema."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 from rest_framework import serializers
@@ -10,16 +10,32 @@ from flow.figures import Window
 
 MAX_WINDOW = timedelta(days=366)
 DEFAULT_WINDOW = timedelta(days=30)
+# No board has history outside these, and the window's arithmetic (a default `from` 30 days
+# before `to`, points and buckets up to `to`) stays far from the ends of the calendar.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+class InstantField(serializers.DateTimeField):
+    """An ISO 8601 instant from EARLIEST to LATEST."""
+
+    default_error_messages = {"out_of_range": "Must be from 1970-01-01 to 9999-01-01 (UTC)."}
+
+    def to_internal_value(self, value):
+        instant = super().to_internal_value(value)
+        if not EARLIEST <= instant <= LATEST:
+            self.fail("out_of_range")
+        return instant
 
 
 class WindowParams(serializers.Serializer):
     """`from` / `to` (ISO 8601), by default the last 30 days; at most 366 days."""
 
-    to = serializers.DateTimeField(required=False)
+    to = InstantField(required=False)
 
     def get_fields(self):
         fields = super().get_fields()
-        fields["from"] = serializers.DateTimeField(required=False)  # a keyword: not an attribute
+        fields["from"] = InstantField(required=False)  # a keyword: not an attribute
         return fields
 
     def validate(self, attrs):

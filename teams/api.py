@@ -1,7 +1,9 @@
-"""Members and invite links of a workspace: /api/v1/workspaces/{id}/members/ and /invites/.
+"""Members and invite links of a workspace: /api/v1/workspaces/{id}/members/ and /invites/;
+the signed-in person's invitations: /api/v1/me/invitations/.
 
 Every member may list the members (assignee pickers need them); only owners change them
-or handle invites. A member may remove themselves (leave). The last owner stays (409).
+or handle invites. Adding a member by username or e-mail invites them: they join when they
+accept. A member may remove themselves (leave). The last owner stays (409).
 """
 
 from django.http import Http404
@@ -16,15 +18,17 @@ from boards.access import require_role
 from boards.selectors import with_occupied
 from kandev.api import ErrorSerializer
 from kandev.validation import validated
-from teams import services
-from teams.models import Invite
+from teams import invitations, services
+from teams.models import Invitation, Invite
 from teams.serializers import (
+    InvitationSerializer,
     InviteCreatedSerializer,
     InviteCreateSerializer,
     InviteSerializer,
     MemberAddSerializer,
     MemberSerializer,
     MemberUpdateSerializer,
+    MyInvitationSerializer,
 )
 from workflows.models import Membership, Workspace
 
@@ -52,13 +56,17 @@ class MemberListView(APIView):
         workspace = _workspace(request, workspace_id)
         return Response(MemberSerializer(_members(workspace), many=True).data)
 
-    @extend_schema(request=MemberAddSerializer, responses={201: MemberSerializer, **ERRORS})
+    @extend_schema(
+        request=MemberAddSerializer,
+        responses={202: InvitationSerializer, **ERRORS},
+        description="Invites the person: they join when they accept (`/api/v1/me/invitations/`). "
+        "The answer is the same whether or not the username or e-mail names an account.",
+    )
     def post(self, request, workspace_id):
         workspace = _workspace(request, workspace_id, owner=True)
         data = validated(MemberAddSerializer, request.data)
-        user = services.find_user(username=data.get("username", ""), email=data.get("email", ""))
-        services.member_add(workspace=workspace, user=user, role=data["role"], wip_limit=data["wip_limit"])
-        return Response(MemberSerializer(_member(workspace, user.pk)).data, status=status.HTTP_201_CREATED)
+        invitation = invitations.invitation_create(workspace=workspace, actor=request.user, **data)
+        return Response(InvitationSerializer(invitation).data, status=status.HTTP_202_ACCEPTED)
 
 
 class MemberDetailView(APIView):
@@ -109,3 +117,23 @@ class InviteDetailView(APIView):
             raise Http404
         services.invite_revoke(invite=invite)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MyInvitationListView(APIView):
+    @extend_schema(responses={200: MyInvitationSerializer(many=True)})
+    def get(self, request):
+        return Response(MyInvitationSerializer(invitations.invitations_for(request.user), many=True).data)
+
+
+class MyInvitationAnswerView(APIView):
+    """Accept or decline one's own invitation; anyone else's is not found."""
+
+    answer = None
+
+    @extend_schema(request=None, responses={200: MyInvitationSerializer, 404: ErrorSerializer, 409: ErrorSerializer})
+    def post(self, request, invitation_id):
+        try:
+            invitation = self.answer(invitation_id=invitation_id, user=request.user)
+        except Invitation.DoesNotExist:
+            raise Http404 from None
+        return Response(MyInvitationSerializer(invitation).data)

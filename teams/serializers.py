@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from teams.models import InvitationState
 from teams.services import INVITE_DAYS_DEFAULT, INVITE_DAYS_MAX
 from workflows.models import Role
 from workflows.step_rules import MAX_WIP_LIMIT
@@ -62,3 +63,32 @@ class InviteCreatedSerializer(serializers.Serializer):
     url = serializers.URLField()
     role = serializers.CharField()
     expires_at = serializers.DateTimeField()
+
+
+class InvitationSerializer(serializers.Serializer):
+    """An invitation as its owner made it: the address as given, never whose it is."""
+
+    id = serializers.UUIDField(read_only=True)
+    username = serializers.CharField(read_only=True, allow_null=True, help_text="As given, or null")
+    email = serializers.CharField(read_only=True, allow_null=True, help_text="As given (lower case), or null")
+    role = serializers.ChoiceField(choices=Role.choices, read_only=True)
+    wip_limit = serializers.IntegerField(read_only=True, help_text="0 = no personal limit")
+    state = serializers.ChoiceField(choices=InvitationState.choices, read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+
+    def to_representation(self, invitation):
+        data = super().to_representation(invitation)
+        return {**data, "username": invitation.username or None, "email": invitation.email or None}
+
+
+class MyInvitationSerializer(serializers.Serializer):
+    """An invitation as the invited person sees it."""
+
+    id = serializers.UUIDField(read_only=True)
+    workspace_id = serializers.UUIDField(read_only=True)
+    workspace_name = serializers.CharField(source="workspace.name", read_only=True)
+    role = serializers.ChoiceField(choices=Role.choices, read_only=True)
+    wip_limit = serializers.IntegerField(read_only=True, help_text="0 = no personal limit")
+    invited_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
+    state = serializers.ChoiceField(choices=InvitationState.choices, read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)

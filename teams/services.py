@@ -15,8 +15,7 @@ import datetime
 import secrets
 from functools import partial
 
-from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -25,7 +24,7 @@ from boards.changes import fill_for_persons
 from boards.services import unassign_everywhere
 from integrations import credentials
 from integrations.models import DisabledReason
-from kandev.errors import Conflict, Invalid
+from kandev.errors import Conflict
 from teams.models import Invite, InviteState, hash_invite
 from workflows.models import Membership, Role, Workspace
 
@@ -50,28 +49,6 @@ def _lock_membership(workspace: Workspace, user_id, *, losing_owner: str) -> Mem
             f"{target.user.get_username()} is the last owner and cannot be {losing_owner}.", code="last_owner"
         )
     return target
-
-
-def find_user(*, username: str = "", email: str = ""):
-    """An active user by username or e-mail (exact, e-mail case-insensitive), or a 400."""
-    users = get_user_model().objects.filter(is_active=True)
-    if username:
-        user, field = users.filter(username=username).first(), "username"
-    else:
-        matches = list(users.filter(email__iexact=email)[:2]) if email else []
-        user, field = (matches[0] if len(matches) == 1 else None), "email"
-    if user is None:
-        raise Invalid({field: ["No such user."]})
-    return user
-
-
-@transaction.atomic
-def member_add(*, workspace: Workspace, user, role: str, wip_limit: int = 0) -> Membership:
-    try:
-        with transaction.atomic():
-            return Membership.objects.create(workspace=workspace, user=user, role=role, wip_limit=wip_limit)
-    except IntegrityError:
-        raise Conflict(f"{user.get_username()} is already a member.", code="already_member") from None
 
 
 @transaction.atomic

@@ -14,13 +14,13 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from boards.access import role_in
 from boards.selectors import with_occupied
 from kandev.errors import Conflict, Invalid
-from teams import services
-from teams.models import Invite, InviteState
+from teams import invitations, services
+from teams.models import Invitation, Invite, InviteState
 from workflows.models import Membership, Role, Workspace
 from workflows.step_rules import MAX_WIP_LIMIT
 
@@ -31,9 +31,26 @@ def _landing(workspace):
     return reverse("board", args=[board.pk]) if board else reverse("home")
 
 
+# The invite link's token, once opened: kept in the session, as Django's password reset keeps
+# its token, so the page's address (and so the access log, a Referer, a sign-in link's
+# `next=`) carries none.
+INVITE_TOKEN = "invite_token"
+
+
+@require_GET
+def invite_link(request, token):
+    """The link itself: its token moves into the session and the browser goes on to the
+    invite page, so the token reaches at most this one request's log line."""
+    if services.invite_for_token(token) is None:
+        raise Http404
+    request.session[INVITE_TOKEN] = token
+    return redirect("invite-accept")
+
+
 @require_http_methods(["GET", "POST"])
-def invite(request, token):
-    found = services.invite_for_token(token)
+def invite(request):
+    token = request.session.get(INVITE_TOKEN)
+    found = services.invite_for_token(token) if token else None
     if found is None:
         raise Http404
     refusal = services.invite_refusal(found, timezone.now())
@@ -43,25 +60,38 @@ def invite(request, token):
         try:
             if form is None:
                 services.invite_accept(token=token, user=request.user)
+                request.session.pop(INVITE_TOKEN, None)
                 return redirect(_landing(found.workspace))
             if form.is_valid():
                 with transaction.atomic():  # no account is left behind by a link used meanwhile
                     user = form.save()
                     services.invite_accept(token=token, user=user)
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                request.session.pop(INVITE_TOKEN, None)
                 return redirect(_landing(found.workspace))
         except services.InviteUnusable as refused:
             state, error = refused.state, refused.detail
         except Invite.DoesNotExist:
             raise Http404 from None
     status = 200 if state is InviteState.OPEN else 410
-    context = {"invite": found, "state": state, "form": form, "error": error, "token": token}
+    if status == 200 and form is not None and form.is_bound and form.errors:
+        status = 400  # the sign-up's field errors, shown beside the fields
+    context = {"invite": found, "state": state, "form": form, "error": error}
     return render(request, "teams/invite.html", context, status=status)
 
 
 class AddMemberForm(forms.Form):
     who = forms.CharField(label="Username or e-mail", max_length=254)
     role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.MEMBER)
+
+    def clean_who(self):
+        who = self.cleaned_data["who"].strip()
+        if "@" in who:
+            forms.EmailField().clean(who)
+            return {"email": who}
+        if len(who) > 150:
+            raise forms.ValidationError("A username has at most 150 characters.")
+        return {"username": who}
 
 
 class WipLimitForm(forms.Form):
@@ -86,10 +116,10 @@ def _apply(request, workspace, role: str):
         form = AddMemberForm(request.POST)
         if not form.is_valid():
             raise Invalid(form.errors)
-        who = form.cleaned_data["who"]
-        user = services.find_user(**({"email": who} if "@" in who else {"username": who}))
-        services.member_add(workspace=workspace, user=user, role=form.cleaned_data["role"])
-        messages.success(request, f"{user.get_username()} was added as {form.cleaned_data['role']}.")
+        who, role = form.cleaned_data["who"], form.cleaned_data["role"]
+        invitations.invitation_create(workspace=workspace, actor=request.user, role=role, **who)
+        name = who.get("username") or who.get("email")
+        messages.success(request, f"{name} is invited as {role}. They join once they accept.")
     elif action in ("role", "limit", "remove") and user_id.isascii() and user_id.isdigit():
         try:
             if action == "limit":
@@ -117,6 +147,13 @@ def _apply(request, workspace, role: str):
             raise Invalid(form.errors)
         _, token = services.invite_create(workspace=workspace, actor=request.user, **form.cleaned_data)
         return request.build_absolute_uri(reverse("invite", kwargs={"token": token}))
+    elif action == "withdraw":
+        try:
+            invitation_id = _uuid_or_none(request.POST.get("invitation_id"))
+            invitations.invitation_withdraw(workspace=workspace, invitation_id=invitation_id)
+        except Invitation.DoesNotExist:
+            raise Http404 from None
+        messages.success(request, "The invitation was withdrawn.")
     elif action == "revoke":
         invite = Invite.objects.filter(workspace=workspace, pk=_uuid_or_none(request.POST.get("invite_id"))).first()
         if invite is None:
@@ -138,8 +175,8 @@ def _uuid_or_none(value):
 @login_required
 @require_http_methods(["GET", "POST"])
 def members(request, workspace_id):
-    """The members page: everyone sees who is in and their personal WIP limits; owners add,
-    change (role, limit), remove and invite."""
+    """The members page: everyone sees who is in and their personal WIP limits; owners invite
+    people (by name or e-mail, or with a link), change roles and limits, and remove members."""
     role = role_in(request.user, workspace_id)
     if role is None:
         raise Http404
@@ -169,6 +206,7 @@ def members(request, workspace_id):
             ),
             "roles": Role.choices,
             "invites": [(invite, invite.state(now)) for invite in invites] if role == Role.OWNER else [],
+            "invitations": invitations.pending_in(workspace) if role == Role.OWNER else [],
             # Ids of their own: both forms have a "Role" field, and a label must find its own.
             "add_form": AddMemberForm(auto_id="add-%s"),
             "invite_form": InviteForm(auto_id="invite-%s"),

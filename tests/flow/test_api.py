@@ -38,6 +38,24 @@ def test_bad_parameters_are_400_never_500(api, workflow, board, name):
         assert response.json()["code"] == "invalid"
 
 
+@pytest.mark.parametrize("name", ENDPOINTS)
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"to": "0001-01-02"},  # the default window would start before year 1
+        {"from": "0001-01-01T00:00:00Z", "to": "0001-01-02T00:00:00Z"},
+        {"from": "0001-01-01T00:30:00+01:00"},  # before year 1 once in UTC
+        {"from": "9999-12-30T00:00:00Z", "to": "9999-12-31T23:59:59-01:00"},  # after year 9999 in UTC
+    ],
+)
+def test_instants_at_the_ends_of_the_calendar_are_field_errors_not_500(api, workflow, board, name, params):
+    response = api.get(url(workflow, name, **params))
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["code"] == "invalid"
+    assert set(body["errors"]) <= {"from", "to"} and body["errors"]
+
+
 def test_an_unknown_interval_is_a_field_error(api, workflow, board):
     assert api.get(url(workflow, "cfd", interval="week")).json()["errors"].keys() == {"interval"}
     assert api.get(url(workflow, "throughput", interval="hour")).json()["errors"].keys() == {"interval"}

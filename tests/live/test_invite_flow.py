@@ -3,11 +3,14 @@ an owner makes a link on the members page and copies it; a new person opens it i
 of their own, signs up and joins in one step, lands on the board and watches it live.
 Driven by role and label; outcomes checked through the running server's API; axe on every page."""
 
+import re
+
 import httpx
 import pytest
 from playwright.sync_api import expect
 
 from accounts.models import ApiToken
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -77,3 +80,28 @@ def test_a_new_person_joins_through_an_invite_link_and_watches_the_board_live(
     (made,) = api.get(f"/api/v1/workspaces/{workspace.pk}/invites/").json()
     assert (made["state"], made["used_by"]) == ("used", "nina")
     assert members.errors == [] and owners_board.errors == []
+
+
+def test_a_person_invited_by_name_accepts_on_their_home_page(open_page, axe, api, owner, workflow):
+    workspace = workflow.workspace
+    UserFactory(username="vera")
+    members = open_page(owner, f"/workspaces/{workspace.pk}/members/")
+    adding = members.get_by_role("region", name="Add a member")
+    adding.get_by_label("Username or e-mail").fill("vera")
+    adding.get_by_label("Role").select_option(label="Viewer")
+    adding.get_by_role("button", name="Send invitation").click()
+    expect(members.get_by_role("status")).to_have_text("vera is invited as viewer. They join once they accept.")
+    expect(members.get_by_role("table", name="Waiting for an answer").get_by_role("row", name="vera")).to_be_visible()
+    axe(members, "the members page with a pending invitation")
+
+    home = open_page(UserFactory(username="vera"), "/")
+    invitations = home.get_by_role("region", name="Invitations")
+    expect(invitations).to_contain_text(f"olivia invited you to join {workspace.name} as viewer.")
+    axe(home, "the home page with an invitation")
+    invitations.get_by_role("button", name=f"Accept the invitation to {workspace.name}").click()
+    expect(home.get_by_role("heading", name=re.compile(f"^{re.escape(workspace.name)}"))).to_be_visible()
+    expect(home.get_by_role("region", name="Invitations")).to_have_count(0)
+
+    roles = {m["username"]: m["role"] for m in api.get(f"/api/v1/workspaces/{workspace.pk}/members/").json()}
+    assert roles == {"olivia": "owner", "vera": "viewer"}
+    assert members.errors == [] and home.errors == []

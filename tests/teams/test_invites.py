@@ -78,10 +78,47 @@ def test_an_expiry_outside_one_to_ninety_days_is_refused(team, days):
     assert not Invite.objects.exists()
 
 
+ACCEPT = "/invites/accept/"
+
+
+def opened(browser: Client, invite: dict) -> str:
+    """Open the link as a browser does; the page it leads to has no token in its address."""
+    first = browser.get(path_of(invite))
+    assert (first.status_code, first["Location"]) == (302, ACCEPT)
+    return ACCEPT
+
+
+def test_the_token_is_in_one_request_at_most_and_never_in_the_sign_in_links_next(team):
+    workspace, _, owner = team
+    invite = make_invite(workspace, owner, role="viewer")
+    token = path_of(invite).split("/")[2]
+    UserFactory(username="vic")
+    browser = Client()
+    later = []  # every request line and redirect after the link's own
+    page = browser.get(path_of(invite), follow=True)
+    later += [url for url, _ in page.redirect_chain]
+    assert page.status_code == 200
+    html = page.content.decode()
+    (sign_in,) = re.findall(r'href="(/accounts/login/[^"]*)"', html)
+    assert sign_in == "/accounts/login/?next=/invites/accept/"
+    signed_in = browser.post(sign_in, {"username": "vic", "password": "pw-for-tests-only"}, follow=True)
+    later += [url for url, _ in signed_in.redirect_chain]
+    assert "Join " + workspace.name in signed_in.content.decode()
+    joined = browser.post(ACCEPT)
+    later.append(joined["Location"])
+    assert Membership.objects.get(workspace=workspace, user__username="vic").role == Role.VIEWER
+    assert later and not any(token in url for url in later)
+    assert token not in html and token not in signed_in.content.decode()
+
+
+def test_the_page_without_an_opened_link_is_not_found():
+    assert Client().get(ACCEPT).status_code == 404
+
+
 def test_a_new_person_signs_up_and_joins_in_one_step(team):
     workspace, board, owner = team
-    link = path_of(make_invite(workspace, owner, role="member"))
     browser = Client()
+    link = opened(browser, make_invite(workspace, owner, role="member"))
     page = browser.get(link)
     assert page.status_code == 200
     assert "Join Delivery" not in page.content.decode()  # no one-click join before signing up
@@ -96,9 +133,9 @@ def test_a_new_person_signs_up_and_joins_in_one_step(team):
 
 def test_a_signed_in_person_joins_with_one_click(team):
     workspace, board, owner = team
-    link = path_of(make_invite(workspace, owner, role="viewer"))
     browser = Client()
     browser.force_login(UserFactory(username="vic"))
+    link = opened(browser, make_invite(workspace, owner, role="viewer"))
     assert "Join " + workspace.name in browser.get(link).content.decode()
     assert browser.post(link)["Location"] == f"/workflows/{board.pk}/"
     assert Membership.objects.get(workspace=workspace, user__username="vic").role == Role.VIEWER
@@ -106,10 +143,12 @@ def test_a_signed_in_person_joins_with_one_click(team):
 
 def test_a_link_is_single_use(team):
     workspace, _, owner = team
-    link = path_of(make_invite(workspace, owner))
+    invite = make_invite(workspace, owner)
     first, second = Client(), Client()
     first.force_login(UserFactory(username="ann"))
     second.force_login(UserFactory(username="bob"))
+    link = opened(first, invite)
+    opened(second, invite)
     assert first.post(link).status_code == 302
     again = second.post(link)
     assert again.status_code == 410
@@ -119,11 +158,13 @@ def test_a_link_is_single_use(team):
 
 def test_a_sign_up_through_a_used_link_creates_no_account(team):
     workspace, _, owner = team
-    link = path_of(make_invite(workspace, owner))
-    member = Client()
+    invite = make_invite(workspace, owner)
+    member, late = Client(), Client()
     member.force_login(UserFactory(username="ann"))
+    link = opened(member, invite)
+    opened(late, invite)
     member.post(link)
-    page = Client().post(link, {"username": "late", "password1": PASSPHRASE, "password2": PASSPHRASE})
+    page = late.post(link, {"username": "late", "password1": PASSPHRASE, "password2": PASSPHRASE})
     assert page.status_code == 410
     assert not get_user_model().objects.filter(username="late").exists()
 
@@ -137,7 +178,8 @@ def test_an_expired_or_revoked_link_says_so_and_joins_nobody(team):
     browser = Client()
     browser.force_login(UserFactory(username="eve"))
     for invite, words in ((expired, "has expired"), (revoked, "has been revoked")):
-        for response in (browser.get(path_of(invite)), browser.post(path_of(invite))):
+        link = opened(browser, invite)
+        for response in (browser.get(link), browser.post(link)):
             assert response.status_code == 410
             assert words in response.content.decode()
     assert not Membership.objects.filter(user__username="eve").exists()
@@ -149,9 +191,9 @@ def test_an_unknown_link_is_not_found():
 
 def test_a_member_opening_an_invite_keeps_their_role_and_leaves_the_link_unused(team):
     workspace, _, owner = team
-    link = path_of(make_invite(workspace, owner, role="viewer"))
     browser = Client()
     browser.force_login(owner)
+    link = opened(browser, make_invite(workspace, owner, role="viewer"))
     assert browser.post(link).status_code == 302
     assert Membership.objects.get(workspace=workspace, user=owner).role == Role.OWNER
     assert Invite.objects.get().used_at is None
@@ -159,9 +201,10 @@ def test_a_member_opening_an_invite_keeps_their_role_and_leaves_the_link_unused(
 
 def test_a_bad_sign_up_shows_the_field_errors_and_creates_nothing(team):
     workspace, _, owner = team
-    link = path_of(make_invite(workspace, owner))
-    page = Client().post(link, {"username": "olivia", "password1": "x", "password2": "y"})
-    assert page.status_code == 200
+    browser = Client()
+    link = opened(browser, make_invite(workspace, owner))
+    page = browser.post(link, {"username": "olivia", "password1": "x", "password2": "y"})
+    assert page.status_code == 400
     assert "already exists" in page.content.decode()
     assert Invite.objects.get().used_at is None
 

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from boards import admission
 from boards.models import EventKind, Task, TaskEvent
+from teams import invitations
 from tests.agents.test_metrics import scrape, value
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Membership, Role, Workflow
@@ -96,14 +97,16 @@ class TestTheMembersApi:
 
     def test_an_owner_sets_a_limit_when_adding_or_later(self, team, owner):
         workspace, _, _, _ = team
-        UserFactory(username="vera")
+        vera = UserFactory(username="vera")
         api = client_for(owner)
 
         added = api.post(members_url(workspace), {"username": "vera", "wip_limit": 2}, format="json")
-        vera = Membership.objects.get(workspace=workspace, user__username="vera").user
+        invitations.invitation_accept(invitation_id=added.json()["id"], user=vera)  # she says yes
+        joined = next(m for m in api.get(members_url(workspace)).json() if m["username"] == "vera")
         changed = api.patch(members_url(workspace, vera), {"wip_limit": 4}, format="json")
 
-        assert (added.status_code, added.json()["wip_limit"], added.json()["occupied"]) == (201, 2, 0)
+        assert (added.status_code, added.json()["wip_limit"]) == (202, 2)
+        assert (joined["wip_limit"], joined["occupied"]) == (2, 0)
         assert (changed.status_code, changed.json()["wip_limit"]) == (200, 4)
         assert Membership.objects.get(workspace=workspace, user=vera).wip_limit == 4
 

@@ -3,6 +3,7 @@
 import pytest
 from django.test import Client
 
+from teams import invitations
 from teams.models import Invite
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
 from workflows.models import Membership, Role
@@ -32,10 +33,10 @@ def test_members_see_who_is_in_but_only_owners_get_the_forms(team):
     workspace, owner, member = team
     as_member = signed_in(member).get(page_of(workspace)).content.decode()
     assert "olivia" in as_member and "mike" in as_member
-    assert "Add member" not in as_member and "Invite" not in as_member
+    assert "Send invitation" not in as_member and "Invite" not in as_member
     assert "Leave" in as_member
     as_owner = signed_in(owner).get(page_of(workspace)).content.decode()
-    assert "Add member" in as_owner and 'aria-label="Remove mike"' in as_owner
+    assert "Send invitation" in as_owner and 'aria-label="Remove mike"' in as_owner
 
 
 def test_a_stranger_gets_not_found(team):
@@ -45,12 +46,14 @@ def test_a_stranger_gets_not_found(team):
 
 def test_an_owner_adds_changes_and_removes_a_member(team):
     workspace, owner, member = team
-    UserFactory(username="vera", email="vera@example.com")
+    vera = UserFactory(username="vera", email="vera@example.com")
     browser = signed_in(owner)
     added = browser.post(
         page_of(workspace), {"action": "add", "who": "vera@example.com", "role": "viewer"}, follow=True
     )
-    assert "vera was added as viewer." in added.content.decode()
+    assert "vera@example.com is invited as viewer. They join once they accept." in added.content.decode()
+    (invitation,) = invitations.invitations_for(vera)
+    invitations.invitation_accept(invitation_id=invitation.pk, user=vera)
     browser.post(page_of(workspace), {"action": "role", "user_id": member.pk, "role": "owner"})
     browser.post(page_of(workspace), {"action": "remove", "user_id": member.pk})
     roles = dict(Membership.objects.filter(workspace=workspace).values_list("user__username", "role"))
@@ -60,8 +63,8 @@ def test_an_owner_adds_changes_and_removes_a_member(team):
 def test_a_refusal_is_shown_and_changes_nothing(team):
     workspace, owner, _ = team
     browser = signed_in(owner)
-    unknown = browser.post(page_of(workspace), {"action": "add", "who": "nobody", "role": "member"}, follow=True)
-    assert "No such user." in unknown.content.decode()
+    refused = browser.post(page_of(workspace), {"action": "add", "who": "a@b@c", "role": "member"}, follow=True)
+    assert "Enter a valid email address." in refused.content.decode()
     last = browser.post(page_of(workspace), {"action": "remove", "user_id": owner.pk}, follow=True)
     assert "olivia is the last owner and cannot be removed." in last.content.decode()
     assert Membership.objects.filter(workspace=workspace).count() == 2
