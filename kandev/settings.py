@@ -9,6 +9,8 @@ SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS, STATIC_ROOT (collectstat
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
 KANDEV_METRICS_TOKEN; KANDEV_BACKGROUND (embedded|worker: who runs the background work);
 PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
+EMAIL_URL or EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS,
+EMAIL_USE_SSL; EMAIL_TIMEOUT (10), DEFAULT_FROM_EMAIL (kandev/mail_settings.py)
 """
 
 import os
@@ -17,6 +19,8 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
+
+from kandev import mail_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -294,6 +298,17 @@ KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", 
 KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS = int(os.environ.get("KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS", "30"))
 KANDEV_PASSWORD_RESET_MAX = int(os.environ.get("KANDEV_PASSWORD_RESET_MAX", "5"))
 KANDEV_PASSWORD_RESET_WINDOW_SECONDS = int(os.environ.get("KANDEV_PASSWORD_RESET_WINDOW_SECONDS", "3600"))
+# Mail (password reset): EMAIL_URL or the EMAIL_HOST family, read and checked by
+# kandev/mail_settings.py. Without either this server cannot send mail, and the pages that
+# would send one say so (KANDEV_CAN_SEND_EMAIL) instead of pretending a link is on its way.
+_mail = mail_settings.mail_settings(os.environ)
+KANDEV_CAN_SEND_EMAIL = _mail.can_send
+EMAIL_BACKEND = _mail.backend
+EMAIL_HOST, EMAIL_PORT = _mail.host, _mail.port
+EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _mail.user, _mail.password
+EMAIL_USE_TLS, EMAIL_USE_SSL = _mail.use_tls, _mail.use_ssl
+EMAIL_TIMEOUT = mail_settings.timeout(os.environ)
+DEFAULT_FROM_EMAIL = mail_settings.from_address(os.environ)
 # Destinations outbound requests (review watches) may reach beyond https on public
 # addresses: hosts, host:port or CIDRs (kandev/outbound.py, README "Security").
 KANDEV_OUTBOUND_ALLOW = env_list("KANDEV_OUTBOUND_ALLOW", "")
