@@ -258,6 +258,8 @@ KANDEV_WRITE_THREADS = int(os.environ.get("KANDEV_WRITE_THREADS", "4"))
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
 KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")
+# A GET /mcp/ event stream ends after this long without a message (integrations/mcp_http.py).
+KANDEV_MCP_IDLE_TIMEOUT_SECONDS = float(os.environ.get("KANDEV_MCP_IDLE_TIMEOUT_SECONDS", "300"))
 # Content Security Policy (django-csp): scripts and styles only from kandev's own static
 # files, never inline. Style attributes stay allowed (style-src-attr): the board colours
 # each step with `style="--step-color: ..."`; a <style> element is still refused.
