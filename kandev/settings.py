@@ -300,6 +300,10 @@ KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", 
 KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS = int(os.environ.get("KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS", "30"))
 KANDEV_PASSWORD_RESET_MAX = int(os.environ.get("KANDEV_PASSWORD_RESET_MAX", "5"))
 KANDEV_PASSWORD_RESET_WINDOW_SECONDS = int(os.environ.get("KANDEV_PASSWORD_RESET_WINDOW_SECONDS", "3600"))
+# What one account may create, so that none can fill the database (accounts/quotas.py); 0 = no quota.
+KANDEV_MAX_WORKSPACES_PER_USER = int(os.environ.get("KANDEV_MAX_WORKSPACES_PER_USER", "50"))
+KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE = int(os.environ.get("KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE", "100"))
+KANDEV_MAX_OPEN_TASKS_PER_USER = int(os.environ.get("KANDEV_MAX_OPEN_TASKS_PER_USER", "10000"))
 # Mail (password reset): EMAIL_URL or the EMAIL_HOST family, read and checked by
 # kandev/mail_settings.py. Without either this server cannot send mail, and the pages that
 # would send one say so (KANDEV_CAN_SEND_EMAIL) instead of pretending a link is on its way.
