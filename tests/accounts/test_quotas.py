@@ -2,6 +2,9 @@
 it created. Over a quota: 409 `quota_exceeded`, nothing written; 0 turns a quota off."""
 
 import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from boards.admission import task_create
@@ -13,6 +16,14 @@ from tests.concurrency import race
 from tests.factories import MembershipFactory, UserFactory
 from workflows import services
 from workflows.models import Membership, Role, Workspace
+
+
+@pytest.fixture(autouse=True)
+def no_task_budgets():
+    """The open-task quota keeps each account's uncounted creates in the shared cache."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 def client_for(user) -> APIClient:
@@ -130,3 +141,21 @@ def test_tasks_created_by_no_account_count_for_nobody(board, settings):
     for n in range(3):  # a webhook intake's or a review watch's creates have no actor
         task_create(workflow=backlog.workflow, actor=None, title=f"from a hook {n}")
     assert Task.objects.count() == 3
+
+
+def test_the_task_count_runs_only_when_the_room_left_may_have_run_out(board, owner, settings):
+    """A count that leaves room for 9 more lets the next 4 creates pass uncounted, and so on,
+    halving: the quota costs a dozen counts to fill, not one per create."""
+    settings.KANDEV_MAX_OPEN_TASKS_PER_USER = 10
+    backlog, _, _ = board
+    counted = []
+    for n in range(12):
+        with CaptureQueriesContext(connection) as queries:
+            try:
+                task_create(workflow=backlog.workflow, actor=owner, title=f"t{n}")
+            except Conflict as refused:
+                assert refused.code == "quota_exceeded"
+        counted.append(any("COUNT(" in q["sql"] and "boards_taskevent" in q["sql"] for q in queries))
+    # counts at 0 (room for 4 uncounted), 5 (room 2), 8 (0), 9 (0), then at the limit
+    assert [n for n, c in enumerate(counted) if c] == [0, 5, 8, 9, 10, 11]
+    assert Task.objects.count() == 10
