@@ -13,7 +13,10 @@ per client address and per username within KANDEV_LOGIN_WINDOW_SECONDS:
 Password reset requests: at most KANDEV_PASSWORD_RESET_MAX per address and per e-mail
 address within KANDEV_PASSWORD_RESET_WINDOW_SECONDS (no mail-bombing, no address probing).
 
-The address is REMOTE_ADDR: forwarded headers are not trusted.
+The address is REMOTE_ADDR, which uvicorn takes from X-Forwarded-For only on connections from
+FORWARDED_ALLOW_IPS (default: loopback), and then the rightmost address no trusted proxy
+added, so a client cannot choose its own. Behind a proxy on another host, name the proxy there
+or every client shares its address (README, "Production"; tests/security/test_forwarded.py).
 """
 
 import hashlib

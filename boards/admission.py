@@ -7,6 +7,7 @@ locks. A refusal raises `WipLimitReached` inside the transaction, so nothing of 
 refused request persists.
 """
 
+from accounts import quotas
 from boards.access import role_in
 from boards.changes import board_change, task_change
 from boards.locking import BoardChange, board_transaction
@@ -72,6 +73,7 @@ def task_create(
     force: bool = False,
     reason: str = "",
 ) -> Admission:
+    quotas.check_open_tasks(actor=actor)
     check_force(workflow=workflow, actor=actor, force=force, reason=reason)
     with board_change(workflow.pk, actor=actor) as change:
         target = change.step(step.pk) if step is not None else change.start_step()

@@ -1,7 +1,9 @@
 """`/mcp/`: the MCP server over streamable HTTP, in front of the Django ASGI app.
 
 Requests need `Authorization: Token <key>` (an API token, as for the REST API); the tools
-then act as its owner. Stateless mode, so any ASGI worker can answer any request.
+then act as its owner. Stateless mode, so any ASGI worker can answer any request. A GET's
+event stream ends after KANDEV_MCP_IDLE_TIMEOUT_SECONDS without a message: in stateless mode
+nothing is ever sent on it, and an open one would hold its connection for ever.
 """
 
 import asyncio
@@ -102,7 +104,35 @@ class McpEndpoint:
             await _unauthorized(send)
             return
         await self._started()
-        await self.app({**scope, USER_SCOPE_KEY: user_id}, receive, send)
+        scope = {**scope, USER_SCOPE_KEY: user_id}
+        if scope["method"] == "GET":
+            await until_idle(self.app, scope, receive, send, settings.KANDEV_MCP_IDLE_TIMEOUT_SECONDS)
+        else:
+            await self.app(scope, receive, send)
+
+
+async def until_idle(app, scope, receive, send, idle: float) -> None:
+    """Serve `app`'s streamed response until `idle` seconds pass without a message on it
+    (an SSE comment, such as a keep-alive ping, is none); then end the response cleanly."""
+    started = ended = False
+    with anyio.CancelScope(deadline=anyio.current_time() + idle) as serving:
+
+        async def sending(message) -> None:
+            nonlocal started, ended
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body":
+                ended = not message.get("more_body", False)
+                body = message.get("body", b"")
+                if body and not body.startswith(b":"):
+                    serving.deadline = anyio.current_time() + idle
+            await send(message)
+
+        await app(scope, receive, sending)
+    if serving.cancelled_caught and not ended:
+        if not started:
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def with_mcp(django_app):

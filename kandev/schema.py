@@ -22,7 +22,7 @@ ALWAYS = {
     "503": "The database is unavailable; retry after the Retry-After header.",
 }
 WRITES = {
-    "409": "A conflict with the board's state (WIP limit, archived task, ...).",
+    "409": "A conflict with the board's state (WIP limit, archived task, ...) or a quota (quota_exceeded).",
     "413": "The request body is over DATA_UPLOAD_MAX_MEMORY_SIZE (1 MiB).",
 }
 

@@ -9,6 +9,8 @@ SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS, STATIC_ROOT (collectstat
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
 KANDEV_METRICS_TOKEN; KANDEV_BACKGROUND (embedded|worker: who runs the background work);
 PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
+EMAIL_URL or EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS,
+EMAIL_USE_SSL; EMAIL_TIMEOUT (10), DEFAULT_FROM_EMAIL (kandev/mail_settings.py)
 """
 
 import os
@@ -17,6 +19,8 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
+
+from kandev import mail_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -254,6 +258,8 @@ KANDEV_WRITE_THREADS = int(os.environ.get("KANDEV_WRITE_THREADS", "4"))
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
 KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")
+# A GET /mcp/ event stream ends after this long without a message (integrations/mcp_http.py).
+KANDEV_MCP_IDLE_TIMEOUT_SECONDS = float(os.environ.get("KANDEV_MCP_IDLE_TIMEOUT_SECONDS", "300"))
 # Content Security Policy (django-csp): scripts and styles only from kandev's own static
 # files, never inline. Style attributes stay allowed (style-src-attr): the board colours
 # each step with `style="--step-color: ..."`; a <style> element is still refused.
@@ -294,6 +300,21 @@ KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", 
 KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS = int(os.environ.get("KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS", "30"))
 KANDEV_PASSWORD_RESET_MAX = int(os.environ.get("KANDEV_PASSWORD_RESET_MAX", "5"))
 KANDEV_PASSWORD_RESET_WINDOW_SECONDS = int(os.environ.get("KANDEV_PASSWORD_RESET_WINDOW_SECONDS", "3600"))
+# What one account may create, so that none can fill the database (accounts/quotas.py); 0 = no quota.
+KANDEV_MAX_WORKSPACES_PER_USER = int(os.environ.get("KANDEV_MAX_WORKSPACES_PER_USER", "50"))
+KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE = int(os.environ.get("KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE", "100"))
+KANDEV_MAX_OPEN_TASKS_PER_USER = int(os.environ.get("KANDEV_MAX_OPEN_TASKS_PER_USER", "10000"))
+# Mail (password reset): EMAIL_URL or the EMAIL_HOST family, read and checked by
+# kandev/mail_settings.py. Without either this server cannot send mail, and the pages that
+# would send one say so (KANDEV_CAN_SEND_EMAIL) instead of pretending a link is on its way.
+_mail = mail_settings.mail_settings(os.environ)
+KANDEV_CAN_SEND_EMAIL = _mail.can_send
+EMAIL_BACKEND = _mail.backend
+EMAIL_HOST, EMAIL_PORT = _mail.host, _mail.port
+EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _mail.user, _mail.password
+EMAIL_USE_TLS, EMAIL_USE_SSL = _mail.use_tls, _mail.use_ssl
+EMAIL_TIMEOUT = mail_settings.timeout(os.environ)
+DEFAULT_FROM_EMAIL = mail_settings.from_address(os.environ)
 # Destinations outbound requests (review watches) may reach beyond https on public
 # addresses: hosts, host:port or CIDRs (kandev/outbound.py, README "Security").
 KANDEV_OUTBOUND_ALLOW = env_list("KANDEV_OUTBOUND_ALLOW", "")

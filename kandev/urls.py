@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from accounts.api import ApiTokenViewSet
+from accounts.views import PasswordResetView
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
 from flow.urls import api_urlpatterns as flow_api
@@ -52,6 +53,8 @@ urlpatterns = [
 ]
 
 urlpatterns += [
+    # Before Django's own: the reset page says when this server cannot send mail.
+    path("accounts/password_reset/", PasswordResetView.as_view(), name="password_reset"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include(teams_pages)),
     path("", include(flow_pages)),

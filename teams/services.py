@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts import quotas
 from boards.access import WRITE_ROLES, still_holds
 from boards.changes import fill_for_persons
 from boards.services import unassign_everywhere
@@ -116,10 +117,12 @@ def _unassign(workspace: Workspace, user_id, actor):
     return partial(unassign_everywhere, workspace_id=workspace.pk, user_id=user_id, actor=actor)
 
 
+@transaction.atomic
 def invite_create(
     *, workspace: Workspace, role: str, actor, expires_in_days: int = INVITE_DAYS_DEFAULT
 ) -> tuple[Invite, str]:
     """A new invite and its token (shown once: only its hash is kept)."""
+    quotas.check_open_invites(workspace=workspace)
     token = secrets.token_urlsafe(32)
     invite = Invite.objects.create(
         workspace=workspace,

@@ -5,6 +5,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.text import slugify
 
+from accounts import quotas
 from boards.admission import bulk_move
 from boards.changes import board_change
 from boards.locking import BoardChange, NotFound, board_transaction
@@ -36,6 +37,7 @@ from workflows.step_rules import (
 
 @transaction.atomic
 def workspace_create(*, name: str, owner, slug: str = "", max_concurrent_sessions=None) -> Workspace:
+    quotas.check_workspaces(owner=owner)
     base = slugify(slug or name)[:90] or "workspace"
     candidate, n = base, 1
     while Workspace.objects.filter(slug=candidate).exists():

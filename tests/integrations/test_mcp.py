@@ -2,6 +2,7 @@
 subprocess) and over streamable HTTP (`/mcp/` of a real uvicorn)."""
 
 import sys
+import time
 
 import anyio
 import httpx
@@ -286,3 +287,25 @@ def test_over_http_with_a_token(board, owner, make_task):
     assert django_still_answers.status_code == 200
     assert Workflow.objects.get(pk=doing.workflow_id).version == 3  # a, b, the move
     assert sorted(Task.objects.values_list("title", flat=True)) == ["a", "b"]
+
+
+def test_an_event_stream_opened_by_get_ends_after_the_idle_timeout(owner):
+    """Stateless, nothing is ever sent on a GET's stream: it closes once the idle timeout
+    (one second here) passes, instead of holding a connection for ever."""
+    _, key = ApiToken.issue(user=owner)
+    headers = {"Authorization": f"Token {key}", "Accept": "text/event-stream"}
+    env = serving_test_database(KANDEV_MCP_IDLE_TIMEOUT_SECONDS="1")
+    # A 5 s read timeout: a stream that does not end fails before its first keep-alive ping (15 s).
+    with Server(env) as server, httpx.Client(base_url=server.url, headers=headers, timeout=5) as client:
+        opened = time.monotonic()
+        with client.stream("GET", "/mcp/") as stream:
+            status, content_type = stream.status_code, stream.headers["content-type"]
+            received = stream.read()  # returns once the server ends the stream
+        lasted = time.monotonic() - opened
+        still_serving = client.get("/healthz").status_code
+        log = server.log()
+    assert status == 200 and content_type.startswith("text/event-stream")
+    assert received.strip() == b""  # no message: none was sent
+    assert 1 <= lasted < 5
+    assert still_serving == 200
+    assert "Traceback" not in log and "ASGI callable returned without completing" not in log
