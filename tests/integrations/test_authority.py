@@ -14,7 +14,7 @@ from boards.models import Task
 from integrations.intake import intake_create, signature_for
 from integrations.models import Intake, ReviewWatch
 from integrations.watch import poll_due_watches, poll_watch, watch_create
-from teams import services
+from teams import invitations, services
 from tests.factories import MembershipFactory, UserFactory
 from tests.integrations.fake_github import FakeGitHub
 from workflows.models import Membership, Role
@@ -136,7 +136,10 @@ class TestIntakes:
     def test_coming_back_does_not_re_enable_it(self, api, workflow, owner, mike, mikes_intake):
         intake_id, secret = mikes_intake
         remove(workflow, owner, mike)
-        services.member_add(workspace=workflow.workspace, user=mike, role=Role.MEMBER)
+        invited = invitations.invitation_create(
+            workspace=workflow.workspace, actor=owner, role=Role.MEMBER, username=mike.username
+        )
+        invitations.invitation_accept(invitation_id=invited.pk, user=mike)
         assert deliver(intake_id, secret).status_code == 403
 
     def test_an_owner_takes_it_over_with_a_new_secret_and_the_old_one_stops(
