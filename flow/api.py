@@ -1,12 +1,9 @@
 """`/api/v1/workflows/{id}/flow/...`: the flow figures as JSON, or CSV with `?format=csv`
 (one row per point, item, bucket or breach). Members only: 404 for anyone else."""
 
-import csv
-import io
-
 from django.shortcuts import get_object_or_404
+from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -24,27 +21,8 @@ from flow.serializers import (
     WindowParams,
 )
 from kandev.api import ErrorSerializer
-from kandev.renderers import JSONRenderer
+from kandev.renderers import CSVRenderer, JSONRenderer
 from workflows.models import Workflow
-
-
-class CSVRenderer(BaseRenderer):
-    media_type = "text/csv"
-    format = "csv"
-    charset = "utf-8"
-
-    def render(self, data, accepted_media_type=None, renderer_context=None):
-        view = renderer_context["view"]
-        out = io.StringIO()
-        writer = csv.writer(out)
-        for row in view.csv_rows(data):
-            writer.writerow(["" if v is None else _cell(v) for v in row])
-        return out.getvalue().encode()
-
-
-def _cell(value):
-    return value.isoformat() if hasattr(value, "isoformat") else value
-
 
 WINDOW_PARAMETERS = [
     OpenApiParameter("from", str, description="ISO 8601 instant (default: 30 days before `to`)"),
@@ -56,14 +34,19 @@ WINDOW_PARAMETERS = [
 class FlowView(APIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
     params = WindowParams
+    name = ""  # the figure's part of the path, e.g. "cfd"
 
     def get(self, request, pk):
-        workflow = get_object_or_404(Workflow, pk=pk)
-        require_role(request.user, workflow.workspace_id)
+        self.workflow = get_object_or_404(Workflow, pk=pk)
+        require_role(request.user, self.workflow.workspace_id)
         query = {k: v for k, v in request.query_params.items() if k != "format"}
         params = self.params(data=query)
         params.is_valid(raise_exception=True)
-        return Response(self.figure(workflow, params.validated_data))
+        return Response(self.figure(self.workflow, params.validated_data))
+
+    def csv_filename(self) -> str:
+        """`<board>-<figure>.csv` in letters, digits and hyphens only."""
+        return f"{slugify(self.workflow.name)[:60].strip('-') or 'board'}-{self.name}.csv"
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies and OPTIONS' description of the view are JSON, also when CSV was asked for.
@@ -73,6 +56,7 @@ class FlowView(APIView):
 
 
 class CfdView(FlowView):
+    name = "cfd"
     params = CfdParams
 
     @extend_schema(
@@ -94,6 +78,8 @@ class CfdView(FlowView):
 
 
 class CycleTimesView(FlowView):
+    name = "cycle-times"
+
     @extend_schema(
         parameters=WINDOW_PARAMETERS, responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
     )
@@ -111,6 +97,7 @@ class CycleTimesView(FlowView):
 
 
 class ThroughputView(FlowView):
+    name = "throughput"
     params = ThroughputParams
 
     @extend_schema(
@@ -130,6 +117,8 @@ class ThroughputView(FlowView):
 
 
 class AgingView(FlowView):
+    name = "aging"
+
     @extend_schema(
         parameters=WINDOW_PARAMETERS, responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
     )
@@ -147,6 +136,8 @@ class AgingView(FlowView):
 
 
 class LimitsView(FlowView):
+    name = "limits"
+
     @extend_schema(
         parameters=WINDOW_PARAMETERS, responses={200: LimitsSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
     )
@@ -169,6 +160,8 @@ class LimitsView(FlowView):
 
 
 class QueuesView(FlowView):
+    name = "queues"
+
     @extend_schema(
         parameters=WINDOW_PARAMETERS, responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
     )
