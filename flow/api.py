@@ -1,5 +1,7 @@
 """`/api/v1/workflows/{id}/flow/...`: the flow figures as JSON, or CSV with `?format=csv`
-(one row per point, item, bucket or breach). Members only: 404 for anyone else."""
+(one row per point, item, bucket or breach). Members only: 404 for anyone else. Each
+request is throttled per user (flow/throttling.py) and its work bounded (flow/bounds.py)
+before its figure is computed."""
 
 from django.shortcuts import get_object_or_404
 from django.utils.text import slugify
@@ -8,7 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from boards.access import require_role
-from flow import figures
+from flow import bounds, figures
+from flow.kinds import BoardSteps
 from flow.serializers import (
     AgingSerializer,
     CfdParams,
@@ -20,6 +23,7 @@ from flow.serializers import (
     ThroughputSerializer,
     WindowParams,
 )
+from flow.throttling import FlowThrottle
 from kandev.api import ErrorSerializer
 from kandev.renderers import CSVRenderer, JSONRenderer
 from workflows.models import Workflow
@@ -33,6 +37,7 @@ WINDOW_PARAMETERS = [
 
 class FlowView(APIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
+    throttle_classes = [FlowThrottle]
     params = WindowParams
     name = ""  # the figure's part of the path, e.g. "cfd"
 
@@ -42,7 +47,15 @@ class FlowView(APIView):
         query = {k: v for k, v in request.query_params.items() if k != "format"}
         params = self.params(data=query)
         params.is_valid(raise_exception=True)
-        return Response(self.figure(self.workflow, params.validated_data))
+        board, params = BoardSteps.of(self.workflow), params.validated_data
+        bounds.check(
+            figure=self.name,
+            workflow_id=self.workflow.pk,
+            window=params["window"],
+            interval=params.get("interval"),
+            steps=len(board.steps),
+        )
+        return Response(self.figure(self.workflow, params, board))
 
     def csv_filename(self) -> str:
         """`<board>-<figure>.csv` in letters, digits and hyphens only."""
@@ -61,13 +74,13 @@ class CfdView(FlowView):
 
     @extend_schema(
         parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
-        responses={200: CfdSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
+        responses={200: CfdSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.cfd(workflow, params["window"], params["interval"])
+    def figure(self, workflow, params, board):
+        return figures.cfd(workflow, params["window"], params["interval"], board)
 
     def csv_rows(self, data):
         steps = data["steps"]
@@ -81,13 +94,14 @@ class CycleTimesView(FlowView):
     name = "cycle-times"
 
     @extend_schema(
-        parameters=WINDOW_PARAMETERS, responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+        parameters=WINDOW_PARAMETERS,
+        responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.cycle_times(workflow, params["window"])
+    def figure(self, workflow, params, board):
+        return figures.cycle_times(workflow, params["window"], board)
 
     def csv_rows(self, data):
         fields = ["task_id", "title", "started_at", "finished_at", "cycle_seconds", "lead_seconds", "blocked_seconds"]
@@ -102,13 +116,13 @@ class ThroughputView(FlowView):
 
     @extend_schema(
         parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["day", "week"])],
-        responses={200: ThroughputSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
+        responses={200: ThroughputSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.throughput(workflow, params["window"], params["interval"])
+    def figure(self, workflow, params, board):
+        return figures.throughput(workflow, params["window"], params["interval"], board)
 
     def csv_rows(self, data):
         yield ["start", "count"]
@@ -120,13 +134,14 @@ class AgingView(FlowView):
     name = "aging"
 
     @extend_schema(
-        parameters=WINDOW_PARAMETERS, responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+        parameters=WINDOW_PARAMETERS,
+        responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.aging(workflow, params["window"])
+    def figure(self, workflow, params, board):
+        return figures.aging(workflow, params["window"], board=board)
 
     def csv_rows(self, data):
         fields = ["task_id", "step_id", "age_seconds", "percentile_band"]
@@ -139,13 +154,14 @@ class LimitsView(FlowView):
     name = "limits"
 
     @extend_schema(
-        parameters=WINDOW_PARAMETERS, responses={200: LimitsSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+        parameters=WINDOW_PARAMETERS,
+        responses={200: LimitsSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.limits(workflow, params["window"])
+    def figure(self, workflow, params, board):
+        return figures.limits(workflow, params["window"], board)
 
     def csv_rows(self, data):
         head = ["scope", "id", "name", "limit", "at_limit_ratio", "over_limit_ratio", "never_reached"]
@@ -163,13 +179,14 @@ class QueuesView(FlowView):
     name = "queues"
 
     @extend_schema(
-        parameters=WINDOW_PARAMETERS, responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+        parameters=WINDOW_PARAMETERS,
+        responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.queues(workflow, params["window"])
+    def figure(self, workflow, params, board):
+        return figures.queues(workflow, params["window"], board)
 
     def csv_rows(self, data):
         yield [

@@ -254,6 +254,12 @@ KANDEV_WRITE_THREADS = int(os.environ.get("KANDEV_WRITE_THREADS", "4"))
 KANDEV_ADMISSION_RETRIES = int(os.environ.get("KANDEV_ADMISSION_RETRIES", "5"))
 KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
 KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")
+# Flow analytics (flow/bounds.py, flow/throttling.py): the most points one chart may hold
+# (instants x steps), the most history events one window may hold, and each user's rate of
+# figure requests (in the shared cache).
+KANDEV_FLOW_MAX_POINTS = int(os.environ.get("KANDEV_FLOW_MAX_POINTS", "100000"))
+KANDEV_FLOW_MAX_EVENTS = int(os.environ.get("KANDEV_FLOW_MAX_EVENTS", "500000"))
+KANDEV_FLOW_RATE = os.environ.get("KANDEV_FLOW_RATE", "120/minute")
 # Content Security Policy (django-csp): scripts and styles only from kandev's own static
 # files, never inline. Style attributes stay allowed (style-src-attr): the board colours
 # each step with `style="--step-color: ..."`; a <style> element is still refused.
