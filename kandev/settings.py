@@ -260,6 +260,9 @@ KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")
 KANDEV_FLOW_MAX_POINTS = int(os.environ.get("KANDEV_FLOW_MAX_POINTS", "100000"))
 KANDEV_FLOW_MAX_EVENTS = int(os.environ.get("KANDEV_FLOW_MAX_EVENTS", "500000"))
 KANDEV_FLOW_RATE = os.environ.get("KANDEV_FLOW_RATE", "120/minute")
+# Threads per server process that compute flow figures (kandev/requests.py's analytics lane),
+# apart from the read lane's: however many figures are asked for, board reads keep their threads.
+KANDEV_ANALYTICS_THREADS = int(os.environ.get("KANDEV_ANALYTICS_THREADS", "1"))
 # Content Security Policy (django-csp): scripts and styles only from kandev's own static
 # files, never inline. Style attributes stay allowed (style-src-attr): the board colours
 # each step with `style="--step-color: ..."`; a <style> element is still refused.
