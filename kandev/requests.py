@@ -8,7 +8,7 @@ are all sync, so this handler runs the path WSGI uses (the sync middleware chain
 view, then the response's close, which hands the database connection back to the pool) in
 one hop, on threads that are kept.
 
-The threads are two bounded lanes per process, KANDEV_READ_THREADS for GET, HEAD and
+The threads are bounded lanes per process: KANDEV_READ_THREADS for GET, HEAD and
 OPTIONS and KANDEV_WRITE_THREADS for every other method, so a write never waits for a
 thread behind reads (a write holds its board's locks, and every write of the board waits
 for it), and the number of threads competing for the GIL stays bounded. A third lane,
