@@ -1,17 +1,17 @@
 """`/api/v1/workflows/{id}/flow/...`: the flow figures as JSON, or CSV with `?format=csv`
-(one row per point, item, bucket or breach). Members only: 404 for anyone else."""
-
-import csv
-import io
+(one row per point, item, bucket or breach). Members only: 404 for anyone else. Each
+request is throttled per user (flow/throttling.py) and its work bounded (flow/bounds.py)
+before its figure is computed."""
 
 from django.shortcuts import get_object_or_404
+from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from boards.access import require_role
-from flow import figures
+from flow import bounds, figures
+from flow.kinds import BoardSteps
 from flow.serializers import (
     AgingSerializer,
     CfdParams,
@@ -23,28 +23,10 @@ from flow.serializers import (
     ThroughputSerializer,
     WindowParams,
 )
+from flow.throttling import FlowThrottle
 from kandev.api import ErrorSerializer
-from kandev.renderers import JSONRenderer
+from kandev.renderers import CSVRenderer, JSONRenderer
 from workflows.models import Workflow
-
-
-class CSVRenderer(BaseRenderer):
-    media_type = "text/csv"
-    format = "csv"
-    charset = "utf-8"
-
-    def render(self, data, accepted_media_type=None, renderer_context=None):
-        view = renderer_context["view"]
-        out = io.StringIO()
-        writer = csv.writer(out)
-        for row in view.csv_rows(data):
-            writer.writerow(["" if v is None else _cell(v) for v in row])
-        return out.getvalue().encode()
-
-
-def _cell(value):
-    return value.isoformat() if hasattr(value, "isoformat") else value
-
 
 WINDOW_PARAMETERS = [
     OpenApiParameter("from", str, description="ISO 8601 instant (default: 30 days before `to`)"),
@@ -55,15 +37,29 @@ WINDOW_PARAMETERS = [
 
 class FlowView(APIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
+    throttle_classes = [FlowThrottle]
     params = WindowParams
+    name = ""  # the figure's part of the path, e.g. "cfd"
 
     def get(self, request, pk):
-        workflow = get_object_or_404(Workflow, pk=pk)
-        require_role(request.user, workflow.workspace_id)
+        self.workflow = get_object_or_404(Workflow, pk=pk)
+        require_role(request.user, self.workflow.workspace_id)
         query = {k: v for k, v in request.query_params.items() if k != "format"}
         params = self.params(data=query)
         params.is_valid(raise_exception=True)
-        return Response(self.figure(workflow, params.validated_data))
+        board, params = BoardSteps.of(self.workflow), params.validated_data
+        bounds.check(
+            figure=self.name,
+            workflow_id=self.workflow.pk,
+            window=params["window"],
+            interval=params.get("interval"),
+            steps=len(board.steps),
+        )
+        return Response(self.figure(self.workflow, params, board))
+
+    def csv_filename(self) -> str:
+        """`<board>-<figure>.csv` in letters, digits and hyphens only."""
+        return f"{slugify(self.workflow.name)[:60].strip('-') or 'board'}-{self.name}.csv"
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies and OPTIONS' description of the view are JSON, also when CSV was asked for.
@@ -73,17 +69,18 @@ class FlowView(APIView):
 
 
 class CfdView(FlowView):
+    name = "cfd"
     params = CfdParams
 
     @extend_schema(
         parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
-        responses={200: CfdSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
+        responses={200: CfdSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.cfd(workflow, params["window"], params["interval"])
+    def figure(self, workflow, params, board):
+        return figures.cfd(workflow, params["window"], params["interval"], board)
 
     def csv_rows(self, data):
         steps = data["steps"]
@@ -94,14 +91,17 @@ class CfdView(FlowView):
 
 
 class CycleTimesView(FlowView):
+    name = "cycle-times"
+
     @extend_schema(
-        parameters=WINDOW_PARAMETERS, responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+        parameters=WINDOW_PARAMETERS,
+        responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.cycle_times(workflow, params["window"])
+    def figure(self, workflow, params, board):
+        return figures.cycle_times(workflow, params["window"], board)
 
     def csv_rows(self, data):
         fields = ["task_id", "title", "started_at", "finished_at", "cycle_seconds", "lead_seconds", "blocked_seconds"]
@@ -111,17 +111,18 @@ class CycleTimesView(FlowView):
 
 
 class ThroughputView(FlowView):
+    name = "throughput"
     params = ThroughputParams
 
     @extend_schema(
         parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["day", "week"])],
-        responses={200: ThroughputSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
+        responses={200: ThroughputSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.throughput(workflow, params["window"], params["interval"])
+    def figure(self, workflow, params, board):
+        return figures.throughput(workflow, params["window"], params["interval"], board)
 
     def csv_rows(self, data):
         yield ["start", "count"]
@@ -130,14 +131,17 @@ class ThroughputView(FlowView):
 
 
 class AgingView(FlowView):
+    name = "aging"
+
     @extend_schema(
-        parameters=WINDOW_PARAMETERS, responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+        parameters=WINDOW_PARAMETERS,
+        responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.aging(workflow, params["window"])
+    def figure(self, workflow, params, board):
+        return figures.aging(workflow, params["window"], board=board)
 
     def csv_rows(self, data):
         fields = ["task_id", "step_id", "age_seconds", "percentile_band"]
@@ -147,14 +151,17 @@ class AgingView(FlowView):
 
 
 class LimitsView(FlowView):
+    name = "limits"
+
     @extend_schema(
-        parameters=WINDOW_PARAMETERS, responses={200: LimitsSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+        parameters=WINDOW_PARAMETERS,
+        responses={200: LimitsSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.limits(workflow, params["window"])
+    def figure(self, workflow, params, board):
+        return figures.limits(workflow, params["window"], board)
 
     def csv_rows(self, data):
         head = ["scope", "id", "name", "limit", "at_limit_ratio", "over_limit_ratio", "never_reached"]
@@ -169,14 +176,17 @@ class LimitsView(FlowView):
 
 
 class QueuesView(FlowView):
+    name = "queues"
+
     @extend_schema(
-        parameters=WINDOW_PARAMETERS, responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer}
+        parameters=WINDOW_PARAMETERS,
+        responses={200: QueuesSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
-    def figure(self, workflow, params):
-        return figures.queues(workflow, params["window"])
+    def figure(self, workflow, params, board):
+        return figures.queues(workflow, params["window"], board)
 
     def csv_rows(self, data):
         yield [

@@ -57,8 +57,8 @@ def _percentiles(values: list[float]) -> dict:
     return {str(p): percentile(ordered, p) for p in PERCENTILES}
 
 
-def cfd(workflow, window: Window, interval: str) -> dict:
-    board = BoardSteps.of(workflow)
+def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+    board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
     regular = math.ceil((window.end - window.start) / step)  # points start + k*step < end
     points = [window.start + k * step for k in range(regular)] + [window.end]
@@ -155,16 +155,16 @@ def _blocked_within(spans: list, started: int | None, finished: int) -> int:
     return sum(max(0, min(end or finished, finished) - max(start, started)) for start, end in spans)
 
 
-def cycle_times(workflow, window: Window) -> dict:
-    items = cycle_items(workflow, window)
+def cycle_times(workflow, window: Window, board: BoardSteps | None = None) -> dict:
+    items = cycle_items(workflow, window, board)
     return {
         "items": items,
         "percentiles": _percentiles([i["cycle_seconds"] for i in items if i["cycle_seconds"] is not None]),
     }
 
 
-def throughput(workflow, window: Window, interval: str) -> dict:
-    board = BoardSteps.of(workflow)
+def throughput(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+    board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
     buckets = math.ceil((window.end - window.start) / step) or 1
     counts = [0] * buckets
@@ -195,11 +195,11 @@ def band(age: float | None, cuts: dict) -> str | None:
     return ">95"
 
 
-def aging(workflow, window: Window, now: datetime | None = None) -> dict:
+def aging(workflow, window: Window, now: datetime | None = None, board: BoardSteps | None = None) -> dict:
     """Every live admitted task in an active step, aged since its first active entry; the
     bands come from the cycle times of tasks finished in the window."""
     now = now or timezone.now()
-    board = BoardSteps.of(workflow)
+    board = board or BoardSteps.of(workflow)
     active = [s.pk for s in board.active]
     cuts = _percentiles(
         [i["cycle_seconds"] for i in cycle_items(workflow, window, board) if i["cycle_seconds"] is not None]
@@ -229,10 +229,10 @@ def aging(workflow, window: Window, now: datetime | None = None) -> dict:
 LOWERED_LIMIT = "limit_lowered"
 
 
-def limits(workflow, window: Window) -> dict:
+def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     """The step limit ledger. Limits have no history yet: each step is judged by its
     current `wip_limit` over the whole window (see `LOWERED_LIMIT`)."""
-    board = BoardSteps.of(workflow)
+    board = board or BoardSteps.of(workflow)
     start_us, end_us = us(window.start), us(window.end)
     limited = [step for step in board.steps if step.is_limited]
     # Each limited step is a scope of its own (other scopes would count several steps).
@@ -299,10 +299,10 @@ def limits(workflow, window: Window) -> dict:
     return {"limits": result}
 
 
-def queues(workflow, window: Window) -> dict:
+def queues(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     """Per step: how long tasks waited in its queue (waits that ended in the window, in
     seconds, percentiles), and how many tasks were queued, promoted and pulled into it."""
-    board = BoardSteps.of(workflow)
+    board = board or BoardSteps.of(workflow)
     ranks = {}
     for step_id, n, rank, wait in queries.queue_wait_ranks(
         workflow.pk, frm=window.start, to=window.end, percentiles=PERCENTILES

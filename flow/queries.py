@@ -403,3 +403,19 @@ def queue_wait_ranks(workflow_id, *, frm, to, percentiles) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(statement, _transitions_params(workflow_id, frm, to))
         return cursor.fetchall()
+
+
+def state_events_up_to(workflow_id, *, frm, to, most: int) -> int:
+    """The board's state events in [frm, to], counted up to `most` + 1: the count reads at
+    most that many entries of taskevent_flow_state_by_time, whatever the history holds."""
+    n = _names(connection.vendor)
+    statement = f"""
+    SELECT COUNT(*) FROM (
+        SELECT 1 FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {state_event()} AND {n["at"]} >= %s AND {n["at"]} <= %s
+        LIMIT %s
+    ) x
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(frm), _instant(to), most + 1])
+        return cursor.fetchone()[0]

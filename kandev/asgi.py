@@ -10,9 +10,15 @@ django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application does
 from django.conf import settings  # noqa: E402
 
 from kandev.requests import RequestHandler  # noqa: E402
+from kandev.urls import ANALYTICS_PATH  # noqa: E402
 
 # Django's HTTP requests (kandev/requests.py), not Django's own ASGIHandler.
-django_asgi = RequestHandler(read_threads=settings.KANDEV_READ_THREADS, write_threads=settings.KANDEV_WRITE_THREADS)
+django_asgi = RequestHandler(
+    read_threads=settings.KANDEV_READ_THREADS,
+    write_threads=settings.KANDEV_WRITE_THREADS,
+    analytics_threads=settings.KANDEV_ANALYTICS_THREADS,
+    analytics_path=ANALYTICS_PATH,
+)
 
 # /mcp/: the MCP server over streamable HTTP (token auth); every other path is Django's.
 from integrations.mcp_http import with_mcp  # noqa: E402

@@ -1,3 +1,6 @@
+import csv
+import io
+
 import orjson
 from django.utils.functional import Promise
 from rest_framework.renderers import BaseRenderer
@@ -25,3 +28,40 @@ class JSONRenderer(BaseRenderer):
         if data is None:
             return b""
         return encode(data)
+
+
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP, "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value):
+    """One CSV cell: numbers and booleans as they are (a negative number stays a number),
+    instants in ISO 8601, None empty, and text that a spreadsheet would run as a formula
+    behind a single quote."""
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+class CSVRenderer(BaseRenderer):
+    """Every CSV kandev writes: the view gives `csv_rows(data)` and `csv_filename()` (safe
+    characters only); each cell goes through `spreadsheet_cell`, and the file is sent as an
+    attachment."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        view, response = renderer_context["view"], renderer_context["response"]
+        response["Content-Disposition"] = f'attachment; filename="{view.csv_filename()}"'
+        out = io.StringIO()
+        writer = csv.writer(out)
+        for row in view.csv_rows(data):
+            writer.writerow([spreadsheet_cell(v) for v in row])
+        return out.getvalue().encode()

@@ -8,13 +8,17 @@ are all sync, so this handler runs the path WSGI uses (the sync middleware chain
 view, then the response's close, which hands the database connection back to the pool) in
 one hop, on threads that are kept.
 
-The threads are two bounded lanes per process, KANDEV_READ_THREADS for GET, HEAD and
+The threads are bounded lanes per process: KANDEV_READ_THREADS for GET, HEAD and
 OPTIONS and KANDEV_WRITE_THREADS for every other method, so a write never waits for a
 thread behind reads (a write holds its board's locks, and every write of the board waits
-for it), and the number of threads competing for the GIL stays bounded. Requests beyond a
-lane's threads wait on the event loop, holding no database connection.
+for it), and the number of threads competing for the GIL stays bounded. A third lane,
+KANDEV_ANALYTICS_THREADS (default 1), serves the paths `analytics_path` matches (the flow
+figures): a figure costs up to a second of CPU, so however many are asked for, they take
+no read thread and at most that many threads compete with the reads for the GIL. Requests
+beyond a lane's threads wait on the event loop, holding no database connection.
 """
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import sync_to_async
@@ -28,13 +32,27 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class RequestHandler(ASGIHandler):
-    def __init__(self, *, read_threads: int, write_threads: int):
+    def __init__(
+        self,
+        *,
+        read_threads: int,
+        write_threads: int,
+        analytics_threads: int = 1,
+        analytics_path: re.Pattern | None = None,
+    ):
         BaseHandler.__init__(self)  # not ASGIHandler's: its middleware chain is the async one
         self.load_middleware(is_async=False)
         self.lanes = {
             "read": ThreadPoolExecutor(read_threads, thread_name_prefix="kandev-read"),
             "write": ThreadPoolExecutor(write_threads, thread_name_prefix="kandev-write"),
+            "analytics": ThreadPoolExecutor(analytics_threads, thread_name_prefix="kandev-analytics"),
         }
+        self.analytics_path = analytics_path
+
+    def lane(self, scope) -> ThreadPoolExecutor:
+        if self.analytics_path is not None and self.analytics_path.match(scope["path"]):
+            return self.lanes["analytics"]
+        return self.lanes["read" if scope["method"] in READ_METHODS else "write"]
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -43,7 +61,7 @@ class RequestHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
-        lane = self.lanes["read" if scope["method"] in READ_METHODS else "write"]
+        lane = self.lane(scope)
         response = await sync_to_async(self.respond, thread_sensitive=False, executor=lane)(scope, body_file)
         if not response.streaming:
             await self.send_response(response, send)

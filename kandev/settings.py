@@ -260,6 +260,15 @@ KANDEV_METRICS_TOKEN = os.environ.get("KANDEV_METRICS_TOKEN", "")
 KANDEV_TOKEN_CREATE_RATE = os.environ.get("KANDEV_TOKEN_CREATE_RATE", "10/hour")
 # A GET /mcp/ event stream ends after this long without a message (integrations/mcp_http.py).
 KANDEV_MCP_IDLE_TIMEOUT_SECONDS = float(os.environ.get("KANDEV_MCP_IDLE_TIMEOUT_SECONDS", "300"))
+# Flow analytics (flow/bounds.py, flow/throttling.py): the most points one chart may hold
+# (instants x steps), the most history events one window may hold, and each user's rate of
+# figure requests (in the shared cache).
+KANDEV_FLOW_MAX_POINTS = int(os.environ.get("KANDEV_FLOW_MAX_POINTS", "100000"))
+KANDEV_FLOW_MAX_EVENTS = int(os.environ.get("KANDEV_FLOW_MAX_EVENTS", "500000"))
+KANDEV_FLOW_RATE = os.environ.get("KANDEV_FLOW_RATE", "120/minute")
+# Threads per server process that compute flow figures (kandev/requests.py's analytics lane),
+# apart from the read lane's: however many figures are asked for, board reads keep their threads.
+KANDEV_ANALYTICS_THREADS = int(os.environ.get("KANDEV_ANALYTICS_THREADS", "1"))
 # Content Security Policy (django-csp): scripts and styles only from kandev's own static
 # files, never inline. Style attributes stay allowed (style-src-attr): the board colours
 # each step with `style="--step-color: ..."`; a <style> element is still refused.

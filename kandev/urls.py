@@ -1,3 +1,5 @@
+import re
+
 from csp.constants import UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.contrib import admin
@@ -30,6 +32,10 @@ router.register("intakes", IntakeViewSet, basename="intake")
 router.register("review-watches", ReviewWatchViewSet, basename="review-watch")
 router.register("sessions", SessionViewSet, basename="session")
 router.register("tokens", ApiTokenViewSet, basename="token")
+
+# The flow figures' paths (flow_api under api/v1/): kandev/asgi.py serves them on the
+# analytics lane of kandev/requests.py, apart from the board reads.
+ANALYTICS_PATH = re.compile(r"/api/v1/workflows/[^/]+/flow/")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),

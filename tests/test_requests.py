@@ -13,7 +13,9 @@ from django.db import connections
 
 from accounts.models import ApiToken
 from boards.models import Task
+from flow import figures
 from kandev.requests import RequestHandler
+from kandev.urls import ANALYTICS_PATH
 from tests.factories import MembershipFactory, StepFactory, WorkflowFactory
 from workflows.models import Role
 
@@ -22,6 +24,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def call(handler, method: str, path: str, body: dict | None = None, headers: dict | None = None):
     """One HTTP request through `handler`: (status, headers, body)."""
+    return asyncio.run(request(handler, method, path, body, headers))
+
+
+async def request(handler, method: str, path: str, body: dict | None = None, headers: dict | None = None):
+    """`call` on the running event loop, beside other requests."""
     data = json.dumps(body).encode() if body is not None else b""
     scope = {
         "type": "http",
@@ -50,7 +57,7 @@ def call(handler, method: str, path: str, body: dict | None = None, headers: dic
     async def send(message):
         sent.append(message)
 
-    asyncio.run(handler(scope, receive, send))
+    await handler(scope, receive, send)
     start = sent[0]
     return start["status"], dict(start["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
 
@@ -114,3 +121,46 @@ def test_a_request_hands_its_database_connection_back(handler, member_step):
         return connections["default"].connection is not None
 
     assert handler.lanes["write"].submit(lane_connection_open).result() is False
+
+
+def test_a_board_read_is_served_while_analytics_are_busy(member_step, monkeypatch):
+    """Four CFDs held mid-computation take the analytics lane's one thread, never the read
+    lane's: a board read is answered meanwhile, and one figure is computed at a time."""
+    step, auth = member_step
+    lanes = RequestHandler(read_threads=2, write_threads=1, analytics_threads=1, analytics_path=ANALYTICS_PATH)
+    release, computing = threading.Event(), threading.Event()
+    running, most = [0], [0]
+    real_cfd = figures.cfd
+
+    def held_cfd(*args, **kwargs):
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        computing.set()
+        release.wait(timeout=60)
+        running[0] -= 1
+        return real_cfd(*args, **kwargs)
+
+    monkeypatch.setattr(figures, "cfd", held_cfd)
+    board = f"/api/v1/workflows/{step.workflow_id}/board/"
+    cfd = f"/api/v1/workflows/{step.workflow_id}/flow/cfd/"
+
+    async def scenario():
+        analytics = [asyncio.create_task(request(lanes, "GET", cfd, headers=auth)) for _ in range(4)]
+        try:
+            assert await asyncio.to_thread(computing.wait, 30)
+            status, _, body = await asyncio.wait_for(request(lanes, "GET", board, headers=auth), timeout=30)
+            assert status == 200, body
+            assert json.loads(body)["steps"][0]["id"] == str(step.pk)
+            assert not any(task.done() for task in analytics)  # all held or waiting throughout
+        finally:
+            release.set()
+        return [status for status, _, _ in await asyncio.gather(*analytics)]
+
+    try:
+        assert asyncio.run(scenario()) == [200] * 4
+        assert most[0] == 1
+    finally:
+        release.set()
+        for lane in lanes.lanes.values():
+            lane.submit(connections.close_all).result()
+            lane.shutdown()
