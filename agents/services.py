@@ -22,8 +22,9 @@ from rest_framework import status as http
 from agents.models import HOLDING_SLOT, LIVE, TERMINAL, AgentSession, SessionStatus
 from boards.access import writable_workspaces
 from boards.admission import check_force
+from boards.change import BoardChange
 from boards.changes import board_change, task_change
-from boards.locking import BoardChange, board_transaction
+from boards.locking import board_transaction
 from boards.models import EventKind, Task
 from kandev import metrics
 from kandev.errors import Conflict, KandevError
@@ -176,7 +177,7 @@ def admit_session(
             metrics.SESSIONS_REJECTED.labels(workflow=str(workflow.pk), scope=block.scope).inc()
             raise SessionLimitReached(block)
         transaction.on_commit(metrics.SESSIONS_REJECTED.labels(workflow=str(workflow.pk), scope=block.scope).inc)
-        change.record(
+        change.record.event(
             task,
             EventKind.SESSION,
             to_step=step,
@@ -187,10 +188,10 @@ def admit_session(
         )
         return None
     session.save(force_insert=True)
-    change.announce("session.updated", task=task)
+    change.record.announce("session.updated", task=task)
     _slots_changed(change, task.pk)
     if force:
-        change.record(
+        change.record.event(
             task,
             EventKind.SESSION,
             to_step=step,
@@ -223,7 +224,7 @@ def promote(change: BoardChange) -> list[AgentSession]:
         transaction.on_commit(partial(metrics.SESSION_QUEUE_WAIT.labels(workflow=str(workflow.pk)).observe, waited))
     AgentSession.objects.bulk_update(promoted, ["status", "started_at"])
     if promoted:
-        change.announce("session.updated")
+        change.record.announce("session.updated")
         _slots_changed(change, *(session.task_id for session in promoted))
     return promoted
 
@@ -241,7 +242,7 @@ def _drop_stale(change: BoardChange, queue) -> None:
         )
     AgentSession.objects.bulk_update(stale, ["status", "finished_at", "lease_expires_at", "detail"])
     if stale:
-        change.announce("session.updated")
+        change.record.announce("session.updated")
         _slots_changed(change, *(session.task_id for session in stale))
 
 
@@ -252,7 +253,7 @@ def _limit_of(workspace_id) -> int:
 def _agent_stopped(change: BoardChange, task: Task | None) -> None:
     """No agent works on `task` any more: a pull may take it again (product.md §3)."""
     if task is not None and task.step_id in change.steps:
-        change.arrived(change.steps[task.step_id])
+        change.worklist.arrived(change.steps[task.step_id])
 
 
 def _slot_freed(change: BoardChange) -> None:
@@ -273,10 +274,10 @@ def _slots_changed(change: BoardChange, *task_ids) -> None:
     workspace's other boards promote what now fits and show its new figures."""
     for task_id in task_ids:
         if task_id is not None:  # a deleted task's session
-            change.session_changed(task_id)
-    if change.agents:
+            change.record.session_changed(task_id)
+    if change.record.agents:
         return
-    change.agents_changed()
+    change.record.agents_changed()
     workspace_id, workflow_id = change.workflow.workspace_id, change.workflow.pk
 
     # Named, not a partial: a robust on_commit logs a failure by the callback's __qualname__.
@@ -305,8 +306,8 @@ def refresh_workspace(*, workspace_id, exclude=None) -> int:
 def refresh_board(*, workflow_id) -> int:
     with board_change(workflow_id) as change:
         promoted = promote(change)  # first: a promotion here tells the other boards in turn
-        change.announce("session.updated")
-        change.agents_changed()
+        change.record.announce("session.updated")
+        change.record.agents_changed()
         return len(promoted)
 
 
@@ -356,13 +357,13 @@ def session_event(*, session: AgentSession, type: str, detail: str = "", actor=N
             return session
         _set_status(session, to, now=change.now, detail=detail if type != "boot_ready" else None)
         session.save()
-        change.announce("session.updated", **({"task": task} if task is not None else {}))
+        change.record.announce("session.updated", **({"task": task} if task is not None else {}))
         if to in TERMINAL:  # from starting or running: the session held a slot
             _slots_changed(change, session.task_id)
             _slot_freed(change)
             _agent_stopped(change, task)
         else:  # still holding its slot: only the card changes
-            change.session_changed(session.task_id)
+            change.record.session_changed(session.task_id)
         # boot_ready never advances the workflow; a completed turn runs the step's actions
         # only while the task is still in the step the session was for.
         if to == SessionStatus.COMPLETED and task is not None and task.archived_at is None:
@@ -380,7 +381,7 @@ def session_cancel(*, session: AgentSession, actor, reason: str = "") -> AgentSe
         held = session.status in HOLDING_SLOT
         _set_status(session, SessionStatus.CANCELLED, now=change.now, detail=reason or "Cancelled.")
         session.save()
-        change.announce("session.updated", **({"task": task} if task is not None else {}))
+        change.record.announce("session.updated", **({"task": task} if task is not None else {}))
         _slots_changed(change, session.task_id)
         if held:
             _slot_freed(change)
@@ -452,7 +453,7 @@ def expire_board_leases(*, workflow_id) -> int:
             )
         AgentSession.objects.bulk_update(expired, ["status", "finished_at", "lease_expires_at", "detail"])
         if expired:
-            change.announce("session.updated")
+            change.record.announce("session.updated")
             _slots_changed(change, *(session.task_id for session in expired))
             _slot_freed(change)
             for task in Task.objects.filter(pk__in=[s.task_id for s in expired]).only("id", "step_id"):

@@ -2,22 +2,22 @@
 
 Every door that puts a live task into a step (REST, browser, bulk moves, the step-event
 engine, integrations, MCP, restore, ephemeral -> permanent, pulls) ends in `decide()`,
-called on a board locked by `board_change()` (locking.py), with occupancy read after the
-locks. A refusal raises `WipLimitReached` inside the transaction, so nothing of the
+called on a board locked by `board_change()` (change.py), with occupancy read after the
+locks (occupancy.py). A refusal raises `WipLimitReached` inside the transaction, so nothing of the
 refused request persists.
 """
 
 from accounts import quotas
 from boards.access import role_in
+from boards.change import BoardChange
 from boards.changes import board_change, task_change
-from boards.locking import BoardChange, board_transaction
-from boards.models import ClassOfService, EventKind, Priority, Task
+from boards.locking import board_transaction
+from boards.models import ClassOfService, EventKind, Priority, Task, occupies
 from boards.placement import (
     MOVED_FIELDS,
     Admission,
     Outcome,
     after_admission,
-    counts,
     decide,
     enter,
     event_kind,
@@ -76,10 +76,10 @@ def task_create(
     quotas.check_open_tasks(actor=actor)
     check_force(workflow=workflow, actor=actor, force=force, reason=reason)
     with board_change(workflow.pk, actor=actor) as change:
-        target = change.step(step.pk) if step is not None else change.start_step()
+        target = change.board.step(step.pk) if step is not None else change.board.start_step()
         check_external_ref(change, external_ref)
         if assignee_id is not None:
-            change.assignable(assignee_id)
+            change.occupancy.assignable(assignee_id)
         task = Task(
             workflow=change.workflow,
             title=title,
@@ -93,9 +93,11 @@ def task_create(
         outcome = decide(change, target, task, force=force)
         enter(change, task, target, outcome, position)
         sql.insert([task])
-        change.created.add(task.pk)
-        change.record(task, event_kind(outcome, EventKind.CREATED), to_step=target, reason=reason, action="create")
-        change.announce("task.created", task=task)
+        change.record.created.add(task.pk)
+        change.record.event(
+            task, event_kind(outcome, EventKind.CREATED), to_step=target, reason=reason, action="create"
+        )
+        change.record.announce("task.created", task=task)
         after_admission(change, task, outcome)
         return Admission(task, outcome)
 
@@ -112,7 +114,7 @@ def task_move(
 ) -> Admission:
     check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
     with task_change(task, actor=actor) as (change, task):
-        target = change.step(to_step.pk)
+        target = change.board.step(to_step.pk)
         return move(change, task, target, position=position, force=force, reason=reason)
 
 
@@ -126,16 +128,16 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
         outcome = Outcome.QUEUED if not task.admitted else Outcome.ADMITTED
         reorder(change, task, position)
         task.save(update_fields=["position", "updated_at"])
-        change.record(task, EventKind.MOVED, from_step=source, to_step=target, action="reorder")
-        change.announce("task.moved", task=task)
+        change.record.event(task, EventKind.MOVED, from_step=source, to_step=target, action="reorder")
+        change.record.announce("task.moved", task=task)
         return Admission(task, outcome)
     outcome = decide(change, target, task, source=source, force=force)
     leave(change, task)
     enter(change, task, target, outcome, None if position is None else key_at(change, target, task, position))
     task.save(update_fields=MOVED_FIELDS)
     kind = event_kind(outcome, EventKind.MOVED)
-    change.record(task, kind, from_step=source, to_step=target, reason=reason, action="move")
-    change.announce("task.moved", task=task)
+    change.record.event(task, kind, from_step=source, to_step=target, reason=reason, action="move")
+    change.record.announce("task.moved", task=task)
     after_admission(change, task, outcome)
     return Admission(task, outcome)
 
@@ -146,22 +148,21 @@ def reassign(change: BoardChange, task: Task, assignee_id) -> None:
     previous = task.assignee_id
     if assignee_id == previous:
         return
-    change.lock_members([previous, assignee_id])  # both rows at once: ascending id
+    change.occupancy.lock_members([previous, assignee_id])  # both rows at once: ascending id
     if assignee_id is not None:
-        change.assignable(assignee_id)
+        change.occupancy.assignable(assignee_id)
     step = change.steps[task.step_id]
     outcome = Outcome.ADMITTED
-    if counts(task) and step.is_active:
+    if occupies(task) and step.is_active:
         task.assignee_id = assignee_id
         outcome = decide(change, step, task, source=step, assigning=True, can_queue=False)
         task.assignee_id = previous
-        change.count_in(task, step, -1)
-        task.assignee_id = assignee_id
-        change.count_in(task, step, +1)
+    change.occupancy.leave(task, step)
     task.assignee_id = assignee_id
+    change.occupancy.enter(task, step)
     kind = event_kind(outcome, EventKind.ASSIGNED)  # `expedited` when past a full person's limit
-    change.record(task, kind, to_step=step, action="assign", assignee_id=assignee_id, previous=previous)
-    change.arrived(step)  # a task a pull skipped for its assignee may be pullable now
+    change.record.event(task, kind, to_step=step, action="assign", assignee_id=assignee_id, previous=previous)
+    change.worklist.arrived(step)  # a task a pull skipped for its assignee may be pullable now
 
 
 def reclassify(change: BoardChange, task: Task, class_of_service: str) -> None:
@@ -170,20 +171,20 @@ def reclassify(change: BoardChange, task: Task, class_of_service: str) -> None:
     if class_of_service == task.class_of_service:
         return
     step = change.steps[task.step_id]
-    counted = counts(task) and step.is_active
-    if counted:
-        change.expedited()  # read before the change, then kept current
-        if class_of_service == ClassOfService.EXPEDITE and change.expedited() >= change.workflow.expedite_limit:
+    if occupies(task) and step.is_active:
+        expedited = change.occupancy.expedited()  # read before the change, then kept current
+        if class_of_service == ClassOfService.EXPEDITE and expedited >= change.workflow.expedite_limit:
             raise expedite_refusal(change)
-        change.count_expedite(+1 if class_of_service == ClassOfService.EXPEDITE else -1)
+    change.occupancy.leave(task, step)
     task.class_of_service = class_of_service
-    change.record(task, EventKind.CLASSIFIED, to_step=step, action="classify", class_of_service=class_of_service)
+    change.occupancy.enter(task, step)
+    change.record.event(task, EventKind.CLASSIFIED, to_step=step, action="classify", class_of_service=class_of_service)
 
 
 @board_transaction
 def task_bulk_move(*, task_ids: list, to_step: WorkflowStep, actor) -> list[Admission]:
     with board_change(to_step.workflow_id, actor=actor) as change:
-        target = change.step(to_step.pk)
+        target = change.board.step(to_step.pk)
         locked = {
             t.pk: t
             for t in Task.objects.select_for_update().filter(pk__in=task_ids, workflow=change.workflow).order_by("pk")
@@ -201,7 +202,7 @@ def bulk_move(change: BoardChange, tasks: list[Task], target: WorkflowStep) -> l
         raise Conflict("Archived tasks cannot be moved; restore them first.", code="task_archived")
     movers = [t for t in tasks if t.step_id != target.pk]
     counting = sum(1 for t in movers if not t.is_ephemeral)
-    step_counts = change.counts(target)
+    step_counts = change.occupancy.step(target)
     room = max(target.wip_limit - step_counts.occupied, 0) if target.is_limited else counting
     if counting > room and target.on_full != OnFull.QUEUE:
         raise step_refusal(
@@ -216,11 +217,13 @@ def bulk_move(change: BoardChange, tasks: list[Task], target: WorkflowStep) -> l
         outcome = decide(change, target, task, source=source)
         leave(change, task)
         enter(change, task, target, outcome)
-        change.record(task, event_kind(outcome, EventKind.MOVED), from_step=source, to_step=target, action="bulk_move")
+        change.record.event(
+            task, event_kind(outcome, EventKind.MOVED), from_step=source, to_step=target, action="bulk_move"
+        )
         results.append(Admission(task, outcome))
     save_entered(movers, target, change.now)
     if movers:
-        change.announce("task.moved", task=movers[0])
+        change.record.announce("task.moved", task=movers[0])
     for admission in results:
         after_admission(change, admission.task, admission.outcome)
     return results
@@ -235,9 +238,9 @@ def task_archive(*, task: Task, actor) -> Task:
         leave(change, task)
         task.archived_at = task.updated_at = change.now
         task.save(update_fields=["archived_at", "updated_at"])
-        change.record(task, EventKind.ARCHIVED, from_step=step, action="archive")
+        change.record.event(task, EventKind.ARCHIVED, from_step=step, action="archive")
         task_retired.send(sender=Task, change=change, task=task)
-        change.announce("task.archived", task=task)
+        change.record.announce("task.archived", task=task)
         return task
 
 
@@ -254,8 +257,10 @@ def task_restore(*, task: Task, actor, force: bool = False, reason: str = "") ->
         outcome = decide(change, step, task, force=force)
         enter(change, task, step, outcome)
         task.save(update_fields=["archived_at", "position", "admitted", "queued_at", "entered_step_at", "updated_at"])
-        change.record(task, event_kind(outcome, EventKind.RESTORED), to_step=step, reason=reason, action="restore")
-        change.announce("task.restored", task=task)
+        change.record.event(
+            task, event_kind(outcome, EventKind.RESTORED), to_step=step, reason=reason, action="restore"
+        )
+        change.record.announce("task.restored", task=task)
         after_admission(change, task, outcome)
         return Admission(task, outcome)
 
@@ -275,8 +280,8 @@ def task_make_permanent(*, task: Task, actor, force: bool = False, reason: str =
         enter(change, task, step, outcome, position=task.position)
         task.save(update_fields=["is_ephemeral", "admitted", "queued_at", "entered_step_at", "updated_at"])
         kind = event_kind(outcome, EventKind.MOVED)
-        change.record(task, kind, from_step=step, to_step=step, reason=reason, action="make_permanent")
-        change.announce("task.updated", task=task)
+        change.record.event(task, kind, from_step=step, to_step=step, reason=reason, action="make_permanent")
+        change.record.announce("task.updated", task=task)
         after_admission(change, task, outcome)
         return Admission(task, outcome)
 
@@ -286,8 +291,8 @@ def task_delete(*, task: Task, actor) -> None:
     with task_change(task, actor=actor) as (change, task):
         step = change.steps[task.step_id]
         leave(change, task)
-        change.record(task, EventKind.DELETED, from_step=step, action="delete", title=task.title)
+        change.record.event(task, EventKind.DELETED, from_step=step, action="delete", title=task.title)
         task_retired.send(sender=Task, change=change, task=task)
-        change.deleted.add(task.pk)
-        change.announce("task.deleted", task=task)
+        change.record.deleted.add(task.pk)
+        change.record.announce("task.deleted", task=task)
         task.delete()

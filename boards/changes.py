@@ -1,6 +1,6 @@
 """A board change from its locks to its commit, ending settled (product.md §3).
 
-`board_change()` is how every service changes a board: it locks the board (locking.py),
+`board_change()` is how every service changes a board: it locks the board (change.py),
 lets the service write, fills every step the writes may have given room or candidates
 (pull.py), then writes the history and sends one live message, in one version step.
 """
@@ -12,7 +12,8 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Q
 
-from boards.locking import board_transaction, close_change, open_change
+from boards.change import close_change, open_change
+from boards.locking import board_transaction
 from boards.models import Task
 from boards.pull import settle
 from workflows.models import Workflow
@@ -27,8 +28,9 @@ def board_change(workflow_id, *, actor=None, task_id=None):
     yield change
     settle(change)
     close_change(change)
-    if change.freed:
-        fill = partial(fill_for_persons, change.workflow.workspace_id, set(change.freed), exclude=change.workflow.pk)
+    freed = change.worklist.freed
+    if freed:
+        fill = partial(fill_for_persons, change.workflow.workspace_id, set(freed), exclude=change.workflow.pk)
         transaction.on_commit(fill, robust=True)
 
 
@@ -37,7 +39,7 @@ def task_change(task, *, actor=None):
     """A change about one task: the board locked as `board_change` does, and the task's row
     locked with it (one round trip): yields the change and the locked task."""
     with board_change(task.workflow_id, actor=actor, task_id=task.pk) as change:
-        yield change, change.lock_task(task.pk)
+        yield change, change.board.lock_task(task.pk)
 
 
 def fill_for_persons(workspace_id, user_ids, *, exclude=None) -> None:
@@ -56,8 +58,8 @@ def reconcile_board(*, workflow_id) -> bool:
     """Fill every step of one board that has room; True when anything moved. The backstop
     for a crash between a commit and its follow-up work: every change already settles."""
     with board_change(workflow_id) as change:
-        change.opened(*change.steps.values())
-    return change.dirty
+        change.worklist.opened(*change.steps.values())
+    return change.record.dirty
 
 
 def reconcile_all() -> int:

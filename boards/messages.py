@@ -43,19 +43,20 @@ def change_message(change, writes=()) -> dict:
     entry is the whole step as `GET /api/v1/steps/{id}/` shows it, and each task carries its
     `session` as the board shows it, so viewers never refetch. `writes` go with its first read
     (`kandev.sql.fetch_together()`), or alone."""
-    message = dict(change.message or {"type": "workflow.updated"})
-    tasks = {pk: t for pk, t in change.changed_tasks.items() if pk not in change.deleted}
-    wanted = tasks.keys() | (change.session_tasks - change.deleted)
+    record, board = change.record, change.board
+    message = dict(record.message or {"type": "workflow.updated"})
+    tasks = {pk: t for pk, t in record.tasks.items() if pk not in record.deleted}
+    wanted = tasks.keys() | (record.session_tasks - record.deleted)
     # A task created in this change has no session but one the change started: creates,
     # the busiest writes, need not look.
-    unknown = wanted - (change.created - change.session_tasks)
-    if unknown or change.agents:
-        sessions = task_sessions(workflow_id=change.workflow.pk, task_ids=wanted, writes=writes)
+    unknown = wanted - (record.created - record.session_tasks)
+    if unknown or record.agents:
+        sessions = task_sessions(workflow_id=board.workflow.pk, task_ids=wanted, writes=writes)
     else:
         sessions = {}
         if writes:
             sql.fetch_together(*writes)
-    if change.agents:  # the queue may have moved: every queued task goes along with its position
+    if record.agents:  # the queue may have moved: every queued task goes along with its position
         wanted |= {pk for pk, session in sessions.items() if session["status"] == SessionStatus.QUEUED}
     unread = wanted - tasks.keys()
     if unread:  # tasks whose session changed while the change wrote nothing else of them
@@ -64,10 +65,10 @@ def change_message(change, writes=()) -> dict:
     if primary is not None:
         message["task"] = (
             {"id": str(primary.pk), "step_id": str(primary.step_id)}
-            if primary.pk in change.deleted
+            if primary.pk in record.deleted
             else {**task_data(primary), "session": sessions.get(primary.pk)}
         )
-    counts = change.touched_counts()
+    counts = change.occupancy.counts_of(record.touched)
     about = message.get("group")  # group.updated names the group it is about
     groups = _touched_groups(change, counts, about if isinstance(about, StepGroup) else None)
     if isinstance(about, StepGroup):
@@ -75,31 +76,32 @@ def change_message(change, writes=()) -> dict:
     if groups:
         message["groups"] = groups
     message.update(
-        version=change.version,
+        version=board.version,
         tasks=[{**task_data(t), "session": sessions.get(pk)} for pk, t in tasks.items()],
-        deleted_task_ids=[str(pk) for pk in change.deleted],
-        steps=[step_data(change.steps[pk], *counts[pk]) for pk in change.touched if pk in change.steps],
+        deleted_task_ids=[str(pk) for pk in record.deleted],
+        steps=[step_data(board.steps[pk], *counts[pk]) for pk in record.touched if pk in board.steps],
     )
-    if change.agents:
-        message["agents"] = agent_figures(change.workflow)
-    if change.orders:
-        message["orders"] = {str(pk): keys for pk, keys in change.orders.items()}
+    if record.agents:
+        message["agents"] = agent_figures(board.workflow)
+    if record.orders:
+        message["orders"] = {str(pk): keys for pk, keys in record.orders.items()}
     return message
 
 
 def _touched_groups(change, counts: dict, about: StepGroup | None) -> list[dict]:
     """The groups of the steps this change touched (and the one it is `about`), whole, with
     the occupancy they end with: a viewer's band over the columns follows without a refetch."""
+    board = change.board
     groups = {about.pk: about} if about is not None else {}
-    for pk in change.touched:
-        step = change.steps.get(pk)
-        group = change.group(step) if step is not None and step.group_id not in groups else None
+    for pk in change.record.touched:
+        step = board.steps.get(pk)
+        group = board.group(step) if step is not None and step.group_id not in groups else None
         if group is not None:
             groups[group.pk] = group
     entries = []
     for group in groups.values():
-        steps = change.group_steps(group)
-        occupied = sum(counts[s.pk][0] if s.pk in counts else change.counts(s).occupied for s in steps)
+        steps = board.group_steps(group)
+        occupied = sum(counts[s.pk][0] if s.pk in counts else change.occupancy.step(s).occupied for s in steps)
         entries.append((steps[0].position if steps else -1, group_data(group, [s.pk for s in steps], occupied)))
     return [entry for _, entry in sorted(entries, key=lambda e: e[0])]
 

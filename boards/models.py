@@ -7,7 +7,16 @@ from django.db.models import Q
 from boards.priorities import Priority
 from workflows.models import Workflow, WorkflowStep
 
-LIVE = Q(archived_at__isnull=True, is_ephemeral=False)
+# The rules about which tasks count, each written once here; the ledger (boards/occupancy.py),
+# the querysets below and the hand-written SQL (boards/statements.py) derive from them.
+LIVE = Q(archived_at__isnull=True, is_ephemeral=False)  # a step's live work: counted or queued
+OCCUPYING = LIVE & Q(admitted=True)  # what counts toward a limit
+QUEUED = LIVE & Q(admitted=False)  # waiting in a queue-mode step's overflow queue
+# Board order inside a step (a sort key, then ties), the pull's (expedite first: "expedite"
+# sorts before "standard") and a queue's (oldest first; a bulk move queues in one instant).
+BOARD_ORDER = ("position", "priority", "created_at", "id")
+PULL_ORDER = ("class_of_service", *BOARD_ORDER)
+QUEUE_ORDER = ("queued_at", "position", "id")
 BLOCKED_REASON_MAX = 2000
 # Who may be given a task: an owner or member of its workspace (product.md §2b.3).
 NOT_ASSIGNABLE = "Not a member or owner of this workspace."
@@ -28,20 +37,33 @@ class TaskQuerySet(models.QuerySet):
 
     def occupying(self):
         """What counts toward a step's WIP limit."""
-        return self.filter(LIVE, admitted=True)
+        return self.filter(OCCUPYING)
 
     def queued(self):
-        return self.filter(LIVE, admitted=False)
+        return self.filter(QUEUED)
 
     def unblocked(self):
         return self.filter(blocked_reason="")
 
     def in_board_order(self):
-        return self.order_by("position", "priority", "created_at", "id")
+        return self.order_by(*BOARD_ORDER)
 
     def in_pull_order(self):
         """Expedite first (product.md §3), then board order."""
-        return self.order_by("class_of_service", "position", "priority", "created_at", "id")
+        return self.order_by(*PULL_ORDER)
+
+    def in_queue_order(self):
+        return self.order_by(*QUEUE_ORDER)
+
+
+def is_live(task) -> bool:
+    """`LIVE`, for a task in memory."""
+    return task.archived_at is None and not task.is_ephemeral
+
+
+def occupies(task) -> bool:
+    """`OCCUPYING`, for a task in memory: does it count toward a limit where it is?"""
+    return is_live(task) and task.admitted
 
 
 class Task(models.Model):
@@ -86,13 +108,13 @@ class Task(models.Model):
             # A step's tasks in board order: a move's neighbours (ephemeral tasks are on the
             # board too), the occupancy count and the pull candidates.
             models.Index(
-                fields=["step", "position", "priority", "created_at", "id"],
+                fields=["step", *BOARD_ORDER],
                 condition=Q(archived_at__isnull=True),
                 name="task_in_board_order",
             ),
             # Pull candidates: expedite first, then board order.
             models.Index(
-                fields=["step", "class_of_service", "position", "priority", "created_at", "id"],
+                fields=["step", *PULL_ORDER],
                 condition=Q(archived_at__isnull=True, is_ephemeral=False, admitted=True),
                 name="task_pull_order",
             ),

@@ -1,9 +1,9 @@
 """Placing a task in a step: the pieces the admission and the pull share.
 
-`decide()` is the WIP rule; `leave()` and `enter()` keep the board change's counts current
-as a task goes, and mark the steps that may fill because of it (room left behind, a
-pullable task arrived in a feeder); `save_entered()` writes many entered tasks in one statement;
-`after_admission()` tells the step-event engine a task arrived.
+`decide()` is the WIP rule, judged by the limits `boards.limits` lists; `leave()` and
+`enter()` move a task out of and into a step (in memory) and tell the occupancy ledger;
+`save_entered()` writes many entered tasks in one statement; `after_admission()` tells the
+step-event engine a task arrived.
 
 A task's `position` is a sort key, not an index (api.md): keys are spaced `GAP` apart, a
 task entering last takes `key_after()` the step's last key, and a move to index k takes a
@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from django.db.models import Case, Value, When
 
-from boards.locking import BoardChange
-from boards.models import ClassOfService, EventKind, Task
+from boards.change import BoardChange
+from boards.limits import Limit, limits
+from boards.models import ClassOfService, EventKind, Task, occupies
 from boards.signals import task_admitted
 from kandev.errors import WipLimitReached
 from workflows.models import OnFull, WorkflowStep
@@ -46,70 +47,10 @@ class Admission:
         return self.outcome is Outcome.QUEUED
 
 
-@dataclass(frozen=True)
-class Limit:
-    """One limit that applies to an admission, as the change counts it now."""
-
-    scope: str  # "step" | "group" | "person"
-    id: object
-    name: str
-    limit: int
-    occupied: int
-
-    @property
-    def full(self) -> bool:
-        return self.occupied >= self.limit
-
-    @property
-    def room(self) -> int:
-        return self.limit - self.occupied
-
-
-def limited_for(wip_limit: int, group_id, feeder_group_id) -> bool:
-    """Does a step with these settings pull from a feeder in `feeder_group_id` under a limit?
-    Its own limit, or its group's when the feeder is outside the group; else it does not pull."""
-    return bool(wip_limit) or (group_id is not None and group_id != feeder_group_id)
-
-
-def limits(
-    change: BoardChange, step: WorkflowStep, task: Task, *, source: WorkflowStep | None = None, assigning=False
-) -> list[Limit]:
-    """The limits an entry of `task` into `step` needs room in, in the order a refusal names
-    them: step, group, person (product.md §2b). `source` is the step it comes from (None:
-    from nowhere that counted — created, restored, made permanent, promoted from a queue);
-    `assigning`: it stays in `source` (= `step`) and gets a new assignee: only the person's applies."""
-    if task is not None and task.is_ephemeral:
-        return []
-    if source is not None and task is not None and not task.admitted:
-        source = None  # a queued task held no place where it waited: it takes one on entry
-    found = []
-    if not assigning:
-        if step.is_limited:
-            found.append(Limit("step", step.pk, step.name, step.wip_limit, change.counts(step).occupied))
-        group = change.group(step)
-        if group is not None and (source is None or source.group_id != group.pk):
-            found.append(Limit("group", group.pk, group.name, group.wip_limit, change.group_occupied(group)))
-    person = _person(change, step, task, source, assigning)
-    if person is not None:
-        found.append(Limit("person", person.user_id, person.username, person.limit, person.occupied))
-    return found
-
-
-def assignee_full(change: BoardChange, step: WorkflowStep, task: Task, *, source: WorkflowStep | None = None) -> bool:
+def assignee_full(change, step: WorkflowStep, task: Task, *, source: WorkflowStep | None = None) -> bool:
     """Is `task`'s assignee at their personal limit for its entry into `step` from `source`?
     A pull or a promotion passes such a task over (product.md §3)."""
     return any(limit.scope == "person" and limit.full for limit in limits(change, step, task, source=source))
-
-
-def _person(change, step, task, source, assigning):
-    """An assignee's limit applies when their task starts to count in an active step."""
-    if task is None or task.assignee_id is None or not step.is_active:
-        return None
-    if not assigning and source is not None and source.is_active:
-        return None
-    change.lock_members([task.assignee_id])
-    person = change.persons.get(task.assignee_id)
-    return person if person is not None and person.limit else None
 
 
 def decide(
@@ -141,8 +82,8 @@ def _may_expedite(change: BoardChange, step: WorkflowStep, task: Task, source: W
     """At most `expedite_limit` expedite tasks are in the board's active steps at once."""
     if task.class_of_service != ClassOfService.EXPEDITE or not step.is_active:
         return False
-    already = source is not None and source.is_active and counts(task)  # counted where it is now
-    return change.expedited() - already < change.workflow.expedite_limit
+    already = source is not None and source.is_active and occupies(task)  # counted where it is now
+    return change.occupancy.expedited() - already < change.workflow.expedite_limit
 
 
 def refusal(limit: Limit, step: WorkflowStep) -> WipLimitReached:
@@ -169,7 +110,7 @@ def refusal(limit: Limit, step: WorkflowStep) -> WipLimitReached:
 
 
 def expedite_refusal(change: BoardChange) -> WipLimitReached:
-    limit, occupied = change.workflow.expedite_limit, change.expedited()
+    limit, occupied = change.workflow.expedite_limit, change.occupancy.expedited()
     task_word = "task" if occupied == 1 else "tasks"
     return WipLimitReached(
         scope="expedite",
@@ -198,50 +139,25 @@ def event_kind(outcome: Outcome, plain: str) -> str:
     }.get(outcome, plain)
 
 
-def counts(task: Task) -> bool:
-    """Does `task` occupy a place where it is (live, admitted, not ephemeral)?"""
-    return task.archived_at is None and not task.is_ephemeral and task.admitted
-
-
 def leave(change: BoardChange, task: Task) -> None:
-    """Take `task` out of its step's counts; a step it held a place in may now fill."""
-    step = change.steps[task.step_id]
-    step_counts = change.counts(step)
-    if task.archived_at is not None or task.is_ephemeral:
-        return
-    if step_counts.last_position is not None and task.position >= step_counts.last_position:
-        step_counts.last_position = None  # the step's end moved; re-read when next needed
-    if task.admitted:
-        step_counts.occupied -= 1
-        change.opened(step)
-        group = change.group(step)
-        if group is not None:
-            change.opened(*change.group_steps(group))
-        change.count_in(task, step, -1)
-    else:
-        step_counts.queued -= 1
+    """Take `task` out of its step (before it changes): the ledger counts it out."""
+    change.occupancy.leave(task, change.steps[task.step_id])
 
 
 def enter(change: BoardChange, task: Task, step: WorkflowStep, outcome: Outcome, position=None) -> None:
-    """Place `task` in `step` per `outcome` (in memory; the caller saves)."""
-    step_counts = change.counts(step)
+    """Place `task` in `step` per `outcome` (in memory; the caller saves); the ledger counts it in."""
     task.step = step
     task.entered_step_at = change.now
     task.updated_at = change.now
     if outcome is Outcome.QUEUED:
         task.admitted, task.queued_at = False, change.now
-        step_counts.queued += 1
     else:
         task.admitted, task.queued_at = True, None
-        if not task.is_ephemeral:
-            step_counts.occupied += 1
-            change.count_in(task, step, +1)
-            change.arrived(step)
     if position is None:
-        position = key_after(change.last_position(step))
+        position = key_after(change.occupancy.end(step))
     task.position = position
-    if step_counts.last_position is not None:
-        step_counts.last_position = max(step_counts.last_position, position)
+    change.occupancy.extend_end(step, position)
+    change.occupancy.enter(task, step)
 
 
 def save_entered(tasks: list[Task], step: WorkflowStep, now) -> None:
@@ -311,8 +227,8 @@ def _rebalance(change: BoardChange, step: WorkflowStep, task: Task, index: int) 
             rewritten.append(item)
         item.position = rank * GAP
     Task.objects.bulk_update(rewritten, ["position"])
-    change.counts(step).last_position = len(order) * GAP  # the end, or above it: safe to enter after
-    change.orders[step.pk] = [{"id": str(t.pk), "position": t.position} for t in order]
+    change.occupancy.extend_end(step, len(order) * GAP)  # the end, or above it: safe to enter after
+    change.record.orders[step.pk] = [{"id": str(t.pk), "position": t.position} for t in order]
     return task.position
 
 
@@ -320,6 +236,4 @@ def reorder(change: BoardChange, task: Task, index: int | None) -> None:
     """Move `task` to `index` of its own step's order (None: its end), in memory (the caller saves)."""
     step = change.steps[task.step_id]
     task.position = key_at(change, step, task, index)
-    counts = change.counts(step)
-    if counts.last_position is not None:
-        counts.last_position = max(counts.last_position, task.position)
+    change.occupancy.extend_end(step, task.position)

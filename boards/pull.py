@@ -3,10 +3,11 @@
 First its own overflow queue (oldest `queued_at`, then position, id: a bulk move queues its
 tasks in one instant, in the given order), then its feeder's tasks in board order
 (expedite first, then position, priority rank, created, id), until full — in itself and
-in its group; a task whose assignee is at their personal limit is skipped. `settle()` fills every step a change
-marked (`BoardChange.opened()` / `arrived()`), and what a fill does marks more: the feeder
-it took from has room, and the step it filled now holds pullable tasks for its consumers.
-So a pull cascades up and down the feeder chain until the board is settled (product.md §3).
+in its group; a task whose assignee is at their personal limit is skipped. `settle()` fills every step the
+change's worklist holds, and what a fill does marks more (its counts tell the ledger): the
+feeder it took from has room, and the step it filled now holds pullable tasks for its
+consumers. So a pull cascades up and down the feeder chain until the board is settled
+(product.md §3). A fill asks the ledger for room and tells it what moved; it counts nothing itself.
 """
 
 from functools import partial
@@ -15,9 +16,10 @@ from django.db import transaction
 from django.db.models import Subquery
 
 from agents.models import HOLDING_SLOT
-from boards.locking import BoardChange
+from boards.change import BoardChange
+from boards.limits import limits
 from boards.models import LIVE, EventKind, Task
-from boards.placement import Outcome, after_admission, assignee_full, key_after, limits, save_entered
+from boards.placement import Outcome, after_admission, assignee_full, key_after, save_entered
 from kandev import metrics
 from workflows.models import WorkflowStep
 
@@ -26,13 +28,8 @@ def settle(change: BoardChange) -> None:
     """Fill the marked steps, in board order, until no step is left to fill.
 
     It ends: each fill admits tasks it has not admitted into that step before in this
-    change (`change.filled`), or marks nothing."""
-    while True:
-        change.unsettled &= change.steps.keys()  # a step deleted in this change fills nothing
-        if not change.unsettled:
-            return
-        step = min((change.steps[pk] for pk in change.unsettled), key=lambda s: s.position)
-        change.unsettled.discard(step.pk)
+    change (`worklist.filled`), or marks nothing."""
+    while (step := change.worklist.next(change.occupancy)) is not None:
         fill(change, step)
 
 
@@ -58,8 +55,9 @@ def room(change: BoardChange, step: WorkflowStep, source: WorkflowStep | None = 
 
 def _take(change: BoardChange, step: WorkflowStep, source, candidates, free: int) -> tuple[list[Task], list]:
     """Up to `free` candidates in order, skipping those whose assignee is at their limit;
-    the counts of each taken task's assignee (and of expedite work) move with it. Also
-    returns the rows as read (annotations included)."""
+    each taken task leaves `source` (None: its queue in `step`) and enters `step` in the
+    ledger as it is taken, so the next candidate's assignee is judged with it. Also returns
+    the rows as read (annotations included)."""
     taken, seen, rows = [], [], []
     while len(taken) < free:
         want = free - len(taken)
@@ -70,18 +68,12 @@ def _take(change: BoardChange, step: WorkflowStep, source, candidates, free: int
             if assignee_full(change, step, task, source=source):
                 continue
             taken.append(task)
-            _recount(change, task, source, step)
+            change.occupancy.leave(task, source or step)
+            task.admitted = True
+            change.occupancy.enter(task, step)
         if len(batch) < want:
             break
     return taken, rows
-
-
-def _recount(change: BoardChange, task: Task, source, target: WorkflowStep) -> None:
-    if source is not None and source.is_active and target.is_active:
-        return  # still counted for its assignee, and as expedite work
-    if source is not None:
-        change.count_in(task, source, -1)
-    change.count_in(task, target, +1)
 
 
 def fill(change: BoardChange, step: WorkflowStep) -> None:
@@ -95,9 +87,10 @@ def fill(change: BoardChange, step: WorkflowStep) -> None:
     free = room(change, step, feeder)  # a feeder in the step's own group needs no group room
     if free is None or free <= 0:
         return  # an unlimited step does not pull
-    counts, feeder_counts = change.counts(step), change.counts(feeder)
+    counts = change.occupancy.step(step)
     candidates = _not_filled_before(change, step, pull_candidates(feeder))
-    if counts.last_position is None:
+    end_unknown = counts.end is None
+    if end_unknown:
         # The step's last task left in this change: read its new end with the candidates,
         # not in a query of its own, so a pull costs the same whatever it vacated.
         end = Task.objects.filter(LIVE, step=step).order_by("-position").values("position")[:1]
@@ -105,65 +98,57 @@ def fill(change: BoardChange, step: WorkflowStep) -> None:
     pulled, rows = _take(change, step, feeder, candidates, free)
     if not pulled:
         return
-    if counts.last_position is None:
-        counts.last_position = -1 if rows[0].step_end is None else rows[0].step_end
-    if feeder_counts.last_position is not None and max(t.position for t in pulled) >= feeder_counts.last_position:
-        feeder_counts.last_position = None
-    last = change.last_position(step)
+    if end_unknown:
+        counts.end = -1 if rows[0].step_end is None else rows[0].step_end
+    last = change.occupancy.end(step)
     for task in pulled:
         last = key_after(last)
         task.step, task.position = step, last
         task.entered_step_at = task.updated_at = change.now
-    counts.last_position = last
+    change.occupancy.extend_end(step, last)
     save_entered(pulled, step, change.now)
     transaction.on_commit(partial(metrics.TASKS_PULLED.inc, len(pulled)))
-    counts.occupied += len(pulled)
-    feeder_counts.occupied -= len(pulled)
     for task in pulled:
-        change.record(task, EventKind.PULLED, from_step=feeder, to_step=step, action="pull")
-    change.announce("task.pulled", task=pulled[0])
+        change.record.event(task, EventKind.PULLED, from_step=feeder, to_step=step, action="pull")
+    change.record.announce("task.pulled", task=pulled[0])
     _filled(change, step, pulled)
-    change.opened(feeder)
 
 
 def _as_changed(change: BoardChange, rows) -> list[Task]:
     """The change's own instance of each row it already wrote (the task a door created or
     moved), so the door's answer and the live message show where the fill put it."""
-    return [change.changed_tasks.get(row.pk, row) for row in rows]
+    return [change.record.tasks.get(row.pk, row) for row in rows]
 
 
 def _not_filled_before(change: BoardChange, step: WorkflowStep, tasks):
     """A task a fill admitted into `step` once in this change is not admitted there again
     (an `on_enter` that sends it back to the feeder would pull it forever)."""
-    again = [task_id for step_id, task_id in change.filled if step_id == step.pk]
+    again = [task_id for step_id, task_id in change.worklist.filled if step_id == step.pk]
     return tasks.exclude(pk__in=again) if again else tasks
 
 
 def _filled(change: BoardChange, step: WorkflowStep, tasks: list[Task]) -> None:
-    change.filled.update((step.pk, task.pk) for task in tasks)
-    change.arrived(step)
+    change.worklist.filled.update((step.pk, task.pk) for task in tasks)
     for task in tasks:
         after_admission(change, task, Outcome.ADMITTED)
 
 
 def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) -> int:
-    if change.counts(step).queued <= 0:
+    queued = change.occupancy.step(step).queued
+    if queued <= 0:
         return 0
-    queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id")
+    queue = Task.objects.queued().filter(step=step).in_queue_order()
     queue = _not_filled_before(change, step, queue.select_for_update(skip_locked=True))
-    promoted, _ = _take(change, step, None, queue, change.counts(step).queued if free is None else free)
+    promoted, _ = _take(change, step, None, queue, queued if free is None else free)
     if not promoted:
         return 0
-    counts = change.counts(step)
     waits = {}
     for task in promoted:
         waits[task.pk] = (change.now - task.queued_at).total_seconds()
-        task.admitted, task.queued_at, task.updated_at = True, None, change.now
+        task.queued_at, task.updated_at = None, change.now
     Task.objects.filter(pk__in=[t.pk for t in promoted]).update(admitted=True, queued_at=None, updated_at=change.now)
-    counts.occupied += len(promoted)
-    counts.queued -= len(promoted)
     for task in promoted:
-        change.record(task, EventKind.PROMOTED, to_step=step, action="promote", waited_seconds=waits[task.pk])
-    change.announce("task.pulled", task=promoted[0])
+        change.record.event(task, EventKind.PROMOTED, to_step=step, action="promote", waited_seconds=waits[task.pk])
+    change.record.announce("task.pulled", task=promoted[0])
     _filled(change, step, promoted)
     return len(promoted)

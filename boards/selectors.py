@@ -1,10 +1,10 @@
 """Reads of the board. Kept out of transactions (SQLite serializes write transactions)."""
 
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from boards.messages import group_data
-from boards.models import LIVE, Task, TaskEvent
+from boards.models import LIVE, OCCUPYING, QUEUED, Task, TaskEvent
 from workflows.models import StepKind, WorkflowStep
 
 
@@ -13,7 +13,7 @@ def step_counts(step_ids) -> dict:
     rows = (
         Task.objects.filter(LIVE, step_id__in=list(step_ids))
         .values("step_id")
-        .annotate(occupied=Count("id", filter=Q(admitted=True)), queued=Count("id", filter=Q(admitted=False)))
+        .annotate(occupied=Count("id", filter=OCCUPYING), queued=Count("id", filter=QUEUED))
     )
     counts = {step_id: (0, 0) for step_id in step_ids}
     counts.update({row["step_id"]: (row["occupied"], row["queued"]) for row in rows})

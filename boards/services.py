@@ -1,8 +1,9 @@
 """Task writes that are not admissions: they change a card, never its step."""
 
 from boards.admission import reassign, reclassify
+from boards.change import BoardChange
 from boards.changes import board_change, task_change
-from boards.locking import BoardChange, board_transaction
+from boards.locking import board_transaction
 from boards.models import BLOCKED_REASON_MAX, EventKind, Task
 from kandev.errors import Conflict, Invalid
 
@@ -69,7 +70,7 @@ def task_block(*, task: Task, actor, reason: str) -> Task:
         task.blocked_at = task.blocked_at or change.now  # a new reason does not restart the clock
         task.updated_at = change.now
         task.save(update_fields=["blocked_reason", "blocked_at", "updated_at"])
-        change.record(task, EventKind.BLOCKED, reason=reason, action="block")
+        change.record.event(task, EventKind.BLOCKED, reason=reason, action="block")
         _changed(change, task)
         return task
 
@@ -83,13 +84,12 @@ def task_unblock(*, task: Task, actor) -> Task:
         reason = task.blocked_reason
         task.blocked_reason, task.blocked_at, task.updated_at = "", None, change.now
         task.save(update_fields=["blocked_reason", "blocked_at", "updated_at"])
-        change.record(task, EventKind.UNBLOCKED, reason=reason, action="unblock")
+        change.record.event(task, EventKind.UNBLOCKED, reason=reason, action="unblock")
         _changed(change, task)
-        change.arrived(change.steps[task.step_id])
+        change.worklist.arrived(change.steps[task.step_id])
         return task
 
 
 def _changed(change: BoardChange, task: Task) -> None:
-    change.touch(change.steps[task.step_id])
-    change.changed_tasks[task.pk] = task
-    change.announce("task.updated", task=task)
+    change.record.changed(task, change.steps[task.step_id])
+    change.record.announce("task.updated", task=task)

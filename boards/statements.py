@@ -8,7 +8,7 @@ from django.db import connection
 
 from agents.models import LIVE as LIVE_SESSION
 from agents.models import AgentSession
-from boards.models import LIVE, Task
+from boards.models import LIVE, OCCUPYING, QUEUED, Task
 from kandev import sql
 from workflows.models import Membership, Workflow, WorkflowStep
 
@@ -19,11 +19,10 @@ def locked_section(vendor: str) -> dict:
     for_update = " FOR UPDATE" if connection.features.has_select_for_update else ""
     version = sql.column(Workflow, "version")
     live = sql.condition(Task, LIVE)
-    admitted = sql.column(Task, "admitted")
-    counted = (
-        f"COUNT(*) FILTER (WHERE {admitted}), COUNT(*) FILTER (WHERE NOT {admitted}),"
-        f" MAX({sql.column(Task, 'position')})"
-    )
+    # The rules of boards/models.py, compiled: what a step's occupancy and its queue count.
+    occupying, queued = sql.condition(Task, OCCUPYING), sql.condition(Task, QUEUED)
+    last = sql.column(Task, "position")
+    counted = f"COUNT(*) FILTER (WHERE {occupying}), COUNT(*) FILTER (WHERE {queued}), MAX({last})"
     return {
         # Step 1 of the lock order and the version bump in one round trip (admission.md
         # allows "the version bump itself" as the lock).

@@ -4,7 +4,7 @@ A queued task waits for room in its step (and group, and its assignee's limit); 
 task waits to be pulled by the first limited step that pulls from its step. `position` is
 1-based in the order in which it would be admitted there; `held_by` lists the limits that
 are full now, named as a refusal names them; `skipped_because` says why a pull would pass
-it over. The limits come from `placement.limits()`, the rule admissions use.
+it over. The limits come from `boards.limits.limits()`, the rule admissions use.
 """
 
 import bisect
@@ -12,9 +12,10 @@ import operator
 from typing import NamedTuple
 
 from agents.models import HOLDING_SLOT
-from boards.locking import BoardChange, board_view
+from boards.change import BoardView, board_view
+from boards.limits import limited_for, limits
 from boards.models import ClassOfService, Task
-from boards.placement import assignee_full, limited_for, limits
+from boards.placement import assignee_full
 from workflows.models import WorkflowStep
 
 
@@ -36,7 +37,7 @@ def task_waiting(task: Task) -> dict | None:
         return None
     candidates = list(Task.objects.occupying().filter(step=step).in_pull_order())
     running = set(Task.objects.filter(step=step, agent_sessions__status__in=HOLDING_SLOT).values_list("pk", flat=True))
-    view.lock_members({t.assignee_id for t in candidates})
+    view.occupancy.lock_members({t.assignee_id for t in candidates})
     ahead = 0
     for candidate in candidates:
         skipped = _skipped(view, consumer, step, candidate, running)
@@ -48,7 +49,7 @@ def task_waiting(task: Task) -> dict | None:
     return None
 
 
-def _consumer(view: BoardChange, feeder: WorkflowStep) -> WorkflowStep | None:
+def _consumer(view: BoardView, feeder: WorkflowStep) -> WorkflowStep | None:
     """The first step (in board order) that pulls from `feeder` and is limited for it."""
     pulling = sorted((s for s in view.steps.values() if s.pull_from_step_id == feeder.pk), key=lambda s: s.position)
     return next((s for s in pulling if limited_for(s.wip_limit, s.group_id, feeder.group_id)), None)

@@ -1,6 +1,6 @@
 """The step-event engine: runs a step's `on_enter`, `on_turn_complete` and `on_exit` actions.
 
-It works on the board change in progress (boards.locking.BoardChange): `on_enter` runs when
+It works on the board change in progress (boards.change.BoardChange): `on_enter` runs when
 the admission service sends `task_admitted`, `on_turn_complete` when an agent session's
 turn completes (agents.services), `on_exit` when the engine itself moves a task out of a
 step. Transitions go through the admission service (`boards.admission.move`) inside the
@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from django.dispatch import receiver
 
 from boards import admission
-from boards.locking import BoardChange
+from boards.change import BoardChange
 from boards.models import EventKind, Task
 from boards.signals import task_admitted
 from kandev.errors import WipLimitReached
@@ -80,7 +80,7 @@ def transition(change: BoardChange, task: Task, source: WorkflowStep, target: Wo
     """Move `task` from `source` to `target` as the engine; False when refused (recorded)."""
     depth = _depth.get()
     if depth >= MAX_CHAIN_DEPTH:
-        change.record(
+        change.record.event(
             task,
             EventKind.DEFERRED,
             from_step=source,
@@ -99,7 +99,7 @@ def transition(change: BoardChange, task: Task, source: WorkflowStep, target: Wo
             admission.move(change, task, target, reason=f"step event {cause}")
     except WipLimitReached as refused:
         task.refresh_from_db()
-        change.record(
+        change.record.event(
             task,
             EventKind.DEFERRED,
             from_step=source,

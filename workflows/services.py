@@ -7,8 +7,9 @@ from django.utils.text import slugify
 
 from accounts import quotas
 from boards.admission import bulk_move
+from boards.change import BoardChange
 from boards.changes import board_change
-from boards.locking import BoardChange, NotFound, board_transaction
+from boards.locking import NotFound, board_transaction
 from boards.models import Task
 from kandev.errors import Conflict, Invalid
 from workflows.models import (
@@ -126,13 +127,13 @@ def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
         for name, value in fields.items():
             setattr(locked, name, value)
         locked.save(update_fields=list(fields))
-        change.touch()
-        change.announce(
+        change.record.touch()
+        change.record.announce(
             "workflow.updated",
             workflow={"id": str(locked.pk), "name": locked.name, "expedite_limit": locked.expedite_limit},
         )
         if limits_changed:
-            change.agents_changed()
+            change.record.agents_changed()
             session_limits_changed_on_commit(workspace_id=locked.workspace_id, workflow_id=locked.pk)
         return locked
 
@@ -166,7 +167,7 @@ def _renumber_steps(change: BoardChange, ordered: list[WorkflowStep]) -> None:
     for i, s in enumerate(ordered):
         s.position = i
     WorkflowStep.objects.bulk_update(ordered, ["position"])
-    change.touch(*ordered)
+    change.record.touch(*ordered)
 
 
 def _set_start_step(change: BoardChange, step: WorkflowStep) -> None:
@@ -174,7 +175,7 @@ def _set_start_step(change: BoardChange, step: WorkflowStep) -> None:
     for s in previous:
         s.is_start_step = False
     WorkflowStep.objects.filter(pk__in=[s.pk for s in previous]).update(is_start_step=False)
-    change.touch(*previous)
+    change.record.touch(*previous)
 
 
 @board_transaction
@@ -220,15 +221,15 @@ def step_create(
         step.save(force_insert=True)
         change.steps[step.pk] = step
         _place_step(change, step, len(change.steps) if position is None else position)
-        change.announce("step.updated", step_id=str(step.pk))
-        change.opened(step)
+        change.record.announce("step.updated", step_id=str(step.pk))
+        change.worklist.opened(step)
         return step
 
 
 @board_transaction
 def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
     with board_change(step.workflow_id, actor=actor) as change:
-        step = change.step(step.pk)
+        step = change.board.step(step.pk)
         merged = {
             "wip_limit": step.wip_limit,
             "pull_from_step_id": step.pull_from_step_id,
@@ -251,17 +252,17 @@ def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
         step.save(update_fields=list(fields) or None)
         if position is not None and position != step.position:
             _place_step(change, step, position)
-        change.touch(step)
-        change.announce("step.updated", step_id=str(step.pk))
+        change.record.touch(step)
+        change.record.announce("step.updated", step_id=str(step.pk))
         # A raised limit, a new feeder or a switch to unlimited can open capacity.
-        change.opened(step)
+        change.worklist.opened(step)
         return step
 
 
 @board_transaction
 def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None = None) -> None:
     with board_change(step.workflow_id, actor=actor) as change:
-        step = change.step(step.pk)
+        step = change.board.step(step.pk)
         target = None
         if move_tasks_to is not None:
             target = change.steps.get(move_tasks_to.pk)
@@ -286,7 +287,7 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
         dissolved = _leave_group(change, step)
         # Named first: the first announcement wins, and viewers must learn the column is gone
         # (not just that its tasks moved), and a group gone with it.
-        change.announce("step.deleted", step_id=str(step.pk), **dissolved)
+        change.record.announce("step.deleted", step_id=str(step.pk), **dissolved)
         if live:
             bulk_move(change, live, target)
         # Archived tasks follow the live ones, or go to the start step, so they can be restored.
@@ -302,14 +303,14 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
             if events != s.events:
                 s.events = events
                 s.save(update_fields=["events"])
-                change.touch(s)
+                change.record.touch(s)
         del change.steps[step.pk]
         step.delete()
         _renumber_steps(change, remaining)
         if remaining and step.is_start_step:
             remaining[0].is_start_step = True
             WorkflowStep.objects.filter(pk=remaining[0].pk).update(is_start_step=True)
-        change.touched.discard(step.pk)
+        change.record.touched.discard(step.pk)
 
 
 def _leave_group(change: BoardChange, step: WorkflowStep) -> dict:
@@ -318,7 +319,7 @@ def _leave_group(change: BoardChange, step: WorkflowStep) -> dict:
     if step.group_id is None:
         return {}
     others = [s for s in change.steps.values() if s.group_id == step.group_id and s.pk != step.pk]
-    change.touch(*others)  # the group's step_ids change
+    change.record.touch(*others)  # the group's step_ids change
     if len(others) >= MIN_GROUP_STEPS:
         return {}
     group_id = step.group_id
@@ -352,8 +353,8 @@ def _set_group_steps(change: BoardChange, group_id, step_ids) -> None:
         s.group_id = group_id if s.pk in wanted else None
     WorkflowStep.objects.filter(pk__in=wanted).update(group_id=group_id)
     WorkflowStep.objects.filter(pk__in=[s.pk for s in concerned if s.pk not in wanted]).update(group_id=None)
-    change.touch(*concerned)
-    change.opened(*concerned)
+    change.record.touch(*concerned)
+    change.worklist.opened(*concerned)
 
 
 def _locked_group(change: BoardChange, group_id) -> StepGroup:
@@ -370,7 +371,7 @@ def group_create(*, workflow: Workflow, actor, name: str, wip_limit: int, step_i
         _check_group(change, None, name=name, wip_limit=wip_limit, step_ids=step_ids)
         group = StepGroup.objects.create(workflow=change.workflow, name=name, wip_limit=wip_limit)
         _set_group_steps(change, group.pk, step_ids)
-        change.announce("group.updated", group=group)
+        change.record.announce("group.updated", group=group)
         return group
 
 
@@ -386,9 +387,9 @@ def group_update(*, group: StepGroup, actor, **fields) -> StepGroup:
             setattr(group, name, value)
         group.save(update_fields=list(fields) or None)
         if step_ids is None:
-            step_ids = [s.pk for s in change.group_steps(group)]
+            step_ids = [s.pk for s in change.board.group_steps(group)]
         _set_group_steps(change, group.pk, step_ids)
-        change.announce("group.updated", group=group)
+        change.record.announce("group.updated", group=group)
         return group
 
 
@@ -397,7 +398,7 @@ def group_delete(*, group: StepGroup, actor) -> None:
     """Delete a group: its steps are free of its limit, and may fill."""
     with board_change(group.workflow_id, actor=actor) as change:
         group = _locked_group(change, group.pk)
-        change.announce(
+        change.record.announce(
             "group.deleted", group={"id": str(group.pk), "name": group.name}, deleted_group_ids=[str(group.pk)]
         )
         _set_group_steps(change, group.pk, [])

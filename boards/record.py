@@ -1,0 +1,70 @@
+"""What a board change did, as the history and the live viewers get it.
+
+`ChangeRecord` collects the change's events (written as its history when it closes), the
+tasks and steps it touched, and what the live message names as its cause (`announce`);
+`boards.change.close_change()` writes the history and builds the message from it.
+"""
+
+from boards.models import TaskEvent
+
+
+class ChangeRecord:
+    def __init__(self, workflow, actor=None):
+        self.workflow = workflow
+        self.actor = actor
+        self.events: list = []
+        self.tasks: dict = {}  # task id -> the instance this change wrote
+        self.touched: set = set()  # step ids whose figures the message carries
+        self.deleted: set = set()  # task ids
+        self.created: set = set()  # task ids created in this change
+        self.orders: dict = {}  # step id -> [{"id", "position"}] in board order, when rebalanced
+        self.session_tasks: set = set()  # task ids whose agent session changed
+        self.agents = False  # the message carries the board's agent figures
+        self.message: dict | None = None
+        self.dirty = False
+
+    def event(self, task, kind: str, *, from_step=None, to_step=None, reason="", **detail) -> None:
+        """An event of the history; the task and the steps go in the message."""
+        self.dirty = True
+        self.tasks[task.pk] = task
+        for step in (from_step, to_step):
+            if step is not None:
+                self.touched.add(step.pk)
+        self.events.append(
+            TaskEvent(
+                workflow=self.workflow,
+                task_id=task.pk,
+                kind=kind,
+                # Ids, not instances: the history outlives a step deleted in this same change.
+                from_step_id=from_step.pk if from_step else None,
+                to_step_id=to_step.pk if to_step else None,
+                actor=self.actor,
+                reason=reason,
+                detail=detail,
+            )
+        )
+
+    def changed(self, task, step) -> None:
+        """A task changed without an event of its own (an edit): the message carries it."""
+        self.touch(step)
+        self.tasks[task.pk] = task
+
+    def touch(self, *steps) -> None:
+        self.dirty = True
+        self.touched.update(step.pk for step in steps)
+
+    def announce(self, type_: str, **payload) -> None:
+        """Name the change for live viewers; the first announcement wins (it is the cause)."""
+        if self.message is None:
+            self.message = {"type": type_, **payload}
+
+    def session_changed(self, task_id) -> None:
+        """The agent session of a task of this board changed: the message carries the task."""
+        self.dirty = True
+        self.session_tasks.add(task_id)
+
+    def agents_changed(self) -> None:
+        """The board's agent figures (sessions holding or waiting for a slot, or their limits)
+        may have changed: the message carries them."""
+        self.dirty = True
+        self.agents = True
