@@ -22,9 +22,9 @@ from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
 from boards.events import change_key
-from boards.messages import groups_data, iso, step_data
+from boards.messages import CARD_FIELDS, card_data, groups_data, step_data
 from boards.models import LIVE, Task
-from boards.priorities import PRIORITY_NAMES, PRIORITY_RANKS
+from boards.priorities import PRIORITY_RANKS
 from boards.sessions import agent_figures, task_sessions
 from boards.waiting import Column, board_waiting
 from kandev.db import one_read
@@ -33,27 +33,6 @@ from kandev.renderers import encode
 from workflows.models import StepGroup, WorkflowStep
 
 logger = logging.getLogger(__name__)
-
-BOARD_TASK_FIELDS = (
-    "id",
-    "step_id",
-    "title",
-    "priority",
-    "position",
-    "admitted",
-    "queued_at",
-    "is_ephemeral",
-    "external_ref",
-    "blocked_reason",
-    "blocked_at",
-    "assignee_id",
-    "class_of_service",
-    "created_at",
-    "entered_step_at",
-)
-# What a task's JSON (boards.messages.task_data) has that its card on the board leaves out:
-# the board shows the rest, whatever fields a task gains.
-OFF_BOARD_TASK_KEYS = frozenset({"workflow_id", "step_id", "description", "archived_at", "updated_at"})
 
 
 @dataclass
@@ -232,7 +211,7 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
             if task["archived_at"] is None:
                 if task["step_id"] not in columns:  # a step the messages never showed: build
                     return None
-                card = {key: value for key, value in task.items() if key not in OFF_BOARD_TASK_KEYS}
+                card = {**card_data(task), "session": task["session"]}
                 bisect.insort(column(task["step_id"]), card, key=board_order)
         for task_id in message["deleted_task_ids"]:
             take_out(task_id, touched)
@@ -303,45 +282,13 @@ def _read_board(workflow, per_step: int | None) -> dict:
         board_order = [F(name).asc() for name in ("position", "priority", "created_at", "id")]
         rank = Window(RowNumber(), partition_by=[F("step_id")], order_by=board_order)
         rows = rows.annotate(rank_in_step=rank).filter(rank_in_step__lte=per_step)
-    rows = rows.in_board_order().values_list(*BOARD_TASK_FIELDS)
+    rows = rows.in_board_order().values_list("step_id", *CARD_FIELDS)
     sessions = task_sessions(workflow_id=workflow.pk)
     by_step = {step.pk: Column() for step in steps}
-    for (
-        pk,
-        step_id,
-        title,
-        priority,
-        position,
-        admitted,
-        queued_at,
-        ephemeral,
-        ref,
-        blocked,
-        blocked_at,
-        assignee_id,
-        class_of_service,
-        created,
-        entered,
-    ) in rows:
-        by_step[step_id].append(
-            {
-                "id": str(pk),
-                "title": title,
-                "priority": PRIORITY_NAMES[priority],
-                "position": position,
-                "admitted": admitted,
-                "queued_at": iso(queued_at),
-                "is_ephemeral": ephemeral,
-                "external_ref": ref,
-                "blocked_reason": blocked,
-                "blocked_at": iso(blocked_at),
-                "assignee_id": assignee_id,
-                "class_of_service": class_of_service,
-                "created_at": created.isoformat(),  # never null
-                "entered_step_at": entered.isoformat(),
-                "session": sessions.get(pk) if sessions else None,  # most boards have no agent at work
-            }
-        )
+    for step_id, *values in rows:
+        card = card_data(values)
+        card["session"] = sessions.get(values[0]) if sessions else None  # most boards have no agent at work
+        by_step[step_id].append(card)
     # Counted from the columns: one lookup by step id per task fewer (a UUID's hash is Python's).
     occupied = {step_id: _counted(tasks, admitted=True) for step_id, tasks in by_step.items()}
     queued = {step_id: _counted(tasks, admitted=False) for step_id, tasks in by_step.items()}
