@@ -13,29 +13,52 @@ def iso(value):
     return value.isoformat() if value is not None else None
 
 
+# A task's JSON (api.md, Task fields): each field, read from the task's attribute of the same
+# name, and how its value is written (None: as it is). The one definition of the shape: the
+# API, live messages and the board's cards (`card_data`) are written from it.
+TASK_JSON = {
+    "id": str,
+    "workflow_id": str,
+    "step_id": str,
+    "title": None,
+    "description": None,
+    "priority": PRIORITY_NAMES.__getitem__,
+    "position": None,
+    "admitted": None,
+    "queued_at": iso,
+    "archived_at": iso,
+    "is_ephemeral": None,
+    "external_ref": None,
+    "blocked_reason": None,
+    "blocked_at": iso,
+    "assignee_id": None,
+    "class_of_service": None,
+    "created_at": iso,
+    "updated_at": iso,
+    "entered_step_at": iso,
+}
+# What a task's card on the board leaves out of its JSON (its column says its step); the
+# board shows the rest, whatever fields a task gains.
+OFF_BOARD = frozenset({"workflow_id", "step_id", "description", "archived_at", "updated_at"})
+CARD_FIELDS = tuple(name for name in TASK_JSON if name not in OFF_BOARD)
+_CARD_WRITERS = tuple((name, write) for name, write in TASK_JSON.items() if name in CARD_FIELDS and write)
+
+
 def task_data(task: Task) -> dict:
     """A task as the API and live messages show it: plain JSON values only."""
-    return {
-        "id": str(task.pk),
-        "workflow_id": str(task.workflow_id),
-        "step_id": str(task.step_id),
-        "title": task.title,
-        "description": task.description,
-        "priority": PRIORITY_NAMES[task.priority],
-        "position": task.position,
-        "admitted": task.admitted,
-        "queued_at": iso(task.queued_at),
-        "archived_at": iso(task.archived_at),
-        "is_ephemeral": task.is_ephemeral,
-        "external_ref": task.external_ref,
-        "blocked_reason": task.blocked_reason,
-        "blocked_at": iso(task.blocked_at),
-        "assignee_id": task.assignee_id,
-        "class_of_service": task.class_of_service,
-        "created_at": iso(task.created_at),
-        "updated_at": iso(task.updated_at),
-        "entered_step_at": iso(task.entered_step_at),
-    }
+    values = {name: getattr(task, name) for name in TASK_JSON}
+    return {name: value if (write := TASK_JSON[name]) is None else write(value) for name, value in values.items()}
+
+
+def card_data(values) -> dict:
+    """A card's fields (without its `session` and `waiting`) from the task's `CARD_FIELDS`
+    values, as a query reads them; or from its `task_data()`."""
+    if isinstance(values, dict):
+        return {name: values[name] for name in CARD_FIELDS}
+    card = dict(zip(CARD_FIELDS, values, strict=True))
+    for name, write in _CARD_WRITERS:
+        card[name] = write(card[name])
+    return card
 
 
 def change_message(change, writes=()) -> dict:

@@ -14,6 +14,7 @@ import bisect
 import logging
 import operator
 import threading
+from dataclasses import dataclass
 
 import orjson
 from django.core.cache import cache
@@ -21,11 +22,11 @@ from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
 from boards.events import change_key
-from boards.messages import groups_data, iso, step_data
+from boards.messages import CARD_FIELDS, card_data, groups_data, step_data
 from boards.models import LIVE, Task
-from boards.priorities import PRIORITY_NAMES, PRIORITY_RANKS
+from boards.priorities import PRIORITY_RANKS
 from boards.sessions import agent_figures, task_sessions
-from boards.waiting import Column, board_waiting, common_end, common_start
+from boards.waiting import Column, board_waiting
 from kandev.db import one_read
 from kandev.metrics import BOARD_SNAPSHOTS
 from kandev.renderers import encode
@@ -33,38 +34,27 @@ from workflows.models import StepGroup, WorkflowStep
 
 logger = logging.getLogger(__name__)
 
-BOARD_TASK_FIELDS = (
-    "id",
-    "step_id",
-    "title",
-    "priority",
-    "position",
-    "admitted",
-    "queued_at",
-    "is_ephemeral",
-    "external_ref",
-    "blocked_reason",
-    "blocked_at",
-    "assignee_id",
-    "class_of_service",
-    "created_at",
-    "entered_step_at",
-)
-# What a task's JSON (boards.messages.task_data) has that its card on the board leaves out:
-# the board shows the rest, whatever fields a task gains.
-OFF_BOARD_TASK_KEYS = frozenset({"workflow_id", "step_id", "description", "archived_at", "updated_at"})
-# (workflow id, per_step) -> [version, snapshot, tasks in it, its JSON or None, its columns
-# as last encoded (`encoded_board`)]
-_snapshots: dict = {}
-_snapshots_guard = threading.Lock()
-# One build, apply or encode of a board at a time per process. They are CPU under the GIL,
-# so a second one in the same process runs no sooner: it only takes turns from the writers
-# holding a board's lock, whose every statement then waits longer for the GIL (the mixed
-# load's moves, docs/benchmarks.md). Readers of the same version wait for one build, not
-# each make their own.
+
+@dataclass
+class KeptBoard:
+    """A board as this process keeps it for every reader of its version: the snapshot, how
+    many tasks it holds (what the cache's size counts) and its JSON, once a reader asked."""
+
+    version: int  # the workflow's version its first reader read: it shows that or later
+    board: dict
+    tasks: int
+    encoded: bytes | None = None
+
+
+# (workflow id, per_step) -> its KeptBoard, the least recently built first.
+_boards: dict[tuple, KeptBoard] = {}
+# One build, apply or encode of a board at a time per process; the only writer of `_boards`.
+# They are CPU under the GIL, so a second one in the same process runs no sooner: it only
+# takes turns from the writers holding a board's lock, whose every statement then waits
+# longer for the GIL (the mixed load's moves, docs/benchmarks.md). Readers of the same
+# version wait for one build, not each make their own.
 _one_at_a_time = threading.Lock()
-CARDS_ENCODED_TOGETHER = 64  # a column's JSON is kept in parts of so many cards (~30 KB)
-# Per process. A 20,000-task snapshot holds ~13 MB (tracemalloc), its JSON 9 MB, twice (whole, in parts).
+# Per process. A 20,000-task snapshot holds ~13 MB (tracemalloc), its JSON 9 MB.
 SNAPSHOT_TASKS_KEPT = 50_000
 
 # Changes whose messages say everything they did to the board. A deleted step, a renamed
@@ -102,98 +92,50 @@ def board_snapshot(*, workflow, per_step: int | None = None) -> dict:
     share one snapshot per process, and the whole board's snapshot follows the changes
     (`updated_snapshot`). The result is shared: callers must not change it.
     """
-    key = (workflow.pk, per_step)
-    cached = _kept(key, workflow.version)
-    if cached is not None:
-        return cached
-    with _one_at_a_time:
-        cached = _kept(key, workflow.version)  # another reader of this version made it meanwhile
-        if cached is not None:
-            return cached
-        older = _snapshots.get(key)
-        snapshot = None
-        if older is not None and per_step is None:  # a column cut at per_step cannot take a task leaving it
-            snapshot = updated_snapshot(older[1], version=workflow.version)
-        BOARD_SNAPSHOTS.labels(how="built" if snapshot is None else "applied").inc()
-        if snapshot is None:
-            snapshot = build_snapshot(workflow=workflow, per_step=per_step)
-    tasks = sum(len(step["tasks"]) for step in snapshot["steps"])
-    with _snapshots_guard:
-        kept = _snapshots.pop(key, None)
-        if kept is None or kept[0] <= workflow.version:
-            kept = [workflow.version, snapshot, tasks, None, kept[4] if kept else {}]
-        _snapshots[key] = kept
-        while len(_snapshots) > 1 and sum(entry[2] for entry in _snapshots.values()) > SNAPSHOT_TASKS_KEPT:
-            del _snapshots[next(iter(_snapshots))]  # the least recently built
-    return snapshot
-
-
-def _kept(key, version: int) -> dict | None:
-    cached = _snapshots.get(key)
-    if cached is None or cached[0] < version:
-        return None
-    BOARD_SNAPSHOTS.labels(how="cached").inc()
-    return cached[1]
+    return _kept_board(workflow, per_step).board
 
 
 def board_json(*, workflow, per_step: int | None = None) -> tuple[int, bytes]:
     """(version, `board_snapshot()` as JSON), encoded once per snapshot and process: every
     reader of one version (REST reads, each WebSocket viewer that opens the board) shares
     the bytes, where each used to encode megabytes of a large board again."""
-    snapshot = board_snapshot(workflow=workflow, per_step=per_step)
-    version = snapshot["workflow"]["version"]
-    entry = _snapshots.get((workflow.pk, per_step))
-    kept = entry is not None and entry[1] is snapshot  # neither dropped nor replaced since
-    if kept and entry[3] is not None:
-        return version, entry[3]
+    kept = _kept_board(workflow, per_step)
+    if kept.encoded is None:
+        with _one_at_a_time:
+            if kept.encoded is None:  # or encoded meanwhile
+                kept.encoded = encode(kept.board)
+    return kept.board["workflow"]["version"], kept.encoded
+
+
+def _kept_board(workflow, per_step: int | None) -> KeptBoard:
+    key = (workflow.pk, per_step)
+    kept = _kept(key, workflow.version)
+    if kept is not None:
+        return kept
     with _one_at_a_time:
-        if kept and entry[3] is not None:  # encoded meanwhile
-            return version, entry[3]
-        encoded, columns = encoded_board(snapshot, columns=entry[4] if entry is not None else {})
-        if kept:
-            entry[3], entry[4] = encoded, columns
-    return version, encoded
+        kept = _kept(key, workflow.version)  # another reader of this version made it meanwhile
+        if kept is not None:
+            return kept
+        older = _boards.pop(key, None)
+        board = None
+        if older is not None and per_step is None:  # a column cut at per_step cannot take a task leaving it
+            board = updated_snapshot(older.board, version=workflow.version)
+        BOARD_SNAPSHOTS.labels(how="built" if board is None else "applied").inc()
+        if board is None:
+            board = build_snapshot(workflow=workflow, per_step=per_step)
+        kept = KeptBoard(workflow.version, board, tasks=sum(len(step["tasks"]) for step in board["steps"]))
+        _boards[key] = kept
+        while len(_boards) > 1 and sum(entry.tasks for entry in _boards.values()) > SNAPSHOT_TASKS_KEPT:
+            del _boards[next(iter(_boards))]  # the least recently built
+    return kept
 
 
-def encoded_board(snapshot: dict, *, columns: dict) -> tuple[bytes, dict]:
-    """`encode(snapshot)`, and its columns as last encoded: {step id: (its cards, its JSON in
-    parts: [(a run of its cards, their JSON)])}.
-
-    A change leaves the cards it did not touch shared with the snapshot before it (`_applied`,
-    `_set_waiting`), so given that snapshot's `columns`, the parts that a column still begins
-    and ends with keep their bytes, and only the cards between them are encoded again, in
-    parts of CARDS_ENCODED_TOGETHER (a pull from the top of a column moves every card's
-    waiting position: all of them). A board just built shares no card with any before it,
-    and is encoded whole."""
-    encoded_columns, steps = {}, []
-    for step in snapshot["steps"]:
-        tasks = step["tasks"]
-        parts = _column_parts(tasks, *columns.get(step["id"], ((), ())))
-        encoded_columns[step["id"]] = (tasks, parts)
-        steps.append({**step, "tasks": orjson.Fragment(b"[%b]" % b",".join(part for _cards, part in parts))})
-    return encode({**snapshot, "steps": steps}), encoded_columns
-
-
-def _column_parts(tasks: list, old: list, old_parts: list) -> list:
-    """`tasks` in encoded parts: the parts of `old` (the column as last encoded) it begins and
-    ends with, the same cards, and new parts for the rest. A short part beside the rest is
-    encoded with it, so that parts do not wear down to single cards."""
-    start = common_start(old, tasks)
-    end = common_end(old, tasks, at_most=min(len(old), len(tasks)) - start)
-    head, tail, offset = [], [], 0
-    for part in old_parts:
-        if offset + len(part[0]) <= start:
-            head.append(part)
-        elif offset >= len(old) - end:
-            tail.append(part)
-        offset += len(part[0])
-    if head and len(head[-1][0]) < CARDS_ENCODED_TOGETHER // 2:
-        head.pop()
-    if tail and len(tail[0][0]) < CARDS_ENCODED_TOGETHER // 2:
-        tail.pop(0)
-    first, last = sum(len(cards) for cards, _ in head), len(tasks) - sum(len(cards) for cards, _ in tail)
-    middle = [tasks[i : min(i + CARDS_ENCODED_TOGETHER, last)] for i in range(first, last, CARDS_ENCODED_TOGETHER)]
-    return [*head, *((cards, encode(cards)[1:-1]) for cards in middle), *tail]
+def _kept(key, version: int) -> KeptBoard | None:
+    kept = _boards.get(key)
+    if kept is None or kept.version < version:
+        return None
+    BOARD_SNAPSHOTS.labels(how="cached").inc()
+    return kept
 
 
 def updated_snapshot(snapshot: dict, *, version: int) -> dict | None:
@@ -269,7 +211,7 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
             if task["archived_at"] is None:
                 if task["step_id"] not in columns:  # a step the messages never showed: build
                     return None
-                card = {key: value for key, value in task.items() if key not in OFF_BOARD_TASK_KEYS}
+                card = {**card_data(task), "session": task["session"]}
                 bisect.insort(column(task["step_id"]), card, key=board_order)
         for task_id in message["deleted_task_ids"]:
             take_out(task_id, touched)
@@ -292,11 +234,11 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
             for step_id, step in sorted(steps.items(), key=lambda item: item[1]["position"])
         ],
     }
-    _set_waiting(board, shared=snapshot)
+    set_waiting(board, shared=snapshot)
     return board
 
 
-def _set_waiting(board: dict, *, shared: dict | None = None) -> None:
+def set_waiting(board: dict, *, shared: dict | None = None) -> None:
     """Each card's `waiting`, where it may have changed since `shared`, and each changed
     column's orders. Columns and cards still shared with `shared` are copied before they
     change: readers may be serializing it."""
@@ -329,7 +271,7 @@ def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
     """
     with one_read():
         board = _read_board(workflow, per_step)
-    _set_waiting(board)
+    set_waiting(board)
     return board
 
 
@@ -340,45 +282,13 @@ def _read_board(workflow, per_step: int | None) -> dict:
         board_order = [F(name).asc() for name in ("position", "priority", "created_at", "id")]
         rank = Window(RowNumber(), partition_by=[F("step_id")], order_by=board_order)
         rows = rows.annotate(rank_in_step=rank).filter(rank_in_step__lte=per_step)
-    rows = rows.in_board_order().values_list(*BOARD_TASK_FIELDS)
+    rows = rows.in_board_order().values_list("step_id", *CARD_FIELDS)
     sessions = task_sessions(workflow_id=workflow.pk)
     by_step = {step.pk: Column() for step in steps}
-    for (
-        pk,
-        step_id,
-        title,
-        priority,
-        position,
-        admitted,
-        queued_at,
-        ephemeral,
-        ref,
-        blocked,
-        blocked_at,
-        assignee_id,
-        class_of_service,
-        created,
-        entered,
-    ) in rows:
-        by_step[step_id].append(
-            {
-                "id": str(pk),
-                "title": title,
-                "priority": PRIORITY_NAMES[priority],
-                "position": position,
-                "admitted": admitted,
-                "queued_at": iso(queued_at),
-                "is_ephemeral": ephemeral,
-                "external_ref": ref,
-                "blocked_reason": blocked,
-                "blocked_at": iso(blocked_at),
-                "assignee_id": assignee_id,
-                "class_of_service": class_of_service,
-                "created_at": created.isoformat(),  # never null
-                "entered_step_at": entered.isoformat(),
-                "session": sessions.get(pk) if sessions else None,  # most boards have no agent at work
-            }
-        )
+    for step_id, *values in rows:
+        card = card_data(values)
+        card["session"] = sessions.get(values[0]) if sessions else None  # most boards have no agent at work
+        by_step[step_id].append(card)
     # Counted from the columns: one lookup by step id per task fewer (a UUID's hash is Python's).
     occupied = {step_id: _counted(tasks, admitted=True) for step_id, tasks in by_step.items()}
     queued = {step_id: _counted(tasks, admitted=False) for step_id, tasks in by_step.items()}

@@ -47,7 +47,7 @@ function newColumn(step) {
 
 /** Why a card waits, as the server's `waiting_label` tag writes it: "2nd in queue",
     "next for In Progress", "3rd for In Progress". */
-function waitingText(waiting) {
+export function waitingText(waiting) {
   if (!waiting) return "";
   const place = ordinal(waiting.position);
   if (waiting.state === "queued") return `${place} in queue`;

@@ -1,7 +1,8 @@
 // Why each card waits, worked out from the board's own model: live messages carry whole
 // tasks but not their `waiting`, so the board applies the server's rule itself. This is
 // boards/waiting.py `board_waiting()` (and `board_consumers()`, placement.limited_for()),
-// and must stay the same rule: a test compares the cards with the API board's `waiting`.
+// derived from it and held to the same table of cases (tests/boards/waiting_cases.json) as
+// the server's rule, in the browser; a test also compares the cards with the API board's.
 
 const HOLDING_SLOT = new Set(["starting", "running"]); // agents.models.HOLDING_SLOT
 

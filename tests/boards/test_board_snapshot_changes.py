@@ -14,7 +14,6 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from boards import admission, services
-from boards import snapshots as snapshot_cache
 from boards.models import ClassOfService, EventKind, Task, TaskEvent
 from boards.snapshots import board_json, board_snapshot, build_snapshot, updated_snapshot
 from kandev.errors import KandevError
@@ -253,10 +252,8 @@ def json_of(snapshot) -> dict:
 
 
 def test_a_cached_snapshot_takes_every_change_and_equals_a_fresh_build(
-    shared_cache, owner, workflow, django_capture_on_commit_callbacks, monkeypatch
+    shared_cache, owner, workflow, django_capture_on_commit_callbacks
 ):
-    # (Its JSON kept in parts of two cards: the columns here are short.)
-    monkeypatch.setattr(snapshot_cache, "CARDS_ENCODED_TOGETHER", 2)
     # Given a board whose limits pull and queue: Backlog -> Ready (limit 3, pulls from
     # Backlog) -> Doing (limit 2, pulls from Ready) -> Done; Ready and Doing queue when full
     backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
@@ -329,10 +326,9 @@ def test_a_gap_in_the_kept_changes_builds_the_board(shared_cache, owner, workflo
 
 
 def test_a_change_at_a_columns_end_moves_the_cards_before_it_only_when_an_expedite_card_comes_first(
-    shared_cache, owner, workflow, board, make_task, django_capture_on_commit_callbacks, monkeypatch
+    shared_cache, owner, workflow, board, make_task, django_capture_on_commit_callbacks
 ):
     # Given In Progress full (limit 2), pulling from a Backlog of five standard cards, read once
-    monkeypatch.setattr(snapshot_cache, "CARDS_ENCODED_TOGETHER", 2)
     backlog, doing, _done = board
     with django_capture_on_commit_callbacks(execute=True):
         for title in ("a", "b"):
