@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from boards import access, admission
 from boards.access import check_role, visible_tasks
 from boards.messages import task_data
-from boards.models import EventKind, Priority, Task, TaskEvent
+from boards.models import ClassOfService, EventKind, Priority, Task, TaskEvent
 from boards.serializers import (
     PRIORITY_CHOICES,
     BlockSerializer,
@@ -25,6 +25,7 @@ from boards.services import task_block, task_unblock, task_update
 from boards.waiting import task_waiting
 from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
 from kandev.db import one_read
+from kandev.errors import Invalid
 from kandev.validation import validated
 
 ADMISSION_RESPONSES = {
@@ -36,12 +37,22 @@ ADMISSION_RESPONSES = {
 }
 
 
+# true or false, and nothing else: a yes/no filter that does not know a value refuses it
+# rather than ignoring it (django-filter's BooleanFilter reads "maybe" as no filter at all).
+BOOLEAN = [("true", "true"), ("false", "false")]
+
+
 class TaskFilter(django_filters.FilterSet):
     workflow = django_filters.UUIDFilter(field_name="workflow_id")
     step = django_filters.UUIDFilter(field_name="step_id")
     priority = django_filters.ChoiceFilter(choices=[(p, p) for p in PRIORITY_CHOICES], method="filter_priority")
-    archived = django_filters.BooleanFilter(method="filter_archived")
+    archived = django_filters.ChoiceFilter(choices=BOOLEAN, method="filter_archived")
     q = django_filters.CharFilter(method="filter_q")
+    # The board's filter bar, field by field (static/board/filter.js): blocked or not, one
+    # person's tasks or nobody's (`none`), one class of service.
+    blocked = django_filters.ChoiceFilter(choices=BOOLEAN, method="filter_blocked")
+    assignee = django_filters.CharFilter(method="filter_assignee")
+    class_of_service = django_filters.ChoiceFilter(choices=ClassOfService.choices)
 
     class Meta:
         model = Task
@@ -51,10 +62,20 @@ class TaskFilter(django_filters.FilterSet):
         return queryset.filter(priority=Priority.from_name(value))
 
     def filter_archived(self, queryset, name, value):
-        return queryset.filter(archived_at__isnull=not value)
+        return queryset.filter(archived_at__isnull=value == "false")
 
     def filter_q(self, queryset, name, value):
         return queryset.filter(Q(title__icontains=value) | Q(external_ref__icontains=value))
+
+    def filter_blocked(self, queryset, name, value):
+        return queryset.exclude(blocked_reason="") if value == "true" else queryset.filter(blocked_reason="")
+
+    def filter_assignee(self, queryset, name, value):
+        if value == "none":
+            return queryset.filter(assignee__isnull=True)
+        if not value.isdigit():
+            raise Invalid({"assignee": ["A user id, or none."]})
+        return queryset.filter(assignee_id=int(value))
 
 
 @extend_schema_view(

@@ -43,6 +43,7 @@ def writable_target(user, workflow_id, step_id) -> tuple[Workflow, WorkflowStep 
 
 class MemberQuerysetMixin:
     model = None
+    list_params = ("workflow",)  # read by get_queryset
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation: no user

@@ -1,9 +1,26 @@
 """Real-thread races: the one helper every concurrency test uses."""
 
 import contextlib
+import functools
 import threading
 
 from django.db import close_old_connections, connection
+
+
+def rounds(n: int):
+    """Run a race test's body `n` times within one test: each round builds a board (or team)
+    of its own, so the rounds need no flush between them, and a transactional test flushes
+    the database once rather than once per round."""
+
+    def wrap(test):
+        @functools.wraps(test)
+        def run(*args, **kwargs):
+            for _ in range(n):
+                test(*args, **kwargs)
+
+        return run
+
+    return wrap
 
 
 def race(n: int, action) -> list:

@@ -14,6 +14,32 @@ def pytest_configure(config):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+# The SQLite lane (`pytest -m sqlite`, bin/test's second pass): the tests whose outcome
+# depends on the database's locking and SQL: the admission rule at every door, the pull and
+# the settled board, the real-thread races (IMMEDIATE transactions there, row locks on
+# PostgreSQL), the hand-written SQL, and the embedded server. Everything else reads the same
+# on both and runs once, on PostgreSQL.
+SQLITE_LANE = (
+    "tests/boards/test_admission.py",
+    "tests/boards/test_pull.py",
+    "tests/boards/test_pull_queries.py",
+    "tests/boards/test_settled.py",
+    "tests/boards/test_groups.py",
+    "tests/boards/test_races.py",
+    "tests/boards/test_limit_races.py",
+    "tests/boards/test_blocked.py::test_a_task_blocked_before_the_pull_commits_is_never_pulled",
+    "tests/boards/test_locking.py",
+    "tests/boards/test_sql.py",
+    "tests/test_embedded_server.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(SQLITE_LANE):
+            item.add_marker(pytest.mark.sqlite)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def collected_static():
     """Tests run with DEBUG off, as in production: the manifest storage needs collectstatic."""

@@ -111,6 +111,7 @@ def _imported(workflow: Workflow) -> dict:
 )
 class WorkflowViewSet(viewsets.ModelViewSet):
     serializer_class = WorkflowSerializer
+    list_params = ("workspace",)  # read by get_queryset
     queryset = Workflow.objects.none()  # the model, for the schema; rows come from get_queryset
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
@@ -195,7 +196,7 @@ class WorkflowViewSet(viewsets.ModelViewSet):
             OpenApiParameter("until", str, description="ISO 8601 date-time"),
         ],
     )
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], list_params=tuple(WorkflowEventFilter.base_filters))
     def events(self, request, pk=None):
         workflow = self.get_object()
         events = WorkflowEventFilter(request.query_params, queryset=board_events(workflow=workflow))
@@ -227,6 +228,7 @@ def _of_workflow(view, queryset):
 )
 class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = StepSerializer
+    list_params = ("workflow",)  # _of_workflow
     queryset = WorkflowStep.objects.none()  # the model, for the schema; rows come from get_queryset
 
     def get_queryset(self):
@@ -289,6 +291,7 @@ class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     """Step groups (product.md §2b.2): a WIP limit shared by several steps of one board."""
 
     serializer_class = StepGroupSerializer
+    list_params = ("workflow",)  # _of_workflow
     queryset = StepGroup.objects.none()  # the model, for the schema; rows come from get_queryset
 
     def get_queryset(self):

@@ -8,7 +8,7 @@ from boards.models import EventKind, Task, TaskEvent
 from boards.services import task_block, task_unblock
 from kandev.errors import Conflict, Invalid, WipLimitReached
 from tests.boards.settling import unsettled
-from tests.concurrency import race
+from tests.concurrency import race, rounds
 from tests.conftest import board_state, member_client
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role, Workflow
@@ -247,8 +247,8 @@ def test_a_viewer_cannot_block_and_a_stranger_sees_nothing(board, make_task):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("round_", range(10))
-def test_a_task_blocked_before_the_pull_commits_is_never_pulled(round_):
+@rounds(10)
+def test_a_task_blocked_before_the_pull_commits_is_never_pulled():
     # Given In Progress (limit 1) full, pulling from Backlog where one task waits
     user = UserFactory()
     workflow = WorkflowFactory()

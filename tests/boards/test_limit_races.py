@@ -6,7 +6,7 @@ import pytest
 from boards import admission, services
 from boards.models import ClassOfService, Task, TaskEvent
 from kandev.errors import WipLimitReached
-from tests.concurrency import race
+from tests.concurrency import race, rounds
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory, WorkspaceFactory
 from workflows.models import Role, StepGroup, StepKind, Workflow
 
@@ -53,8 +53,8 @@ def group(name, limit, *steps):
     return grouped
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_eight_concurrent_creates_into_a_group_with_room_for_two_admit_exactly_two(round_):
+@rounds(ROUNDS)
+def test_eight_concurrent_creates_into_a_group_with_room_for_two_admit_exactly_two():
     workspace, owner = team()
     workflow, _, doing, review, _ = board(workspace, owner)
     group("Development", 3, doing, review)
@@ -72,10 +72,10 @@ def test_eight_concurrent_creates_into_a_group_with_room_for_two_admit_exactly_t
     assert Workflow.objects.get(pk=workflow.pk).version == 3
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_eight_concurrent_assignments_on_two_boards_to_a_person_with_limit_three_admit_exactly_three(round_):
+@rounds(ROUNDS)
+def test_eight_concurrent_assignments_on_two_boards_to_a_person_with_limit_three_admit_exactly_three():
     workspace, owner = team()
-    alice = UserFactory(username=f"alice{round_}")
+    alice = UserFactory()
     MembershipFactory(workspace=workspace, user=alice, role=Role.MEMBER, wip_limit=3)
     boards = [board(workspace, owner, name=f"Board {n}") for n in range(2)]
     tasks = [
@@ -95,8 +95,8 @@ def test_eight_concurrent_assignments_on_two_boards_to_a_person_with_limit_three
         assert Workflow.objects.get(pk=workflow.pk).version == 4 + mine
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_opposite_moves_between_grouped_and_ungrouped_steps_never_deadlock_or_overfill(round_):
+@rounds(ROUNDS)
+def test_opposite_moves_between_grouped_and_ungrouped_steps_never_deadlock_or_overfill():
     workspace, owner = team()
     workflow, backlog, doing, review, done = board(workspace, owner)
     group("Development", 3, doing, review)
@@ -124,8 +124,8 @@ def test_opposite_moves_between_grouped_and_ungrouped_steps_never_deadlock_or_ov
     assert Workflow.objects.get(pk=workflow.pk).version == 5 + admitted
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_four_concurrent_expedite_markings_with_an_allowance_of_one_mark_exactly_one(round_):
+@rounds(ROUNDS)
+def test_four_concurrent_expedite_markings_with_an_allowance_of_one_mark_exactly_one():
     workspace, owner = team()
     workflow, _, doing, _, _ = board(workspace, owner)
     Workflow.objects.filter(pk=workflow.pk).update(expedite_limit=1)
@@ -137,8 +137,8 @@ def test_four_concurrent_expedite_markings_with_an_allowance_of_one_mark_exactly
     assert TaskEvent.objects.filter(workflow=workflow).count() == 4 + 1
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_expedite_tasks_racing_past_a_full_step_use_the_allowance_once(round_):
+@rounds(ROUNDS)
+def test_expedite_tasks_racing_past_a_full_step_use_the_allowance_once():
     workspace, owner = team()
     workflow, backlog, doing, _, _ = board(workspace, owner)
     doing.wip_limit = 1

@@ -8,7 +8,7 @@ import pytest
 from boards import admission
 from boards.models import Task, TaskEvent
 from kandev.errors import WipLimitReached
-from tests.concurrency import race
+from tests.concurrency import race, rounds
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role, Workflow
 
@@ -45,8 +45,8 @@ def occupied(step):
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_eight_concurrent_creates_into_a_limit_2_step_admit_exactly_two(round_):
+@rounds(ROUNDS)
+def test_eight_concurrent_creates_into_a_limit_2_step_admit_exactly_two():
     user, _, doing, _ = new_board()
     results = race(8, lambda i: create(doing, user, f"t{i}"))
     assert outcomes(results) == (2, 6)
@@ -57,8 +57,8 @@ def test_eight_concurrent_creates_into_a_limit_2_step_admit_exactly_two(round_):
     assert Workflow.objects.get(pk=doing.workflow_id).version == 2
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_concurrent_moves_into_the_last_slot_admit_exactly_one(round_):
+@rounds(ROUNDS)
+def test_concurrent_moves_into_the_last_slot_admit_exactly_one():
     user, backlog, doing, _ = new_board(feeder=False)
     admission.task_create(workflow=doing.workflow, step=doing, actor=user, title="already")
     tasks = [create(backlog, user, f"t{i}").task for i in range(6)]
@@ -68,8 +68,8 @@ def test_concurrent_moves_into_the_last_slot_admit_exactly_one(round_):
     assert Task.objects.filter(step=backlog).count() == 5
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_opposite_moves_between_two_limited_steps_never_deadlock_or_overfill(round_):
+@rounds(ROUNDS)
+def test_opposite_moves_between_two_limited_steps_never_deadlock_or_overfill():
     user, _, doing, done = new_board(limit=3, feeder=False)
     left = [create(doing, user, f"l{i}").task for i in range(3)]
     right = [create(done, user, f"r{i}").task for i in range(2)]
@@ -99,8 +99,8 @@ def test_opposite_moves_between_two_limited_steps_never_deadlock_or_overfill(rou
     assert Workflow.objects.get(pk=workflow.pk).version == 5 + admitted
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_a_pull_racing_creates_never_overfills(round_):
+@rounds(ROUNDS)
+def test_a_pull_racing_creates_never_overfills():
     user, backlog, doing, done = new_board(limit=2)
     first = admission.task_create(workflow=doing.workflow, step=doing, actor=user, title="a").task
     admission.task_create(workflow=doing.workflow, step=doing, actor=user, title="b")
@@ -117,8 +117,8 @@ def test_a_pull_racing_creates_never_overfills(round_):
     assert occupied(doing) == 2
 
 
-@pytest.mark.parametrize("round_", range(3))
-def test_an_unlimited_step_takes_every_concurrent_create(round_):
+@rounds(3)
+def test_an_unlimited_step_takes_every_concurrent_create():
     user, backlog, _, _ = new_board(feeder=False)
     results = race(8, lambda i: create(backlog, user, f"t{i}"))
     assert outcomes(results) == (8, 0)

@@ -1,7 +1,7 @@
 """Access control: every endpoint × every kind of caller, from ONE table.
 
 To add an endpoint, add a row to ENDPOINTS: its name, method, path (placeholders are
-filled from the `world` fixture), body, and the expected status for each caller in ROLES
+filled from the world `build_world` makes), body, and the expected status for each caller in ROLES
 order. `test_every_route_and_method_is_in_the_table` fails for any URL route or OpenAPI
 operation that has no row, so a new endpoint cannot be forgotten.
 
@@ -17,6 +17,7 @@ import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django.db import transaction
 from django.urls import get_resolver, resolve
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
@@ -291,8 +292,7 @@ ENDPOINTS = [
 ]
 
 
-@pytest.fixture
-def world(db):
+def build_world():
     owner = UserFactory(username="olivia")
     workflow = WorkflowFactory(name="Delivery")
     workspace = workflow.workspace
@@ -352,6 +352,28 @@ def world(db):
     return users, ids
 
 
+@pytest.fixture
+def world(db):
+    """The world, committed where a test needs it so (its server or consumer reads it)."""
+    return build_world()
+
+
+@pytest.fixture(scope="class")
+def one_world(django_db_setup, django_db_blocker):
+    """The world built once for a whole class of cases, in a transaction rolled back after
+    the last: each case runs in a savepoint of it (pytest-django's `db`, set up after this
+    fixture), so what one case writes (an edit, a delete) is gone before the next."""
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer._from_testcase = True  # as TestCase's own: the services' durable blocks nest in it
+        outer.__enter__()
+        made = build_world()
+    yield made
+    with django_db_blocker.unblock():
+        transaction.set_rollback(True)
+        outer.__exit__(None, None, None)
+
+
 def caller(role: str, users: dict) -> APIClient:
     """Each member role signs in by session and carries an API token, as real clients do."""
     client = APIClient()
@@ -376,25 +398,6 @@ def filled(value, ids):
     return value
 
 
-@pytest.mark.parametrize("role", ROLES)
-@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.name for e in ENDPOINTS])
-def test_access(endpoint, role, world, pages):
-    users, ids = world
-    client = caller(role, users)
-    path, body = filled(endpoint.path, ids), filled(endpoint.body, ids)
-    if body is None:
-        response = client.generic(endpoint.method, path)
-    else:
-        response = getattr(client, endpoint.method.lower())(path, body, format="json")
-    assert response.status_code == endpoint.status_for(role), response.content[:300]
-    if response.status_code in (401, 403, 404) and path.startswith("/api/v1/"):
-        body = response.json()
-        assert set(body) == {"code", "detail"}, body
-        # A refusal names nothing of what it guards.
-        for secret in ("Write the brief", "Delivery", ids["task"]):
-            assert secret not in response.content.decode()
-
-
 def _routes(patterns, prefix=""):
     """Every route as ResolverMatch.route spells it (an included regex loses its "^")."""
     for pattern in patterns:
@@ -405,25 +408,46 @@ def _routes(patterns, prefix=""):
             yield route
 
 
-def test_every_route_and_method_is_in_the_table(world):
-    _, ids = world
-    covered = {resolve(filled(e.path, ids).split("?")[0]).route for e in ENDPOINTS}
-    routes = {
-        r
-        for r in _routes(get_resolver().url_patterns)
-        if not r.startswith("admin/") or r == "admin/"  # the admin's own pages: one row
-        if "(?P<format>" not in r
-    }
-    assert routes - covered == set()
+class TestEndpoints:
+    """ENDPOINTS, every row for every role, against one world (`one_world`)."""
 
-    schema = SchemaGenerator().get_schema(request=None, public=True)
-    operations = {(method.upper(), path) for path, item in schema["paths"].items() for method in item}
+    @pytest.mark.parametrize("role", ROLES)
+    @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.name for e in ENDPOINTS])
+    def test_access(self, endpoint, role, one_world, db, pages):
+        users, ids = one_world
+        client = caller(role, users)
+        path, body = filled(endpoint.path, ids), filled(endpoint.body, ids)
+        if body is None:
+            response = client.generic(endpoint.method, path)
+        else:
+            response = getattr(client, endpoint.method.lower())(path, body, format="json")
+        assert response.status_code == endpoint.status_for(role), response.content[:300]
+        if response.status_code in (401, 403, 404) and path.startswith("/api/v1/"):
+            body = response.json()
+            assert set(body) == {"code", "detail"}, body
+            # A refusal names nothing of what it guards.
+            for secret in ("Write the brief", "Delivery", ids["task"]):
+                assert secret not in response.content.decode()
 
-    def shape(path: str) -> str:  # the world's placeholder names are not the schema's
-        return re.sub(r"\{[^}]+\}", "{}", path.split("?")[0])
+    def test_every_route_and_method_is_in_the_table(self, one_world, db):
+        _, ids = one_world
+        covered = {resolve(filled(e.path, ids).split("?")[0]).route for e in ENDPOINTS}
+        routes = {
+            r
+            for r in _routes(get_resolver().url_patterns)
+            if not r.startswith("admin/") or r == "admin/"  # the admin's own pages: one row
+            if "(?P<format>" not in r
+        }
+        assert routes - covered == set()
 
-    rows = {(e.method, shape(e.path)) for e in ENDPOINTS}
-    assert {(method, shape(path)) for method, path in operations} - rows == set()
+        schema = SchemaGenerator().get_schema(request=None, public=True)
+        operations = {(method.upper(), path) for path, item in schema["paths"].items() for method in item}
+
+        def shape(path: str) -> str:  # the world's placeholder names are not the schema's
+            return re.sub(r"\{[^}]+\}", "{}", path.split("?")[0])
+
+        rows = {(e.method, shape(e.path)) for e in ENDPOINTS}
+        assert {(method, shape(path)) for method, path in operations} - rows == set()
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from teams import services
 from teams.models import Invite
-from tests.concurrency import race
+from tests.concurrency import race, rounds
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Membership, Role
 
@@ -210,8 +210,8 @@ def test_a_bad_sign_up_shows_the_field_errors_and_creates_nothing(team):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("round_", range(5))
-def test_one_link_opened_by_many_at_once_lets_exactly_one_join(round_):
+@rounds(5)
+def test_one_link_opened_by_many_at_once_lets_exactly_one_join():
     board = WorkflowFactory()
     owner = MembershipFactory(workspace=board.workspace, role=Role.OWNER).user
     _, token = services.invite_create(workspace=board.workspace, role=Role.MEMBER, actor=owner)

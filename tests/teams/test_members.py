@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from kandev.errors import Conflict
 from teams import invitations, services
-from tests.concurrency import race
+from tests.concurrency import race, rounds
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
 from workflows.models import Membership, Role
 
@@ -149,8 +149,8 @@ def test_someone_not_in_the_workspace_is_not_found(team):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("round_", range(10))
-def test_owners_all_stepping_down_at_once_leave_exactly_one_owner(round_):
+@rounds(10)
+def test_owners_all_stepping_down_at_once_leave_exactly_one_owner():
     workspace = WorkspaceFactory()
     owners = [MembershipFactory(workspace=workspace, role=Role.OWNER).user for _ in range(6)]
 
@@ -164,8 +164,8 @@ def test_owners_all_stepping_down_at_once_leave_exactly_one_owner(round_):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("round_", range(10))
-def test_owners_all_removing_each_other_at_once_leave_exactly_one_owner(round_):
+@rounds(10)
+def test_owners_all_removing_each_other_at_once_leave_exactly_one_owner():
     workspace = WorkspaceFactory()
     owners = [MembershipFactory(workspace=workspace, role=Role.OWNER).user for _ in range(6)]
 
