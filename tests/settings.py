@@ -16,7 +16,10 @@ from urllib.parse import urlsplit, urlunsplit
 os.environ.setdefault("SECRET_KEY", "test-" + secrets.token_urlsafe(50))
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if WORKER:
+# A server a worker starts inherits its environment, these settings module included: the
+# worker's own databases and files are set once, by the worker, never again in the child.
+if WORKER and os.environ.get("KANDEV_TEST_WORKER") != WORKER:
+    os.environ["KANDEV_TEST_WORKER"] = WORKER
     number = int(WORKER.removeprefix("gw"))
     if os.environ.get("REDIS_URL"):
         parts = urlsplit(os.environ["REDIS_URL"])
