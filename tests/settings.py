@@ -16,7 +16,10 @@ from urllib.parse import urlsplit, urlunsplit
 os.environ.setdefault("SECRET_KEY", "test-" + secrets.token_urlsafe(50))
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if WORKER:
+# Once per worker: the servers and commands it starts inherit its environment, these
+# settings included, and must share its Redis database and static files, not shift them again.
+if WORKER and os.environ.get("KANDEV_TEST_WORKER") != WORKER:
+    os.environ["KANDEV_TEST_WORKER"] = WORKER
     number = int(WORKER.removeprefix("gw"))
     if os.environ.get("REDIS_URL"):
         parts = urlsplit(os.environ["REDIS_URL"])
