@@ -16,8 +16,8 @@ from urllib.parse import urlsplit, urlunsplit
 os.environ.setdefault("SECRET_KEY", "test-" + secrets.token_urlsafe(50))
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-# A server a worker starts inherits its environment, these settings module included: the
-# worker's own databases and files are set once, by the worker, never again in the child.
+# Once per worker: the servers and commands it starts inherit its environment, these
+# settings included, and must share its Redis database and static files, not shift them again.
 if WORKER and os.environ.get("KANDEV_TEST_WORKER") != WORKER:
     os.environ["KANDEV_TEST_WORKER"] = WORKER
     number = int(WORKER.removeprefix("gw"))
