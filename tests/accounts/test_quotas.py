@@ -5,13 +5,13 @@ import pytest
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
 from boards.admission import task_create
 from boards.models import Task
 from kandev.errors import Conflict
 from teams.models import Invite
 from teams.services import invite_create
+from tests.clients import api_for
 from tests.concurrency import race
 from tests.factories import MembershipFactory, UserFactory
 from workflows import services
@@ -24,12 +24,6 @@ def no_task_budgets():
     cache.clear()
     yield
     cache.clear()
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def assert_refused(response, quota: str, limit: int):
@@ -49,7 +43,7 @@ def test_an_account_owns_at_most_its_workspace_quota(api, owner, settings):
     assert not Workspace.objects.filter(name="One too many").exists()
     assert Membership.objects.filter(user=owner, role=Role.OWNER).count() == 2
     # Someone else is not held back; handing one over frees a place.
-    assert client_for(UserFactory()).post("/api/v1/workspaces/", {"name": "Theirs"}, format="json").status_code == 201
+    assert api_for(UserFactory()).post("/api/v1/workspaces/", {"name": "Theirs"}, format="json").status_code == 201
     Membership.objects.filter(user=owner, workspace__name="Team 0").update(role=Role.MEMBER)
     assert api.post("/api/v1/workspaces/", {"name": "Now it fits"}, format="json").status_code == 201
 
@@ -129,7 +123,7 @@ def test_an_account_has_at_most_its_quota_of_live_tasks_it_created(api, board, o
     # Another member's tasks on the same board are theirs; an archived task frees a place.
     colleague = UserFactory(username="carl")
     MembershipFactory(workspace=backlog.workflow.workspace, user=colleague, role=Role.MEMBER)
-    theirs = client_for(colleague).post("/api/v1/tasks/", {"workflow_id": workflow_id, "title": "c"}, format="json")
+    theirs = api_for(colleague).post("/api/v1/tasks/", {"workflow_id": workflow_id, "title": "c"}, format="json")
     assert theirs.status_code == 201
     assert api.post(f"/api/v1/tasks/{made[0].json()['id']}/archive/").status_code == 200
     assert api.post("/api/v1/tasks/", {"workflow_id": workflow_id, "title": "fits"}, format="json").status_code == 201

@@ -8,25 +8,19 @@ from importlib import import_module
 import pytest
 from django.apps import apps
 from django.test import Client
-from rest_framework.test import APIClient
 
 from boards.models import Task
 from integrations.intake import intake_create, signature_for
 from integrations.models import Intake, ReviewWatch
 from integrations.watch import poll_due_watches, poll_watch, watch_create
 from teams import invitations, services
+from tests.clients import api_for
 from tests.factories import MembershipFactory, UserFactory
 from tests.integrations.fake_github import FakeGitHub
 from workflows.models import Membership, Role
 
 pytestmark = pytest.mark.django_db
 REPO = "acme/api"
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def deliver(intake_id, secret, ref="ext-1"):

@@ -6,29 +6,16 @@ from importlib import import_module
 
 import pytest
 from django.apps import apps
-from django.test import Client
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from kandev.errors import Conflict
 from teams import services
 from teams.models import Invite
+from tests.clients import api_for, browser_for
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
 from workflows.models import Membership, Role
 
 pytestmark = pytest.mark.django_db
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
-
-
-def browser_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

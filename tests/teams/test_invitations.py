@@ -7,6 +7,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
+from tests.clients import api_for
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Membership, Role
 
@@ -20,12 +21,6 @@ def team():
     owner = MembershipFactory(workspace=workspace, user=UserFactory(username="olivia"), role=Role.OWNER).user
     vera = UserFactory(username="vera", email="Vera@Example.com")
     return workspace, owner, vera
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def members_url(workspace):

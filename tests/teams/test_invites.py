@@ -8,10 +8,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from teams import services
 from teams.models import Invite
+from tests.clients import api_for
 from tests.concurrency import race, rounds
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Membership, Role
@@ -25,12 +25,6 @@ def team():
     board = WorkflowFactory(name="Delivery")
     owner = MembershipFactory(workspace=board.workspace, user=UserFactory(username="olivia"), role=Role.OWNER).user
     return board.workspace, board, owner
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def invites_url(workspace):

@@ -6,22 +6,16 @@ import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
 from boards import admission
 from boards.models import EventKind, Task, TaskEvent
 from teams import invitations
 from tests.agents.test_metrics import scrape, value
+from tests.clients import api_for
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Membership, Role, Workflow
 
 pytestmark = pytest.mark.django_db
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def members_url(workspace, user=None):
@@ -73,7 +67,7 @@ class TestTheMembersApi:
         admission.task_archive(task=archived, actor=owner)
         make(doing, owner, assignee_id=alice.pk, is_ephemeral=True)
 
-        listed = client_for(alice).get(members_url(workspace))
+        listed = api_for(alice).get(members_url(workspace))
 
         assert listed.json() == [
             {"user_id": alice.pk, "username": "alice", "role": "member", "wip_limit": 5, "occupied": 2},
@@ -86,7 +80,7 @@ class TestTheMembersApi:
 
         def queries():
             with CaptureQueriesContext(connection) as captured:
-                assert client_for(owner).get(members_url(workspace)).status_code == 200
+                assert api_for(owner).get(members_url(workspace)).status_code == 200
             return len(captured)
 
         few = queries()
@@ -98,7 +92,7 @@ class TestTheMembersApi:
     def test_an_owner_sets_a_limit_when_adding_or_later(self, team, owner):
         workspace, _, _, _ = team
         vera = UserFactory(username="vera")
-        api = client_for(owner)
+        api = api_for(owner)
 
         added = api.post(members_url(workspace), {"username": "vera", "wip_limit": 2}, format="json")
         invitations.invitation_accept(invitation_id=added.json()["id"], user=vera)  # she says yes
@@ -113,14 +107,14 @@ class TestTheMembersApi:
     @pytest.mark.parametrize("value", [-1, 100_001, "many", None])
     def test_a_limit_is_a_bounded_whole_number(self, team, owner, value):
         workspace, alice, _, _ = team
-        response = client_for(owner).patch(members_url(workspace, alice), {"wip_limit": value}, format="json")
+        response = api_for(owner).patch(members_url(workspace, alice), {"wip_limit": value}, format="json")
         assert response.status_code == 400
         assert set(response.json()["errors"]) == {"wip_limit"}
         assert Membership.objects.get(user=alice).wip_limit == 1
 
     def test_only_owners_set_limits(self, team):
         workspace, alice, _, _ = team
-        response = client_for(alice).patch(members_url(workspace, alice), {"wip_limit": 9}, format="json")
+        response = api_for(alice).patch(members_url(workspace, alice), {"wip_limit": 9}, format="json")
         assert response.status_code == 403
         assert Membership.objects.get(user=alice).wip_limit == 1
 
@@ -135,7 +129,7 @@ class TestRaisingALimit:
         assert [step_of(t) for t in waiting] == [backlog, support_backlog]  # she is full
 
         with django_capture_on_commit_callbacks(execute=True):
-            response = client_for(owner).patch(members_url(workspace, alice), {"wip_limit": 3}, format="json")
+            response = api_for(owner).patch(members_url(workspace, alice), {"wip_limit": 3}, format="json")
 
         assert [step_of(t) for t in waiting] == [doing, support]
         assert response.json()["occupied"] == 1  # as of the change; the boards filled after it
@@ -147,7 +141,7 @@ class TestRaisingALimit:
         before = version(doing)
 
         with django_capture_on_commit_callbacks(execute=True):
-            client_for(owner).patch(members_url(workspace, alice), {"wip_limit": 0}, format="json")
+            api_for(owner).patch(members_url(workspace, alice), {"wip_limit": 0}, format="json")
 
         assert step_of(waiting) == doing
         assert version(doing) == before + 1  # the fill, a change of the board's own
@@ -166,7 +160,7 @@ class TestLosingTheRightToTasks:
         versions = (version(doing), version(support))
 
         with django_capture_on_commit_callbacks(execute=True):
-            response = client_for(owner).delete(members_url(workspace, alice))
+            response = api_for(owner).delete(members_url(workspace, alice))
 
         assert response.status_code == 204
         assert not Task.objects.filter(assignee=alice).exists()
@@ -181,7 +175,7 @@ class TestLosingTheRightToTasks:
         task = make(doing, owner, assignee_id=alice.pk)
 
         with django_capture_on_commit_callbacks(execute=True):
-            assert client_for(alice).delete(members_url(workspace, alice)).status_code == 204
+            assert api_for(alice).delete(members_url(workspace, alice)).status_code == 204
 
         assert Task.objects.get(pk=task.pk).assignee_id is None
 
@@ -190,7 +184,7 @@ class TestLosingTheRightToTasks:
         task = make(doing, owner, assignee_id=alice.pk)
 
         with django_capture_on_commit_callbacks(execute=True):
-            client_for(owner).patch(members_url(workspace, alice), {"role": "viewer"}, format="json")
+            api_for(owner).patch(members_url(workspace, alice), {"role": "viewer"}, format="json")
 
         assert Task.objects.get(pk=task.pk).assignee_id is None
         assert TaskEvent.objects.get(task_id=task.pk, kind=EventKind.ASSIGNED).detail["previous"] == alice.pk
@@ -201,7 +195,7 @@ class TestLosingTheRightToTasks:
         task = make(doing, owner, assignee_id=second.pk)
 
         with django_capture_on_commit_callbacks(execute=True):
-            client_for(owner).patch(members_url(workspace, second), {"role": "member"}, format="json")
+            api_for(owner).patch(members_url(workspace, second), {"role": "member"}, format="json")
 
         assert Task.objects.get(pk=task.pk).assignee_id == second.pk
 

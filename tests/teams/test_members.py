@@ -7,21 +7,15 @@ import time
 import psycopg
 import pytest
 from django.db import connection, transaction
-from rest_framework.test import APIClient
 
 from kandev.errors import Conflict
 from teams import invitations, services
+from tests.clients import api_for
 from tests.concurrency import race, rounds
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
 from workflows.models import Membership, Role
 
 pytestmark = pytest.mark.django_db
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture
@@ -43,7 +37,7 @@ def roles(workspace) -> dict:
 
 def test_every_member_lists_the_members_with_their_roles(team):
     workspace, owner, member = team
-    response = client_for(member).get(members_url(workspace))
+    response = api_for(member).get(members_url(workspace))
     assert response.status_code == 200
     assert response.json() == [
         {"user_id": member.pk, "username": "mike", "role": "member", "wip_limit": 0, "occupied": 0},
@@ -60,7 +54,7 @@ def test_an_owner_adds_an_existing_user_by_username_or_email(team):
     workspace, owner, _ = team
     vera = UserFactory(username="vera")
     wade = UserFactory(username="wade", email="Wade@Example.com")
-    api = client_for(owner)
+    api = api_for(owner)
     invited = api.post(members_url(workspace), {"username": "vera", "role": "viewer"}, format="json")
     assert invited.status_code == 202
     accept(invited.json(), vera)
@@ -83,7 +77,7 @@ def test_an_owner_adds_an_existing_user_by_username_or_email(team):
 def test_adding_needs_one_username_or_address_and_a_known_role(team, body, field):
     workspace, owner, _ = team
     UserFactory(username="vera")
-    response = client_for(owner).post(members_url(workspace), body, format="json")
+    response = api_for(owner).post(members_url(workspace), body, format="json")
     assert response.status_code == 400
     assert field in response.json()["errors"]
     assert "vera" not in roles(workspace)
@@ -91,7 +85,7 @@ def test_adding_needs_one_username_or_address_and_a_known_role(team, body, field
 
 def test_adding_someone_twice_is_a_conflict(team):
     workspace, owner, member = team
-    response = client_for(owner).post(members_url(workspace), {"username": "mike", "role": "owner"}, format="json")
+    response = api_for(owner).post(members_url(workspace), {"username": "mike", "role": "owner"}, format="json")
     assert response.status_code == 409
     assert response.json()["code"] == "already_member"
     assert roles(workspace)["mike"] == "member"
@@ -99,7 +93,7 @@ def test_adding_someone_twice_is_a_conflict(team):
 
 def test_an_owner_changes_a_role(team):
     workspace, owner, member = team
-    response = client_for(owner).patch(members_url(workspace, member), {"role": "viewer"}, format="json")
+    response = api_for(owner).patch(members_url(workspace, member), {"role": "viewer"}, format="json")
     assert response.status_code == 200
     assert response.json() == {
         "user_id": member.pk,
@@ -112,7 +106,7 @@ def test_an_owner_changes_a_role(team):
 
 def test_the_last_owner_can_be_neither_demoted_nor_removed(team):
     workspace, owner, _ = team
-    api = client_for(owner)
+    api = api_for(owner)
     demoted = api.patch(members_url(workspace, owner), {"role": "member"}, format="json")
     assert demoted.status_code == 409
     assert demoted.json()["code"] == "last_owner"
@@ -124,7 +118,7 @@ def test_the_last_owner_can_be_neither_demoted_nor_removed(team):
 
 def test_with_a_second_owner_the_first_may_step_down(team):
     workspace, owner, member = team
-    api = client_for(owner)
+    api = api_for(owner)
     assert api.patch(members_url(workspace, member), {"role": "owner"}, format="json").status_code == 200
     assert api.patch(members_url(workspace, owner), {"role": "member"}, format="json").status_code == 200
     assert roles(workspace) == {"olivia": "member", "mike": "owner"}
@@ -133,19 +127,17 @@ def test_with_a_second_owner_the_first_may_step_down(team):
 def test_members_may_leave_but_not_remove_others(team):
     workspace, owner, member = team
     other = MembershipFactory(workspace=workspace, user=UserFactory(username="nina")).user
-    assert client_for(member).delete(members_url(workspace, other)).status_code == 403
-    assert client_for(member).delete(members_url(workspace, member)).status_code == 204
-    assert client_for(owner).delete(members_url(workspace, other)).status_code == 204
+    assert api_for(member).delete(members_url(workspace, other)).status_code == 403
+    assert api_for(member).delete(members_url(workspace, member)).status_code == 204
+    assert api_for(owner).delete(members_url(workspace, other)).status_code == 204
     assert roles(workspace) == {"olivia": "owner"}
 
 
 def test_someone_not_in_the_workspace_is_not_found(team):
     workspace, owner, _ = team
     stranger = UserFactory(username="sam")
-    assert (
-        client_for(owner).patch(members_url(workspace, stranger), {"role": "viewer"}, format="json").status_code == 404
-    )
-    assert client_for(owner).delete(members_url(workspace, stranger)).status_code == 404
+    assert api_for(owner).patch(members_url(workspace, stranger), {"role": "viewer"}, format="json").status_code == 404
+    assert api_for(owner).delete(members_url(workspace, stranger)).status_code == 404
 
 
 @pytest.mark.django_db(transaction=True)
