@@ -9,8 +9,8 @@ from rest_framework.throttling import UserRateThrottle
 
 from accounts.models import ApiToken
 from accounts.signals import token_revoked
-from kandev.api import ErrorSerializer
-from kandev.text import clean_text
+from common.api import ErrorSerializer
+from common.text import clean_text
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):

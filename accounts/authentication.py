@@ -6,12 +6,12 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions
 
 from accounts.models import ApiToken, hash_token
-from kandev import sql
+from common import sql
 
 
 @functools.cache
 def _token_statement(vendor: str) -> str:
-    """Every API request runs it (kandev/sql.py says why it is hand-written)."""
+    """Every API request runs it (common/sql.py says why it is hand-written)."""
     user = get_user_model()
     return (
         f"SELECT {sql.columns(ApiToken, 't')}, {sql.columns(user, 'u')}"

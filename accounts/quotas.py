@@ -27,7 +27,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from boards.models import EventKind, Task
-from kandev.errors import Conflict
+from common.errors import Conflict
 from teams.models import Invite
 from workflows.models import Membership, Role, Workspace
 

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from agents.models import AgentSession
-from kandev.admin import ReadOnlyAdmin
+from common.admin import ReadOnlyAdmin
 
 
 @admin.register(AgentSession)

@@ -12,8 +12,8 @@ from agents import services
 from agents.models import AgentSession, SessionStatus
 from agents.selectors import claim_data, session_data
 from boards.access import require_role, visible, visible_tasks
-from kandev.api import ErrorSerializer
-from kandev.validation import validated
+from common.api import ErrorSerializer
+from common.validation import validated
 
 
 class SessionSerializer(serializers.Serializer):

@@ -26,8 +26,8 @@ from boards.change import BoardChange
 from boards.changes import board_change, task_change
 from boards.locking import board_transaction
 from boards.models import EventKind, Task
-from kandev import metrics
-from kandev.errors import Conflict, KandevError
+from common import metrics
+from common.errors import Conflict, KandevError
 from workflows import engine
 from workflows.models import OnSessionLimit, Workflow, WorkflowStep, Workspace
 

@@ -2,7 +2,7 @@
 consumer, runners' and integrations' APIs).
 
 Non-members get 404 (existence is not leaked), viewers get 403 on writes. The lookups of a
-step or a task for a write are hand-written (kandev/sql.py says why): every create and move
+step or a task for a write are hand-written (common/sql.py says why): every create and move
 runs one, and the ORM's join-and-annotate costs a measured share of an admission
 (docs/benchmarks.md).
 """
@@ -14,8 +14,8 @@ from django.http import Http404
 
 from boards import statements
 from boards.models import Task
-from kandev import sql
-from kandev.errors import Forbidden, Invalid
+from common import sql
+from common.errors import Forbidden, Invalid
 from workflows.models import Membership, Role, Workflow, WorkflowStep
 
 WRITE_ROLES = {Role.OWNER, Role.MEMBER}

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from boards.models import Task, TaskEvent
-from kandev.admin import ReadOnlyAdmin
+from common.admin import ReadOnlyAdmin
 
 
 @admin.register(Task)

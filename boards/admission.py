@@ -29,8 +29,8 @@ from boards.placement import (
     step_refusal,
 )
 from boards.signals import task_retired
-from kandev import sql
-from kandev.errors import Conflict, Forbidden, Invalid
+from common import sql
+from common.errors import Conflict, Forbidden, Invalid
 from workflows.models import OnFull, Role, WorkflowStep
 
 

@@ -23,10 +23,10 @@ from boards.serializers import (
 )
 from boards.services import task_block, task_unblock, task_update
 from boards.waiting import task_waiting
-from kandev.api import ErrorSerializer, WipConflictSerializer, admission_response
-from kandev.db import one_read
-from kandev.errors import Invalid
-from kandev.validation import validated
+from common.api import ErrorSerializer, WipConflictSerializer, admission_response
+from common.db import one_read
+from common.errors import Invalid
+from common.validation import validated
 
 ADMISSION_RESPONSES = {
     202: TaskSerializer,

@@ -23,7 +23,7 @@ from boards.messages import change_message
 from boards.occupancy import Occupancy
 from boards.record import ChangeRecord
 from boards.worklist import Worklist
-from kandev import sql
+from common import sql
 from workflows.models import Workflow, WorkflowStep
 
 

@@ -24,8 +24,8 @@ from django.db.models import F
 
 from boards import statements
 from boards.models import Task
-from kandev import sql
-from kandev.errors import Invalid, KandevError
+from common import sql
+from common.errors import Invalid, KandevError
 from workflows.models import StepGroup, Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from agents.models import SessionStatus
 from boards.models import Task
 from boards.priorities import PRIORITY_NAMES
 from boards.sessions import agent_figures, task_sessions
-from kandev import sql
+from common import sql
 from workflows.models import StepGroup, WorkflowStep
 
 
@@ -65,7 +65,7 @@ def change_message(change, writes=()) -> dict:
     """The live message for one committed board change (api.md, WebSocket). Each `steps[]`
     entry is the whole step as `GET /api/v1/steps/{id}/` shows it, and each task carries its
     `session` as the board shows it, so viewers never refetch. `writes` go with its first read
-    (`kandev.sql.fetch_together()`), or alone."""
+    (`common.sql.fetch_together()`), or alone."""
     record, board = change.record, change.board
     message = dict(record.message or {"type": "workflow.updated"})
     tasks = {pk: t for pk, t in record.tasks.items() if pk not in record.deleted}

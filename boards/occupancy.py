@@ -21,8 +21,8 @@ from boards import statements
 from boards.locking import LockedBoard
 from boards.models import NOT_ASSIGNABLE, ClassOfService, Task, is_live
 from boards.selectors import step_counts
-from kandev import sql
-from kandev.errors import Invalid
+from common import sql
+from common.errors import Invalid
 from workflows.models import Membership, Role, StepGroup, StepKind, WorkflowStep
 
 

@@ -21,7 +21,7 @@ from boards.change import BoardChange
 from boards.limits import Limit, limits
 from boards.models import ClassOfService, EventKind, Task, occupies
 from boards.signals import task_admitted
-from kandev.errors import WipLimitReached
+from common.errors import WipLimitReached
 from workflows.models import OnFull, WorkflowStep
 
 MOVED_FIELDS = ["step", "position", "admitted", "queued_at", "entered_step_at", "updated_at"]

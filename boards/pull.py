@@ -20,7 +20,7 @@ from boards.change import BoardChange
 from boards.limits import limits
 from boards.models import LIVE, EventKind, Task
 from boards.placement import Outcome, after_admission, assignee_full, key_after, save_entered
-from kandev import metrics
+from common import metrics
 from workflows.models import WorkflowStep
 
 

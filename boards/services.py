@@ -5,7 +5,7 @@ from boards.change import BoardChange
 from boards.changes import board_change, task_change
 from boards.locking import board_transaction
 from boards.models import BLOCKED_REASON_MAX, EventKind, Task
-from kandev.errors import Conflict, Invalid
+from common.errors import Conflict, Invalid
 
 
 @board_transaction

@@ -9,7 +9,7 @@ from django.db.models import Count, FilteredRelation, Q
 
 from agents.models import HOLDING_SLOT, LIVE, SessionStatus
 from boards import statements
-from kandev import sql
+from common import sql
 from workflows.models import Workflow, Workspace
 
 
@@ -20,7 +20,7 @@ def task_sessions(*, workflow_id, task_ids=None, writes=()) -> dict:
     A card shows its task's live session, or the last one when it failed in the step the task
     is still in (a person should see that the agent gave up there). `queue_position` is 1-based
     among the workflow's queued sessions in promotion order (queued_at, id), else null.
-    `writes` (`kandev.sql.fetch_together()` writes) are sent ahead of the query, with it.
+    `writes` (`common.sql.fetch_together()` writes) are sent ahead of the query, with it.
     """
     # Plain strings: a driver may write an Enum member as its name.
     params = [sql.uuid_param(workflow_id), *(status.value for status in LIVE), SessionStatus.FAILED.value]

@@ -27,9 +27,9 @@ from boards.models import LIVE, Task
 from boards.priorities import PRIORITY_RANKS
 from boards.sessions import agent_figures, task_sessions
 from boards.waiting import Column, board_waiting
-from kandev.db import one_read
-from kandev.metrics import BOARD_SNAPSHOTS
-from kandev.renderers import encode
+from common.db import one_read
+from common.metrics import BOARD_SNAPSHOTS
+from common.renderers import encode
 from workflows.models import StepGroup, WorkflowStep
 
 logger = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """The board's hand-written SQL: the statements every create and move runs, written once from
-the models' metadata (kandev/sql.py says why: the ORM's compiler cost more CPU than the
+the models' metadata (common/sql.py says why: the ORM's compiler cost more CPU than the
 admission, docs/benchmarks.md). Everything else in boards/ uses the ORM."""
 
 import functools
@@ -9,7 +9,7 @@ from django.db import connection
 from agents.models import LIVE as LIVE_SESSION
 from agents.models import AgentSession
 from boards.models import LIVE, OCCUPYING, QUEUED, Task
-from kandev import sql
+from common import sql
 from workflows.models import Membership, Workflow, WorkflowStep
 
 

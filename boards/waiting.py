@@ -21,7 +21,7 @@ from workflows.models import WorkflowStep
 
 def task_waiting(task: Task) -> dict | None:
     """The task detail's `waiting`: null, or state, position, step, held_by, skipped_because.
-    Read `task` and its waiting in one `kandev.db.one_read()`: its step may be gone since."""
+    Read `task` and its waiting in one `common.db.one_read()`: its step may be gone since."""
     if task.archived_at is not None or task.is_ephemeral:
         return None
     view = board_view(task.workflow)

@@ -10,6 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from boards.access import require_role
+from common.api import ErrorSerializer
+from common.renderers import CSVRenderer, JSONRenderer
 from flow import bounds, figures
 from flow.kinds import BoardSteps
 from flow.serializers import (
@@ -24,8 +26,6 @@ from flow.serializers import (
     WindowParams,
 )
 from flow.throttling import FlowThrottle
-from kandev.api import ErrorSerializer
-from kandev.renderers import CSVRenderer, JSONRenderer
 from workflows.models import Workflow
 
 WINDOW_PARAMETERS = [

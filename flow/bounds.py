@@ -11,9 +11,9 @@ import math
 
 from django.conf import settings
 
+from common.errors import Invalid
 from flow import queries
 from flow.figures import INTERVALS, Window
-from kandev.errors import Invalid
 
 # A coarser interval to suggest, per figure and interval.
 COARSER = {"cfd": {"hour": "day"}, "throughput": {"day": "week"}}

@@ -9,9 +9,9 @@ it; tasks that did not just finish for the first time are left alone. One query.
 from django.db.models import Count, F, Max, Min, Q
 
 from boards.models import EventKind, TaskEvent
+from common import metrics
 from flow.kinds import BACKLOG, DONE, BoardSteps
 from flow.queries import ENTRY_KINDS
-from kandev import metrics
 
 
 def observe_first_finishes(workflow, task_ids) -> int:

@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from boards.models import EventKind, Task, TaskEvent
-from kandev import sql
+from common import sql
 from workflows.models import WorkflowStep
 
 GONE, QUEUED, ADMITTED = 0, 1, 2

@@ -8,6 +8,9 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from boards.access import require_role, visible, visible_workflows
+from common.api import ErrorSerializer
+from common.errors import Invalid
+from common.validation import parse_uuid, validated
 from integrations import credentials
 from integrations import watch as watches
 from integrations.intake import intake_create, intake_rotate_secret
@@ -19,9 +22,6 @@ from integrations.serializers import (
     ReviewWatchTakeOverSerializer,
     ReviewWatchUpdateSerializer,
 )
-from kandev.api import ErrorSerializer
-from kandev.errors import Invalid
-from kandev.validation import parse_uuid, validated
 from workflows.models import Workflow, WorkflowStep
 
 WORKFLOW_FILTER = [OpenApiParameter("workflow", str, description="Workflow id")]

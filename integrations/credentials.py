@@ -13,8 +13,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from boards.access import require_role, role_in, still_holds
+from common.errors import Forbidden
 from integrations.models import ActsForCreator, DisabledReason, Intake, ReviewWatch
-from kandev.errors import Forbidden
 from workflows.models import Role
 
 CREDENTIALS = (Intake, ReviewWatch)

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 
-from kandev.errors import KandevError
+from common.errors import KandevError
 
 
 class SecretUnreadable(KandevError):

@@ -1,6 +1,6 @@
 """A small GitHub REST client (httpx) for review watches.
 
-Requests go only where kandev.outbound allows (https on public addresses by default), and
+Requests go only where common.outbound allows (https on public addresses by default), and
 what a user sees of a failure (a watch's `last_error`) names its class, never a remote
 body: the address could be any service, and its answers are not the user's to read.
 
@@ -17,9 +17,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 from django.utils import timezone
 
-from kandev.errors import KandevError
-from kandev.outbound import GuardedTransport, OutboundRefused
-from kandev.validation import whole_number
+from common.errors import KandevError
+from common.outbound import GuardedTransport, OutboundRefused
+from common.validation import whole_number
 
 MAX_PAGES = 10  # the search API serves at most 1000 results (10 pages of 100)
 # GitHub's own charset: an owner is letters, digits and inner hyphens (at most 39); a

@@ -18,12 +18,12 @@ from rest_framework import serializers
 from boards import admission
 from boards.models import Priority, Task
 from boards.serializers import PriorityField, TitleField
+from common.errors import Conflict, Invalid, KandevError, WipLimitReached
+from common.parsers import TooDeep, load_json
+from common.text import clean_text
+from common.validation import validated
 from integrations import credentials
 from integrations.models import Intake
-from kandev.errors import Conflict, Invalid, KandevError, WipLimitReached
-from kandev.parsers import TooDeep, load_json
-from kandev.text import clean_text
-from kandev.validation import validated
 from workflows.models import Workflow, WorkflowStep
 
 MAX_BODY_BYTES = 256 * 1024

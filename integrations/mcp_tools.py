@@ -27,8 +27,8 @@ from boards.selectors import group_rows, step_counts
 from boards.serializers import TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
 from boards.services import task_update
 from boards.snapshots import board_snapshot
-from kandev.errors import Invalid, KandevError
-from kandev.validation import parse_uuid, validated
+from common.errors import Invalid, KandevError
+from common.validation import parse_uuid, validated
 from workflows import services
 from workflows.models import StepGroup, Workflow, WorkflowStep
 from workflows.serializers import StepGroupUpdateSerializer, StepUpdateSerializer

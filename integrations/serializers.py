@@ -2,9 +2,9 @@ import re
 
 from rest_framework import serializers
 
+from common.outbound import url_errors
 from integrations.github import REPOSITORY
 from integrations.models import DisabledReason
-from kandev.outbound import url_errors
 
 # Checked in validate_reviewer_login, not as a RegexField: the OpenAPI pattern drf-spectacular
 # derives from it ("(\[bot]){0,1}") is one schema-driven clients (schemathesis) cannot use.

@@ -17,11 +17,11 @@ from django.utils import timezone
 
 from boards import admission
 from boards.models import Task
+from common.errors import Conflict, Invalid, KandevError, WipLimitReached
+from common.validation import whole_number
 from integrations import credentials
 from integrations.github import GitHub, PullRequest, external_ref
 from integrations.models import GITHUB_API, DisabledReason, ReviewWatch
-from kandev.errors import Conflict, Invalid, KandevError, WipLimitReached
-from kandev.validation import whole_number
 from workflows.models import Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)

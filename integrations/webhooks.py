@@ -6,10 +6,10 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from boards.messages import task_data
+from common.errors import Invalid, KandevError
+from common.validation import whole_number
 from integrations.intake import MAX_BODY_BYTES, BodyTooLarge, deliver
 from integrations.models import Intake
-from kandev.errors import Invalid, KandevError
-from kandev.validation import whole_number
 
 
 @csrf_exempt

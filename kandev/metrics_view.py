@@ -14,7 +14,7 @@ from accounts.authentication import user_for_key
 from agents.models import AgentSession, SessionStatus
 from boards.models import Task
 from boards.selectors import with_occupied
-from kandev.metrics import counters_exposition
+from common.metrics import counters_exposition
 from workflows.models import Membership, StepGroup, Workflow, WorkflowStep
 
 

@@ -63,7 +63,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
-    "kandev",
+    "common",
     "accounts",
     "workflows",
     "boards",
@@ -118,7 +118,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
 else:
-    # Fail fast while the database is unreachable: requests answer 503 (kandev.errors)
+    # Fail fast while the database is unreachable: requests answer 503 (common.errors)
     # instead of hanging on a connect; the next request reconnects by itself.
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(
         os.environ.get("DATABASE_CONNECT_TIMEOUT", "3")
@@ -186,7 +186,7 @@ STORAGES = {
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
-        else "kandev.staticfiles.StaticFilesStorage"
+        else "common.staticfiles.StaticFilesStorage"
     },
 }
 # Serve straight from the app folders in development, without collectstatic.
@@ -207,12 +207,12 @@ REST_FRAMEWORK = {
         "rest_framework.permissions.IsAuthenticated",
         "accounts.permissions.ScopedTokenLimits",
     ],
-    "DEFAULT_RENDERER_CLASSES": ["kandev.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["kandev.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["common.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["common.parsers.JSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "kandev.pagination.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "common.pagination.Pagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "kandev.errors.exception_handler",
+    "EXCEPTION_HANDLER": "common.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 
@@ -234,7 +234,7 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "kandev.schema.document_errors",
+        "common.schema.document_errors",
     ],
 }
 
@@ -293,8 +293,8 @@ CONTENT_SECURITY_POLICY = {
 if REDIS_URL:
     CACHES = {
         "default": {
-            # Django's, with one client and pool per process, not one per request (kandev/cache.py).
-            "BACKEND": "kandev.cache.RedisCache",
+            # Django's, with one client and pool per process, not one per request (common/cache.py).
+            "BACKEND": "common.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "kandev-cache",  # beside the channel layer's keys in the same database
             # As large as the channel layer's: every request thread may hold a connection at once.
@@ -325,7 +325,7 @@ EMAIL_USE_TLS, EMAIL_USE_SSL = _mail.use_tls, _mail.use_ssl
 EMAIL_TIMEOUT = mail_settings.timeout(os.environ)
 DEFAULT_FROM_EMAIL = mail_settings.from_address(os.environ)
 # Destinations outbound requests (review watches) may reach beyond https on public
-# addresses: hosts, host:port or CIDRs (kandev/outbound.py, README "Security").
+# addresses: hosts, host:port or CIDRs (common/outbound.py, README "Security").
 KANDEV_OUTBOUND_ALLOW = env_list("KANDEV_OUTBOUND_ALLOW", "")
 
 # Production hardening (README, "Production"). HTTPS=1 turns on everything that needs TLS
@@ -350,13 +350,13 @@ X_FRAME_OPTIONS = "DENY"
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE = int(os.environ.get("KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE", "0"))
 KANDEV_SESSION_LEASE_SECONDS = int(os.environ.get("KANDEV_SESSION_LEASE_SECONDS", "60"))
 
-# Every handler redacts `?token=` keys (kandev/logs.py). uvicorn's own handlers are declared
+# Every handler redacts `?token=` keys (common/logs.py). uvicorn's own handlers are declared
 # again here, with uvicorn's formatters, so its access and WebSocket lines are redacted too;
 # their levels stay as `--log-level` set them.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"redact_secrets": {"()": "kandev.logs.RedactSecrets"}},
+    "filters": {"redact_secrets": {"()": "common.logs.RedactSecrets"}},
     "formatters": {
         "uvicorn": {"()": "uvicorn.logging.DefaultFormatter", "fmt": "%(levelprefix)s %(message)s"},
         "uvicorn_access": {

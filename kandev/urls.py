@@ -67,7 +67,7 @@ urlpatterns += [
     path("", include("boards.urls")),
 ]
 
-# A database outage anywhere answers 503 with the API's error body (kandev.errors);
+# A database outage anywhere answers 503 with the API's error body (common.errors);
 # unknown /api/ paths answer the API's 404 body.
-handler500 = "kandev.errors.server_error"
-handler404 = "kandev.errors.not_found"
+handler500 = "common.errors.server_error"
+handler404 = "common.errors.not_found"

@@ -16,8 +16,8 @@ from rest_framework.views import APIView
 
 from boards.access import require_role
 from boards.selectors import with_occupied
-from kandev.api import ErrorSerializer
-from kandev.validation import validated
+from common.api import ErrorSerializer
+from common.validation import validated
 from teams import invitations, services
 from teams.models import Invitation, Invite
 from teams.serializers import (

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from kandev.errors import Conflict
+from common.errors import Conflict
 from teams.models import Invitation, InvitationState
 from workflows.models import Membership, Role, Workspace
 

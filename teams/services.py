@@ -23,9 +23,9 @@ from accounts import quotas
 from boards.access import WRITE_ROLES, still_holds
 from boards.changes import fill_for_persons
 from boards.services import unassign_everywhere
+from common.errors import Conflict
 from integrations import credentials
 from integrations.models import DisabledReason
-from kandev.errors import Conflict
 from teams.models import Invite, InviteState, hash_invite
 from workflows.models import Membership, Role, Workspace
 

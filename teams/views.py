@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from boards.access import role_in
 from boards.selectors import with_occupied
-from kandev.errors import Conflict, Invalid
+from common.errors import Conflict, Invalid
 from teams import invitations, services
 from teams.models import Invitation, Invite, InviteState
 from workflows.models import Membership, Role, Workspace

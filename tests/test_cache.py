@@ -1,5 +1,5 @@
 """Django's cache in front of Redis keeps one client, and so one pool of connections, per
-process (kandev/cache.py): Django makes a cache object per asyncio context, which under ASGI
+process (common/cache.py): Django makes a cache object per asyncio context, which under ASGI
 is per request, and each of them used to open a Redis connection of its own."""
 
 import pytest
@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.cache import caches
 
 pytestmark = pytest.mark.skipif(
-    settings.CACHES["default"]["BACKEND"] != "kandev.cache.RedisCache", reason="the Redis cache needs REDIS_URL"
+    settings.CACHES["default"]["BACKEND"] != "common.cache.RedisCache", reason="the Redis cache needs REDIS_URL"
 )
 
 

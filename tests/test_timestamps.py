@@ -1,4 +1,4 @@
-"""Timestamps read back exactly as written, in UTC (on PostgreSQL: kandev.db's loader)."""
+"""Timestamps read back exactly as written, in UTC (on PostgreSQL: common.db's loader)."""
 
 from datetime import UTC, datetime, timedelta, timezone
 

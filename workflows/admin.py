@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from kandev.admin import ReadOnlyAdmin
+from common.admin import ReadOnlyAdmin
 from workflows.models import Membership, Workflow, WorkflowStep, Workspace
 
 

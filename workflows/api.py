@@ -22,10 +22,10 @@ from boards.messages import step_data
 from boards.selectors import board_events, group_rows, step_counts
 from boards.serializers import TaskEventSerializer
 from boards.snapshots import board_json
-from kandev.api import ErrorSerializer
-from kandev.errors import Invalid
-from kandev.renderers import JSONRenderer
-from kandev.validation import parse_uuid, validated, whole_number
+from common.api import ErrorSerializer
+from common.errors import Invalid
+from common.renderers import JSONRenderer
+from common.validation import parse_uuid, validated, whole_number
 from workflows import services
 from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
 from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace

@@ -20,7 +20,7 @@ from boards import admission
 from boards.change import BoardChange
 from boards.models import EventKind, Task
 from boards.signals import task_admitted
-from kandev.errors import WipLimitReached
+from common.errors import WipLimitReached
 from workflows.models import WorkflowStep
 
 logger = logging.getLogger(__name__)

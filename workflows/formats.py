@@ -8,7 +8,7 @@ import yaml
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer
 
-from kandev.validation import whole_number
+from common.validation import whole_number
 from workflows.portable import MAX_DOCUMENT_BYTES, DocumentTooLarge, parse_document
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import yaml
 from rest_framework import status
 
-from kandev.errors import Invalid, KandevError
-from kandev.parsers import json_depth
+from common.errors import Invalid, KandevError
+from common.parsers import json_depth
 from workflows.models import OnFull, OnSessionLimit, StepGroup, StepKind, Workflow, WorkflowStep
 from workflows.step_rules import (
     DEFAULT_COLOR,

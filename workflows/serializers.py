@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from agents.models import SessionStatus
-from kandev.text import clean_text
+from common.text import clean_text
 from workflows.models import OnFull, OnSessionLimit, StepKind, Workflow, Workspace
 from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_STEPS, MAX_WIP_LIMIT, MIN_GROUP_STEPS
 

@@ -11,7 +11,7 @@ from boards.change import BoardChange
 from boards.changes import board_change
 from boards.locking import NotFound, board_transaction
 from boards.models import Task
-from kandev.errors import Conflict, Invalid
+from common.errors import Conflict, Invalid
 from workflows.models import (
     Membership,
     OnFull,

@@ -8,7 +8,7 @@ import re
 import unicodedata
 from collections.abc import Hashable
 
-from kandev.errors import Invalid
+from common.errors import Invalid
 from workflows.models import OnFull, StepKind
 
 MAX_STEPS = 50  # per workflow

@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from kandev.renderers import encode
+from common.renderers import encode
 
 register = template.Library()
 

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from boards.admission import task_create
 from boards.models import Task
-from kandev.errors import Conflict
+from common.errors import Conflict
 from teams.models import Invite
 from teams.services import invite_create
 from tests.clients import api_for

@@ -12,7 +12,7 @@ from agents import services
 from agents.models import HOLDING_SLOT, AgentSession, SessionStatus
 from boards import admission
 from boards.models import EventKind, Task, TaskEvent
-from kandev.errors import WipLimitReached
+from common.errors import WipLimitReached
 from tests.agents.conftest import AUTO_START, REVIEW, race, run_turn
 from tests.factories import StepFactory, WorkflowFactory, WorkspaceFactory
 from workflows.models import Membership, OnSessionLimit, Role

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from accounts.models import ApiToken
 from agents import services
 from boards import admission
-from kandev.errors import WipLimitReached
+from common.errors import WipLimitReached
 from tests.agents.conftest import AUTO_START, run_turn, session_of
 from tests.factories import StepFactory, UserFactory, WorkflowFactory
 from workflows.models import OnSessionLimit
@@ -151,14 +151,14 @@ class TestAccess:
 INCREMENT = """
 import django
 django.setup()
-from kandev import metrics
+from common import metrics
 metrics.TASKS_PULLED.inc({n})
 metrics.SESSION_QUEUE_WAIT.labels(workflow="w").observe(2)
 """
 SCRAPE = """
 import django, sys
 django.setup()
-from kandev import metrics
+from common import metrics
 sys.stdout.write(metrics.counters_exposition().decode())
 """
 

@@ -13,7 +13,7 @@ from agents.services import IllegalSessionTransition, SessionLimitReached
 from boards import admission
 from boards.changes import reconcile_all
 from boards.models import EventKind, Task, TaskEvent
-from kandev.errors import Conflict, Forbidden, Invalid
+from common.errors import Conflict, Forbidden, Invalid
 from tests.agents.conftest import AUTO_START, run_turn, session_of, statuses
 from tests.factories import StepFactory, UserFactory, WorkflowFactory
 from workflows import services as workflow_services

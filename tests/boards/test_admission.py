@@ -4,7 +4,7 @@ import pytest
 
 from boards import admission
 from boards.models import EventKind, Task, TaskEvent
-from kandev.errors import Conflict, Forbidden, Invalid, WipLimitReached
+from common.errors import Conflict, Forbidden, Invalid, WipLimitReached
 from tests.factories import MembershipFactory, StepFactory, UserFactory
 from workflows.models import OnFull, Role
 

@@ -6,7 +6,7 @@ import pytest
 from boards import admission
 from boards.models import EventKind, Task, TaskEvent
 from boards.services import task_block, task_unblock
-from kandev.errors import Conflict, Invalid, WipLimitReached
+from common.errors import Conflict, Invalid, WipLimitReached
 from tests.boards.settling import unsettled
 from tests.concurrency import race, rounds
 from tests.conftest import board_state, member_client

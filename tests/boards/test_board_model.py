@@ -12,7 +12,7 @@ from boards import admission
 from boards.models import ClassOfService, Task
 from boards.placement import key_after
 from boards.services import task_block, task_unblock, task_update
-from kandev.errors import Conflict, WipLimitReached
+from common.errors import Conflict, WipLimitReached
 from tests.boards.settling import unsettled
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows import services

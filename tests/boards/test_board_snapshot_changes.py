@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from boards import admission, services
 from boards.models import ClassOfService, EventKind, Task, TaskEvent
 from boards.snapshots import board_json, board_snapshot, build_snapshot, updated_snapshot
-from kandev.errors import KandevError
+from common.errors import KandevError
 from tests.factories import StepFactory
 from workflows import services as workflow_services
 from workflows.models import OnFull, StepGroup, Workflow, WorkflowStep

@@ -8,7 +8,7 @@ import pytest
 from boards import admission
 from boards.models import EventKind, Priority, Task, TaskEvent
 from boards.services import task_update
-from kandev.errors import WipLimitReached
+from common.errors import WipLimitReached
 from tests.conftest import board_state
 from tests.factories import MembershipFactory, StepFactory, UserFactory
 from workflows.models import Role, StepGroup, Workflow, WorkflowStep

@@ -7,7 +7,7 @@ import pytest
 from boards import admission
 from boards.changes import reconcile_all
 from boards.models import Task
-from kandev.errors import WipLimitReached
+from common.errors import WipLimitReached
 from tests.conftest import board_state
 from tests.factories import StepFactory, development_board
 from workflows import services

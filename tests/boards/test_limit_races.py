@@ -5,7 +5,7 @@ import pytest
 
 from boards import admission, services
 from boards.models import ClassOfService, Task, TaskEvent
-from kandev.errors import WipLimitReached
+from common.errors import WipLimitReached
 from tests.concurrency import race, rounds
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory, WorkspaceFactory
 from workflows.models import Role, StepGroup, StepKind, Workflow

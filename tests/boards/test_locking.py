@@ -9,7 +9,7 @@ from django.db import connection
 from boards import admission
 from boards.models import Task
 from boards.signals import task_admitted
-from kandev.errors import WipLimitReached
+from common.errors import WipLimitReached
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 

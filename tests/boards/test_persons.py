@@ -8,7 +8,7 @@ import pytest
 from boards import admission
 from boards.models import NOT_ASSIGNABLE, EventKind, Task, TaskEvent
 from boards.services import task_update
-from kandev.errors import Invalid, WipLimitReached
+from common.errors import Invalid, WipLimitReached
 from tests.conftest import board_state
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import OnFull, Role

@@ -7,7 +7,7 @@ import pytest
 
 from boards import admission
 from boards.models import Task, TaskEvent
-from kandev.errors import WipLimitReached
+from common.errors import WipLimitReached
 from tests.concurrency import race, rounds
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role, Workflow

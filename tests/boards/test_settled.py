@@ -14,7 +14,7 @@ from agents.models import AgentSession, SessionStatus
 from boards import admission
 from boards.models import Priority, Task
 from boards.services import task_block, task_unblock, task_update
-from kandev.errors import KandevError
+from common.errors import KandevError
 from tests.boards.settling import unsettled
 from tests.factories import MembershipFactory, StepFactory, UserFactory
 from workflows import services

@@ -1,4 +1,4 @@
-"""kandev/sql.py: the hand-written hot statements read and write exactly what the ORM does,
+"""common/sql.py: the hand-written hot statements read and write exactly what the ORM does,
 on PostgreSQL and on SQLite (where UUIDs, booleans, timestamps and JSON need converters)."""
 
 import pytest
@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from boards import admission
 from boards.models import EventKind, Task, TaskEvent
-from kandev import sql
+from common import sql
 from tests.factories import StepFactory
 from workflows.models import WorkflowStep
 

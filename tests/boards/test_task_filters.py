@@ -1,5 +1,5 @@
 """GET /api/v1/tasks/: each filter of the board's filter bar narrows the list, and every list
-endpoint answers an unknown query parameter with a 400 naming it (kandev/filters.py)."""
+endpoint answers an unknown query parameter with a 400 naming it (common/filters.py)."""
 
 import pytest
 

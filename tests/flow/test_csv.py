@@ -11,7 +11,7 @@ from datetime import datetime
 import pytest
 
 from boards.admission import task_move
-from kandev.renderers import spreadsheet_cell
+from common.renderers import spreadsheet_cell
 
 ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
 HOSTILE = [

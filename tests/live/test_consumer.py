@@ -9,8 +9,8 @@ from django.test import Client
 
 from accounts.models import ApiToken
 from boards.admission import task_bulk_move, task_create, task_move
+from common.errors import WipLimitReached
 from kandev.asgi import application
-from kandev.errors import WipLimitReached
 from tests.factories import MembershipFactory, UserFactory
 from workflows.models import Role
 from workflows.services import group_create, group_update

@@ -8,7 +8,7 @@ import pytest
 from django.apps import apps
 from django.utils import timezone
 
-from kandev.errors import Conflict
+from common.errors import Conflict
 from teams import services
 from teams.models import Invite
 from tests.clients import api_for, browser_for

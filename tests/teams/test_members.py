@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from django.db import connection, transaction
 
-from kandev.errors import Conflict
+from common.errors import Conflict
 from teams import invitations, services
 from tests.clients import api_for
 from tests.concurrency import race, rounds

@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from kandev.errors import Invalid
+from common.errors import Invalid
 from tests.conftest import board_state
 from tests.workflows.test_portable import export, import_, persisted, valid_document
 from workflows import services

@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import AgentSession
 from agents.services import session_cancel
-from kandev.errors import KandevError
+from common.errors import KandevError
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.services import session_start
 from boards.models import Task
-from kandev.errors import KandevError
+from common.errors import KandevError
 
 
 class Command(BaseCommand):

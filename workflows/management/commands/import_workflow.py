@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from kandev.errors import Invalid
+from common.errors import Invalid
 from workflows import services
 from workflows.models import Workspace
 from workflows.portable import MalformedDocument, parse_document

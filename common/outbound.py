@@ -22,7 +22,7 @@ import httpx
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from kandev.errors import KandevError
+from common.errors import KandevError
 
 
 class OutboundRefused(KandevError):

@@ -1,12 +1,12 @@
 """The query parameters a list endpoint accepts, checked once for every list.
 
-Every list endpoint pages (kandev.pagination.Pagination), and the paginator asks here
+Every list endpoint pages (common.pagination.Pagination), and the paginator asks here
 before paging: a parameter that is neither the page's own (`page`, `page_size`), `format`,
 a filter of the view's FilterSet nor one the view reads itself (`list_params`) is a 400
 naming it, rather than a filter silently ignored and every row coming back.
 """
 
-from kandev.errors import Invalid
+from common.errors import Invalid
 
 ALWAYS = frozenset({"format"})
 

@@ -3,7 +3,7 @@ a whole number. Each failure is the one `Invalid` error: a 400 naming the field.
 
 import uuid
 
-from kandev.errors import Invalid
+from common.errors import Invalid
 
 
 def validated(serializer_class, data, **kwargs) -> dict:

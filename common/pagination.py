@@ -1,6 +1,6 @@
 from rest_framework.pagination import PageNumberPagination
 
-from kandev.filters import reject_unknown_params
+from common.filters import reject_unknown_params
 
 
 class Pagination(PageNumberPagination):
@@ -9,7 +9,7 @@ class Pagination(PageNumberPagination):
     max_page_size = 1000
 
     def paginate_queryset(self, queryset, request, view=None):
-        """Every list pages: an unknown query parameter is refused here (kandev/filters.py)."""
+        """Every list pages: an unknown query parameter is refused here (common/filters.py)."""
         if view is not None:
             reject_unknown_params(request, view, self)
         return super().paginate_queryset(queryset, request, view)

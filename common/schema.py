@@ -1,4 +1,4 @@
-"""OpenAPI post-processing: the error responses every operation can give (kandev.errors)."""
+"""OpenAPI post-processing: the error responses every operation can give (common.errors)."""
 
 ERROR = {
     "type": "object",

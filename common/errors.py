@@ -16,8 +16,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from kandev import metrics
-from kandev.parsers import PayloadTooLarge
+from common import metrics
+from common.parsers import PayloadTooLarge
 
 logger = logging.getLogger(__name__)
 
