@@ -7,7 +7,6 @@ locks (occupancy.py). A refusal raises `WipLimitReached` inside the transaction,
 refused request persists.
 """
 
-from accounts import quotas
 from boards.access import role_in
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
@@ -28,6 +27,7 @@ from boards.placement import (
     save_entered,
     step_refusal,
 )
+from boards.quotas import check_open_tasks
 from boards.signals import task_retired
 from common import sql
 from common.errors import Conflict, Forbidden, Invalid
@@ -73,7 +73,7 @@ def task_create(
     force: bool = False,
     reason: str = "",
 ) -> Admission:
-    quotas.check_open_tasks(actor=actor)
+    check_open_tasks(actor=actor)
     check_force(workflow=workflow, actor=actor, force=force, reason=reason)
     with board_change(workflow.pk, actor=actor) as change:
         target = change.board.step(step.pk) if step is not None else change.board.start_step()

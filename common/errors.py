@@ -59,6 +59,14 @@ class Conflict(KandevError):
         self.code = code
 
 
+class QuotaExceeded(Conflict):
+    """An account would create more than a quota lets one account have (a setting each), so
+    that no single account can fill the database."""
+
+    def __init__(self, *, quota: str, limit: int, detail: str):
+        super().__init__(detail, code="quota_exceeded", quota=quota, limit=limit)
+
+
 class Invalid(KandevError):
     """Validation failure with field errors: 400 {"code": "invalid", "errors": {...}}."""
 

@@ -309,7 +309,8 @@ KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", 
 KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS = int(os.environ.get("KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS", "30"))
 KANDEV_PASSWORD_RESET_MAX = int(os.environ.get("KANDEV_PASSWORD_RESET_MAX", "5"))
 KANDEV_PASSWORD_RESET_WINDOW_SECONDS = int(os.environ.get("KANDEV_PASSWORD_RESET_WINDOW_SECONDS", "3600"))
-# What one account may create, so that none can fill the database (accounts/quotas.py); 0 = no quota.
+# What one account may create, so that none can fill the database; 0 = no quota. Checked by
+# the creates: boards/quotas.py (tasks), workflows/services.py and teams/services.py.
 KANDEV_MAX_WORKSPACES_PER_USER = int(os.environ.get("KANDEV_MAX_WORKSPACES_PER_USER", "50"))
 KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE = int(os.environ.get("KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE", "100"))
 KANDEV_MAX_OPEN_TASKS_PER_USER = int(os.environ.get("KANDEV_MAX_OPEN_TASKS_PER_USER", "10000"))

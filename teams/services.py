@@ -15,15 +15,15 @@ import datetime
 import secrets
 from functools import partial
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts import quotas
 from boards.access import WRITE_ROLES, still_holds
 from boards.changes import fill_for_persons
 from boards.services import unassign_everywhere
-from common.errors import Conflict
+from common.errors import Conflict, QuotaExceeded
 from integrations import credentials
 from integrations.models import DisabledReason
 from teams.models import Invite, InviteState, hash_invite
@@ -122,7 +122,7 @@ def invite_create(
     *, workspace: Workspace, role: str, actor, expires_in_days: int = INVITE_DAYS_DEFAULT
 ) -> tuple[Invite, str]:
     """A new invite and its token (shown once: only its hash is kept)."""
-    quotas.check_open_invites(workspace=workspace)
+    _check_invite_quota(workspace=workspace)
     token = secrets.token_urlsafe(32)
     invite = Invite.objects.create(
         workspace=workspace,
@@ -198,3 +198,22 @@ def invite_accept(*, token: str, user) -> Membership:
     invite.used_by, invite.used_at = user, timezone.now()
     invite.save(update_fields=["used_by", "used_at"])
     return membership
+
+
+def _check_invite_quota(*, workspace: Workspace) -> None:
+    """A workspace may have KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE open invite links (0: any
+    number). Counted with the workspace's row locked, inside the invite create's transaction."""
+    limit = settings.KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE
+    if not limit:
+        return
+    Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+    open_invites = Invite.objects.filter(
+        workspace=workspace, used_at__isnull=True, revoked_at__isnull=True, expires_at__gt=timezone.now()
+    )
+    if open_invites.count() >= limit:
+        raise QuotaExceeded(
+            quota="open_invites",
+            limit=limit,
+            detail=f"This workspace has {limit} open invite links, the most it may have at once. "
+            "Revoke one that is no longer needed.",
+        )

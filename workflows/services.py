@@ -1,17 +1,18 @@
 """Writes to workspaces, workflows and steps. Step changes are board changes: they take the
 board's locks, bump its version, may open capacity (so they pull), and broadcast."""
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
 from django.utils.text import slugify
 
-from accounts import quotas
 from boards.admission import bulk_move
 from boards.change import BoardChange
 from boards.changes import board_change
 from boards.locking import NotFound, board_transaction
 from boards.models import Task
-from common.errors import Conflict, Invalid
+from common.errors import Conflict, Invalid, QuotaExceeded
 from workflows.models import (
     Membership,
     OnFull,
@@ -38,7 +39,7 @@ from workflows.step_rules import (
 
 @transaction.atomic
 def workspace_create(*, name: str, owner, slug: str = "", max_concurrent_sessions=None) -> Workspace:
-    quotas.check_workspaces(owner=owner)
+    _check_workspace_quota(owner=owner)
     base = slugify(slug or name)[:90] or "workspace"
     candidate, n = base, 1
     while Workspace.objects.filter(slug=candidate).exists():
@@ -403,3 +404,19 @@ def group_delete(*, group: StepGroup, actor) -> None:
         )
         _set_group_steps(change, group.pk, [])
         group.delete()
+
+
+def _check_workspace_quota(*, owner) -> None:
+    """An account may own KANDEV_MAX_WORKSPACES_PER_USER workspaces (0: any number). Counted
+    with the account's row locked, inside the workspace create's transaction: exact."""
+    limit = settings.KANDEV_MAX_WORKSPACES_PER_USER
+    if not limit:
+        return
+    get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+    if Membership.objects.filter(user=owner, role=Role.OWNER).count() >= limit:
+        raise QuotaExceeded(
+            quota="workspaces",
+            limit=limit,
+            detail=f"You own {limit} workspaces, the most one account may own here. "
+            "Leave or hand over one you no longer need, or ask your administrator.",
+        )
