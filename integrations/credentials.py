@@ -44,10 +44,11 @@ def lapsed(credential: ActsForCreator) -> str | None:
         reason = DisabledReason.CREATOR_REMOVED
     else:
         reason = DisabledReason.CREATOR_VIEWER
+    now = timezone.now()
     type(credential).objects.filter(pk=credential.pk, disabled_at__isnull=True).update(
-        disabled_at=timezone.now(), disabled_reason=reason
+        disabled_at=now, disabled_reason=reason
     )
-    credential.disabled_at, credential.disabled_reason = timezone.now(), reason
+    credential.disabled_at, credential.disabled_reason = now, reason
     return reason
 
 

@@ -18,6 +18,12 @@ class InviteState(models.TextChoices):
     EXPIRED = "expired"
 
 
+class InviteQuerySet(models.QuerySet):
+    def open(self, now):
+        """The links that still join someone at `now` (`Invite.state()` is OPEN)."""
+        return self.filter(revoked_at__isnull=True, used_at__isnull=True, expires_at__gt=now)
+
+
 class Invite(models.Model):
     """A single-use link that lets one person join a workspace with a role.
 
@@ -36,6 +42,8 @@ class Invite(models.Model):
     )
     used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = InviteQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "id"]

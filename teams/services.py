@@ -110,7 +110,7 @@ def account_authority_ends(*, user_id) -> None:
 
 def _revoke_open_invites(invites) -> None:
     now = timezone.now()
-    invites.filter(revoked_at__isnull=True, used_at__isnull=True, expires_at__gt=now).update(revoked_at=now)
+    invites.open(now).update(revoked_at=now)
 
 
 def _unassign(workspace: Workspace, user_id, actor):
@@ -207,10 +207,7 @@ def _check_invite_quota(*, workspace: Workspace) -> None:
     if not limit:
         return
     Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
-    open_invites = Invite.objects.filter(
-        workspace=workspace, used_at__isnull=True, revoked_at__isnull=True, expires_at__gt=timezone.now()
-    )
-    if open_invites.count() >= limit:
+    if Invite.objects.filter(workspace=workspace).open(timezone.now()).count() >= limit:
         raise QuotaExceeded(
             quota="open_invites",
             limit=limit,
