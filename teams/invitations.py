@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from boards.access import still_holds
 from common.errors import Conflict
 from teams.models import Invitation, InvitationState
 from workflows.models import Membership, Role, Workspace
@@ -49,8 +50,8 @@ def invitation_create(
 def _pending_for(user, invitation_id):
     """The user's own pending invitation, locked; Invitation.DoesNotExist for anyone else's."""
     return (
-        Invitation.objects.select_for_update()
-        .select_related("workspace")
+        Invitation.objects.select_for_update(of=("self",))
+        .select_related("workspace", "created_by")
         .get(pk=invitation_id, invitee=user, state=InvitationState.PENDING)
     )
 
@@ -60,10 +61,7 @@ def invitation_accept(*, invitation_id, user) -> Invitation:
     """Join as the invitation says, if whoever made it is still an owner. Someone already a
     member keeps their role (an invitation never demotes)."""
     invitation = _pending_for(user, invitation_id)
-    still_owner = Membership.objects.filter(
-        workspace_id=invitation.workspace_id, user_id=invitation.created_by_id, role=Role.OWNER
-    ).exists()
-    if not still_owner:
+    if not still_holds(invitation.created_by, invitation.workspace_id, owner=True):
         raise Conflict(
             "This invitation was withdrawn: whoever sent it is no longer an owner.", code="invitation_withdrawn"
         )
@@ -97,9 +95,9 @@ def _answer(invitation: Invitation, state: InvitationState) -> Invitation:
 
 def invitations_for(user):
     """The invitations waiting for `user`'s answer, to workspaces they are not in, from
-    people who are still owners there."""
+    people who are still active owners there (`still_holds`, as a query)."""
     sender_is_owner = Membership.objects.filter(
-        workspace=OuterRef("workspace"), user=OuterRef("created_by"), role=Role.OWNER
+        workspace=OuterRef("workspace"), user=OuterRef("created_by"), user__is_active=True, role=Role.OWNER
     )
     return (
         Invitation.objects.filter(Exists(sender_is_owner), invitee=user, state=InvitationState.PENDING)

@@ -133,6 +133,18 @@ def test_an_invitation_from_someone_no_longer_an_owner_is_gone_and_cannot_be_acc
     assert usernames(workspace) == {"olivia", second.username}
 
 
+def test_an_invitation_from_a_deactivated_owner_is_gone_and_cannot_be_accepted(team):
+    workspace, owner, vera = team
+    invite(owner, workspace, {"username": "vera", "role": "owner"})
+    (pending,) = api_for(vera).get("/api/v1/me/invitations/").json()
+    owner.is_active = False
+    owner.save()
+    assert api_for(vera).get("/api/v1/me/invitations/").json() == []
+    refused = api_for(vera).post(f"/api/v1/me/invitations/{pending['id']}/accept/")
+    assert (refused.status_code, refused.json()["code"]) == (409, "invitation_withdrawn")
+    assert usernames(workspace) == {"olivia"}
+
+
 def test_inviting_again_updates_the_pending_invitation(team):
     workspace, owner, vera = team
     invite(owner, workspace, {"username": "vera", "role": "viewer"})
