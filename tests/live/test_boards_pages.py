@@ -146,7 +146,8 @@ def test_archived_task_is_found_by_search_and_restored(open_page, api, owner, wo
     archived = page.get_by_role("list", name="Archived tasks").get_by_role("listitem")
     expect(archived).to_have_count(2)
     page.get_by_label("Search").fill("login")
-    page.get_by_role("button", name="Search").click()
+    with page.expect_navigation():  # the results page's script is loaded before Restore is pressed
+        page.get_by_role("button", name="Search").click()
     expect(archived).to_have_count(1)
     archived.get_by_role("button", name="Restore").click()
     expect(archived).to_have_text([re.compile("No archived task matches")])
