@@ -240,6 +240,7 @@ def test_over_limit_warning_is_not_colour_alone_and_clears_live(open_board, owne
     expect(header.locator('[data-role="wip-count"]')).to_have_attribute("aria-label", "2 of 1: over the WIP limit")
     expect(header.locator('[data-role="wip-warning"]')).to_have_text(re.compile("Over limit"))
     expect(column(page, backlog)).to_have_attribute("data-over-limit", "false")
+    expect(column(page, backlog).locator('[data-role="wip-count"]')).to_have_attribute("aria-label", "0 tasks")
 
     drag(page, first, done)
 
