@@ -6,7 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from boards import access, admission
-from boards.access import check_role, visible_tasks
+from boards.access import check_role, visible
 from boards.messages import task_data
 from boards.models import ClassOfService, EventKind, Priority, Task, TaskEvent
 from boards.serializers import (
@@ -90,7 +90,7 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
 
     def get_queryset(self):
         return (
-            visible_tasks(self.request.user)
+            visible(Task.objects.all(), self.request.user)
             .annotate(member_role=F("workflow__workspace__memberships__role"))
             .select_related("workflow")
             .order_by("workflow_id", "step_id", "position", "priority", "created_at", "id")

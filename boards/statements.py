@@ -10,7 +10,7 @@ from agents.models import LIVE as LIVE_SESSION
 from agents.models import AgentSession
 from boards.models import LIVE, OCCUPYING, QUEUED, Task
 from common import sql
-from workflows.models import Membership, Workflow, WorkflowStep
+from workflows.models import Workflow, WorkflowStep
 
 
 @functools.cache
@@ -49,27 +49,6 @@ def locked_section(vendor: str) -> dict:
         # index task_in_board_order).
         "count_step": f"SELECT {counted} FROM {sql.table(Task)} WHERE {sql.column(Task, 'step')} = %s AND {live}",
     }
-
-
-@functools.cache
-def member_object(model, vendor: str) -> str:
-    """A workflow, or a step or task by id with its workflow, and the user's role in its workspace."""
-    workspace = sql.column(Workflow, "workspace")
-    membership = f" JOIN {sql.table(Membership)} m ON m.{sql.column(Membership, 'workspace')} = w.{workspace}"
-    of_user = f" AND m.{sql.column(Membership, 'user')} = %s"
-    role = f"m.{sql.column(Membership, 'role')}"
-    if model is Workflow:
-        return (
-            f"SELECT {sql.columns(Workflow, 'w')}, {role} FROM {sql.table(Workflow)} w{membership}"
-            f" WHERE w.{sql.column(Workflow, 'id')} = %s{of_user}"
-        )
-    return (
-        f"SELECT {sql.columns(model, 'o')}, {sql.columns(Workflow, 'w')}, {role}"
-        f" FROM {sql.table(model)} o"
-        f" JOIN {sql.table(Workflow)} w ON w.{sql.column(Workflow, 'id')} = o.{sql.column(model, 'workflow')}"
-        f"{membership}"
-        f" WHERE o.{sql.column(model, 'id')} = %s{of_user}"
-    )
 
 
 @functools.cache
