@@ -11,10 +11,10 @@ from accounts.models import ApiToken
 from agents import services
 from agents.models import AgentSession, SessionStatus
 from agents.selectors import claim_data, session_data
-from boards.access import require_role, visible
 from boards.models import Task
 from common.api import ErrorSerializer
 from common.validation import validated
+from workflows.access import require_role, visible
 
 
 class SessionSerializer(serializers.Serializer):

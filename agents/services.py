@@ -20,7 +20,6 @@ from django.utils import timezone
 from rest_framework import status as http
 
 from agents.models import HOLDING_SLOT, LIVE, TERMINAL, AgentSession, SessionStatus
-from boards.access import writable_workspaces
 from boards.admission import check_force
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
@@ -29,6 +28,7 @@ from boards.models import EventKind, Task
 from common import metrics
 from common.errors import Conflict, KandevError
 from workflows import engine
+from workflows.access import writable_workspaces
 from workflows.models import OnSessionLimit, Workflow, WorkflowStep, Workspace
 
 logger = logging.getLogger(__name__)

@@ -19,8 +19,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from boards import access, admission
-from boards.access import check_role, visible_workflows
+from boards import admission
 from boards.messages import step_data, task_data
 from boards.models import Priority, Task
 from boards.selectors import group_rows, step_counts
@@ -29,7 +28,8 @@ from boards.services import task_update
 from boards.snapshots import board_snapshot
 from common.errors import Invalid, KandevError
 from common.validation import parse_uuid, validated
-from workflows import services
+from workflows import access, services
+from workflows.access import check_role, visible_workflows
 from workflows.models import StepGroup, Workflow, WorkflowStep
 from workflows.serializers import StepGroupUpdateSerializer, StepUpdateSerializer
 

@@ -6,17 +6,6 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards.access import (
-    check_role,
-    member_object,
-    member_step,
-    member_workflow,
-    memberships_of,
-    require_role,
-    visible,
-    visible_workflows,
-    writable,
-)
 from boards.api import WorkflowEventFilter
 from boards.messages import step_data
 from boards.selectors import board_events, group_rows, step_counts
@@ -27,6 +16,17 @@ from common.errors import Invalid
 from common.renderers import JSONRenderer
 from common.validation import parse_uuid, validated, whole_number
 from workflows import services
+from workflows.access import (
+    check_role,
+    member_object,
+    member_step,
+    member_workflow,
+    memberships_of,
+    require_role,
+    visible,
+    visible_workflows,
+    writable,
+)
 from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
 from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace
 from workflows.portable import export_document, templates
