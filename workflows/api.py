@@ -6,6 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from boards import structure
 from boards.api import WorkflowEventFilter
 from boards.messages import step_data
 from boards.selectors import board_events, group_rows, step_counts
@@ -72,7 +73,7 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
 
     def perform_destroy(self, workspace):
         require_role(self.request.user, workspace.pk, owner=True)
-        services.workspace_delete(workspace=workspace)
+        structure.workspace_delete(workspace=workspace)
 
     @extend_schema(
         request={
@@ -136,14 +137,14 @@ class WorkflowViewSet(viewsets.ModelViewSet):
     def perform_update(self, serializer):
         workflow = serializer.instance
         require_role(self.request.user, workflow.workspace_id, write=True)
-        serializer.instance = services.workflow_update(
+        serializer.instance = structure.workflow_update(
             workflow=workflow, actor=self.request.user, **serializer.validated_data
         )
 
     def perform_destroy(self, workflow):
         # A whole board holds everyone's tasks: members may delete tasks, only owners boards.
         require_role(self.request.user, workflow.workspace_id, owner=True)
-        services.workflow_delete(workflow=workflow)
+        structure.workflow_delete(workflow=workflow)
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies are JSON everywhere, also where the success body is YAML (export).
@@ -250,7 +251,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         if workflow is None:
             raise Invalid({"workflow_id": ["No such workflow."]})
         require_role(request.user, workflow.workspace_id, write=True)
-        step = services.step_create(workflow=workflow, actor=request.user, **data)
+        step = structure.step_create(workflow=workflow, actor=request.user, **data)
         return _step_response(step, status.HTTP_201_CREATED)
 
     @extend_schema(request=StepUpdateSerializer, responses={200: StepSerializer, 400: ErrorSerializer})
@@ -258,7 +259,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         step = self.get_object()
         require_role(request.user, step.workflow.workspace_id, write=True)
         data = validated(StepUpdateSerializer, request.data, partial=True)
-        step = services.step_update(step=step, actor=request.user, **data)
+        step = structure.step_update(step=step, actor=request.user, **data)
         return _step_response(step)
 
     @extend_schema(
@@ -272,7 +273,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         target = None
         if target_id:
             target = member_step(request.user, parse_uuid(target_id, "move_tasks_to"), "move_tasks_to")
-        services.step_delete(step=step, actor=request.user, move_tasks_to=target)
+        structure.step_delete(step=step, actor=request.user, move_tasks_to=target)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -312,7 +313,7 @@ class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
         data = dict(validated(StepGroupSerializer, request.data))
         workflow = member_workflow(request.user, data.pop("workflow_id"))
         check_role(workflow.member_role, write=True)
-        group = services.group_create(workflow=workflow, actor=request.user, **data)
+        group = structure.group_create(workflow=workflow, actor=request.user, **data)
         return _group_response(group, status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -322,11 +323,11 @@ class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     def partial_update(self, request, pk=None):
         group = writable(StepGroup, request.user, pk)
         data = validated(StepGroupUpdateSerializer, request.data, partial=True)
-        return _group_response(services.group_update(group=group, actor=request.user, **data))
+        return _group_response(structure.group_update(group=group, actor=request.user, **data))
 
     @extend_schema(responses={204: None, 404: ErrorSerializer})
     def destroy(self, request, pk=None):
-        services.group_delete(group=writable(StepGroup, request.user, pk), actor=request.user)
+        structure.group_delete(group=writable(StepGroup, request.user, pk), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from agents import services as sessions
 from agents.models import AgentSession, SessionStatus
-from boards import admission
+from boards import admission, structure
 from boards.models import Priority, Task
 from boards.services import task_block, task_unblock, task_update
 from common.errors import KandevError
@@ -179,7 +179,7 @@ def test_a_queued_task_is_promoted_when_the_limit_rises(workflow, owner, broadca
     before = version(workflow)
 
     # When its limit is raised to 2
-    messages = broadcasts(workflow, lambda: services.step_update(step=review, actor=owner, wip_limit=2))
+    messages = broadcasts(workflow, lambda: structure.step_update(step=review, actor=owner, wip_limit=2))
 
     # Then the queued task is admitted in the same commit and message
     assert titles(review) == ["first", "waiting"]
