@@ -1,12 +1,15 @@
+"""The REST API of workspaces, workflows (a board: its settings, snapshot, history, export),
+steps, step groups and templates. Changes to a board go through boards/structure.py."""
+
 from django.http import Http404, HttpResponse
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards import structure
+from boards import sessions, structure
 from boards.api import WorkflowEventFilter
 from boards.messages import step_data
 from boards.selectors import board_events, group_rows, step_counts
@@ -32,7 +35,6 @@ from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
 from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace
 from workflows.portable import export_document, templates
 from workflows.serializers import (
-    BoardSerializer,
     ImportResultSerializer,
     PortableDocumentSerializer,
     StepGroupSerializer,
@@ -44,6 +46,57 @@ from workflows.serializers import (
     WorkflowUpdateSerializer,
     WorkspaceSerializer,
 )
+
+
+class BoardTaskSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    priority = serializers.CharField()
+    position = serializers.IntegerField()
+    admitted = serializers.BooleanField()
+    queued_at = serializers.DateTimeField(allow_null=True)
+    is_ephemeral = serializers.BooleanField()
+    external_ref = serializers.CharField(allow_null=True)
+    assignee_id = serializers.IntegerField(allow_null=True)
+    class_of_service = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    entered_step_at = serializers.DateTimeField()
+
+    def get_fields(self):
+        # A card's `session` is the agents app's to describe (boards/sessions.py).
+        return {**super().get_fields(), "session": sessions.registered().serializer(allow_null=True)}
+
+
+class BoardStepSerializer(StepSerializer):
+    tasks = BoardTaskSerializer(many=True)
+    tasks_total = serializers.IntegerField(required=False, help_text="With ?per_step=: how many tasks the step holds")
+
+
+class BoardWorkflowSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    workspace_id = serializers.UUIDField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    version = serializers.IntegerField()
+
+
+class BoardAgentsSerializer(serializers.Serializer):
+    """Sessions holding a slot (`running`: starting or running) and waiting for one, with the
+    limits (0 = unlimited), for the board and for its workspace."""
+
+    running = serializers.IntegerField()
+    queued = serializers.IntegerField()
+    workflow_limit = serializers.IntegerField()
+    workspace_limit = serializers.IntegerField()
+    workspace_running = serializers.IntegerField()
+    workspace_queued = serializers.IntegerField()
+
+
+class BoardSerializer(serializers.Serializer):
+    workflow = BoardWorkflowSerializer()
+    agents = BoardAgentsSerializer()
+    steps = BoardStepSerializer(many=True)
+    groups = StepGroupSerializer(many=True)
 
 
 class WorkspaceViewSet(viewsets.ModelViewSet):
