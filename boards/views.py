@@ -11,12 +11,12 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
-from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.api import TaskFilter
 from boards.models import ClassOfService, Priority, Task
 from boards.priorities import PRIORITY_RANKS
 from boards.snapshots import board_snapshot
 from teams.invitations import invitations_for
+from workflows.access import WRITE_ROLES, memberships_of, role_in
 from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow
 from workflows.portable import templates
 from workflows.step_rules import ACTION_TYPES

@@ -9,7 +9,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards.access import require_role
 from common.api import ErrorSerializer
 from common.renderers import CSVRenderer, JSONRenderer
 from flow import bounds, figures
@@ -26,6 +25,7 @@ from flow.serializers import (
     WindowParams,
 )
 from flow.throttling import FlowThrottle
+from workflows.access import require_role
 from workflows.models import Workflow
 
 WINDOW_PARAMETERS = [

@@ -11,6 +11,7 @@ from accounts.api import ApiTokenViewSet
 from accounts.views import PasswordResetView
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
+from boards.workflow_api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 from flow.urls import api_urlpatterns as flow_api
 from flow.urls import page_urlpatterns as flow_pages
 from integrations.api import IntakeViewSet, ReviewWatchViewSet
@@ -19,7 +20,6 @@ from kandev import views
 from kandev.metrics_view import metrics_view
 from teams.urls import api_urlpatterns as teams_api
 from teams.urls import page_urlpatterns as teams_pages
-from workflows.api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False

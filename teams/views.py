@@ -16,11 +16,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from boards.access import role_in
 from boards.selectors import with_occupied
 from common.errors import Conflict, Invalid
 from teams import invitations, services
 from teams.models import Invitation, Invite, InviteState
+from workflows.access import role_in
 from workflows.models import Membership, Role, Workspace
 from workflows.step_rules import MAX_WIP_LIMIT
 

@@ -13,10 +13,10 @@ from playwright.sync_api import expect
 from accounts.models import ApiToken
 from boards.admission import task_create
 from boards.models import Priority, Task
+from boards.structure import step_update
 from tests.factories import MembershipFactory, UserFactory
 from tests.servers import eventually
 from workflows.models import Role, WorkflowStep
-from workflows.services import step_update
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,9 +9,9 @@ from django.test import Client
 
 from boards.admission import task_create
 from boards.models import Priority
+from boards.structure import group_create, step_update
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
-from workflows.services import group_create, step_update
 from workflows.step_rules import ACTION_TYPES
 
 pytestmark = pytest.mark.django_db

@@ -27,6 +27,7 @@ from agents.services import session_start
 from boards.admission import task_archive, task_create
 from boards.models import Task
 from boards.routing import websocket_urlpatterns
+from boards.structure import group_create
 from integrations.intake import intake_create
 from integrations.mcp_http import PATH as MCP_PATH
 from integrations.watch import watch_create
@@ -37,7 +38,6 @@ from tests.factories import MembershipFactory, StepFactory, UserFactory, Workflo
 from tests.servers import Server, serving_test_database
 from workflows.models import Role
 from workflows.portable import export_document
-from workflows.services import group_create
 
 ROLES = ("anonymous", "bad_token", "non_member", "viewer", "member", "owner", "staff")
 
