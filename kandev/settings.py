@@ -11,6 +11,9 @@ KANDEV_METRICS_TOKEN; KANDEV_BACKGROUND (embedded|worker: who runs the backgroun
 PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 EMAIL_URL or EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS,
 EMAIL_USE_SSL; EMAIL_TIMEOUT (10), DEFAULT_FROM_EMAIL (kandev/mail_settings.py)
+KANDEV_OPEN_SIGNUP (0: only invite links sign people up); KANDEV_SIGNUP_MAX (10 an hour per address)
+KANDEV_OIDC_ISSUER, KANDEV_OIDC_CLIENT_ID, KANDEV_OIDC_CLIENT_SECRET, KANDEV_OIDC_NAME
+(sign-in with OpenID Connect; off unless the issuer is set: accounts/oidc.py)
 """
 
 import os
@@ -84,6 +87,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "accounts.ratelimit.LoginRateLimitMiddleware",
+    "common.errors.NotFoundPage",
 ]
 
 ROOT_URLCONF = "kandev.urls"
@@ -99,6 +103,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.account",
             ],
         },
     },
@@ -309,6 +314,28 @@ KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", 
 KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS = int(os.environ.get("KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS", "30"))
 KANDEV_PASSWORD_RESET_MAX = int(os.environ.get("KANDEV_PASSWORD_RESET_MAX", "5"))
 KANDEV_PASSWORD_RESET_WINDOW_SECONDS = int(os.environ.get("KANDEV_PASSWORD_RESET_WINDOW_SECONDS", "3600"))
+# Anyone who reaches the server may make an account (invite links always may); sign-ups per
+# client address are counted as password resets are (accounts/ratelimit.py).
+KANDEV_OPEN_SIGNUP = env_bool("KANDEV_OPEN_SIGNUP", False)
+KANDEV_SIGNUP_MAX = int(os.environ.get("KANDEV_SIGNUP_MAX", "10"))
+# Sign-in with OpenID Connect (accounts/oidc.py): on when an issuer is named. The provider's
+# endpoints come from its discovery document ({issuer}/.well-known/openid-configuration).
+KANDEV_OIDC_ISSUER = os.environ.get("KANDEV_OIDC_ISSUER", "").strip().rstrip("/")
+KANDEV_OIDC_CLIENT_ID = os.environ.get("KANDEV_OIDC_CLIENT_ID", "").strip()
+KANDEV_OIDC_CLIENT_SECRET = os.environ.get("KANDEV_OIDC_CLIENT_SECRET", "")
+KANDEV_OIDC_NAME = os.environ.get("KANDEV_OIDC_NAME", "single sign-on").strip()[:60]
+if KANDEV_OIDC_ISSUER and not (KANDEV_OIDC_CLIENT_ID and KANDEV_OIDC_CLIENT_SECRET):
+    raise ImproperlyConfigured("KANDEV_OIDC_ISSUER is set: set KANDEV_OIDC_CLIENT_ID and KANDEV_OIDC_CLIENT_SECRET.")
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend", "accounts.oidc.OidcBackend"]
+# What mozilla-django-oidc reads (accounts/oidc.py gives it the endpoints).
+OIDC_RP_CLIENT_ID = KANDEV_OIDC_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = KANDEV_OIDC_CLIENT_SECRET
+OIDC_RP_SIGN_ALGO = "RS256"
+OIDC_RP_SCOPES = "openid email profile"
+OIDC_TIMEOUT = 10
+OIDC_USE_PKCE = True
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/"
+
 # What one account may create, so that none can fill the database; 0 = no quota. Checked by
 # the creates: boards/quotas.py (tasks), workflows/services.py and teams/services.py.
 KANDEV_MAX_WORKSPACES_PER_USER = int(os.environ.get("KANDEV_MAX_WORKSPACES_PER_USER", "50"))
