@@ -11,6 +11,7 @@ An account is found or made by the e-mail the provider vouches for (`email_verif
 The ID token's signature (the provider's JWKS), nonce, expiry, issuer and audience are checked.
 """
 
+import logging
 import threading
 
 import httpx
@@ -30,6 +31,7 @@ from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthen
 from accounts import profiles
 from accounts.usernames import lookalike_of
 
+logger = logging.getLogger(__name__)
 # mozilla-django-oidc's endpoint settings, and where the discovery document names each one.
 ENDPOINTS = {
     "OIDC_OP_AUTHORIZATION_ENDPOINT": "authorization_endpoint",
@@ -95,6 +97,9 @@ class OidcBackend(OIDCAuthenticationBackend):
             messages.error(request, str(refused))
         except (requests.RequestException, httpx.HTTPError, ImproperlyConfigured):
             messages.error(request, UNREACHABLE)
+        except SuspiciousOperation as suspicious:  # a token not signed, issued or meant for us
+            logger.warning("OpenID Connect sign-in refused: %s", suspicious)
+            messages.error(request, "The sign-in could not be verified. Try again, or log in with a password.")
         return None
 
     def get_payload_data(self, token, key):
