@@ -17,6 +17,7 @@ KANDEV_OIDC_ISSUER, KANDEV_OIDC_CLIENT_ID, KANDEV_OIDC_CLIENT_SECRET, KANDEV_OID
 """
 
 import os
+import secrets
 from pathlib import Path
 
 import dj_database_url
@@ -40,17 +41,37 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-# Public (it is in this file): signs sessions, derives the key that encrypts stored secrets
-# (integrations/crypto.py) and the demo password, so production mode refuses it.
-DEVELOPMENT_SECRET_KEY = "django-insecure-kandev-development-key"
-SECRET_KEY = os.environ.get("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
-if not DEBUG and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+
+
+def development_secret_key(path: Path) -> str:
+    """DEBUG without SECRET_KEY: a key made once for this checkout and kept in `path` (which
+    git ignores), so no two installs share a session-signing key, the key that encrypts
+    stored secrets (integrations/crypto.py) or the demo password derived from it. Written
+    aside and linked into place, so processes starting together agree on one key."""
+    if not path.exists():
+        aside = path.with_name(f"{path.name}.{os.getpid()}")
+        aside.write_text(secrets.token_urlsafe(50))
+        aside.chmod(0o600)
+        try:
+            os.link(aside, path)
+        except FileExistsError:
+            pass  # another process made it first
+        finally:
+            aside.unlink()
+    return path.read_text().strip()
+
+
+# Public (earlier versions used it when SECRET_KEY was unset): production mode refuses it.
+FORMER_DEVELOPMENT_SECRET_KEY = "django-insecure-kandev-development-key"
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not DEBUG and SECRET_KEY in ("", FORMER_DEVELOPMENT_SECRET_KEY):
     raise ImproperlyConfigured(
-        "SECRET_KEY is kandev's public development key, which production mode (DEBUG off) refuses: "
-        "set SECRET_KEY to a long random string, e.g. "
+        "SECRET_KEY is unset or kandev's former public development key, which production mode (DEBUG off) "
+        "refuses: set SECRET_KEY to a long random string, e.g. "
         "SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'), "
         "and keep it (it encrypts stored secrets); or set DEBUG=1 for development."
     )
+SECRET_KEY = SECRET_KEY or development_secret_key(BASE_DIR / ".secret_key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
