@@ -1,7 +1,7 @@
 """The account pages' forms, worded for the person filling them in."""
 
 from django import forms
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import PasswordResetForm, UserCreationForm
 
 from accounts import profiles
 from accounts.models import NOTIFY_KINDS, Notify, Theme
@@ -91,4 +91,13 @@ class TokenForm(forms.Form):
         max_length=100,
         help_text="What the token is for, e.g. “CI deploys” or “my laptop”.",
         error_messages=_too_long("A token's name", 100),
+    )
+
+
+class ResetForm(PasswordResetForm):
+    email = forms.EmailField(
+        label="E-mail",
+        max_length=254,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+        error_messages={**_too_long("Your e-mail", 254), "invalid": "Enter an e-mail address, like ana@example.com."},
     )

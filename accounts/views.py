@@ -12,13 +12,15 @@ from django.views.decorators.http import require_http_methods
 
 from accounts import profiles
 from accounts.api import TokenCreateThrottle
-from accounts.forms import ProfileForm, SignUpForm, TokenForm
+from accounts.forms import ProfileForm, ResetForm, SignUpForm, TokenForm
 from accounts.models import ApiToken
 
 
 class PasswordResetView(auth_views.PasswordResetView):
     """Django's password reset by e-mail, unless this server cannot send mail: then the page
     says so, and who can help, instead of pretending that a link is on its way."""
+
+    form_class = ResetForm
 
     def dispatch(self, request, *args, **kwargs):
         if not settings.KANDEV_CAN_SEND_EMAIL:
