@@ -17,6 +17,8 @@ from playwright.sync_api import expect
 
 from accounts.models import ApiToken
 from accounts.profiles import profile_of
+from workflows.models import Role
+from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
 from tests.servers import Server, free_port, serving_test_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -126,6 +128,16 @@ def test_a_person_runs_their_own_account(server, chromium, axe, inbox):
             assert api.get("/api/v1/me/", headers={"Authorization": f"Token {key}"}).status_code == 401
         assert ApiToken.objects.get(user=rosa).revoked_at is not None
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+        # The members page of a workspace of hers fits the phone's width too
+        workspace = WorkspaceFactory(name="Rosa's team")
+        MembershipFactory(workspace=workspace, user=rosa, role=Role.OWNER)
+        MembershipFactory(workspace=workspace, user=UserFactory(username="a-member-with-a-long-name"))
+        page.goto(f"{server.url}/workspaces/{workspace.pk}/members/")
+        expect(page.get_by_role("heading", name="Members of Rosa's team")).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        axe(page, "the members page at 390 px, dark")
+        page.goto(f"{server.url}/accounts/tokens/")
 
         # The password, changed in the product's own page
         page.get_by_role("link", name="Password").click()
