@@ -17,7 +17,7 @@ Open sign-up: at most KANDEV_SIGNUP_MAX attempts per address an hour.
 The address is REMOTE_ADDR, which uvicorn takes from X-Forwarded-For only on connections from
 FORWARDED_ALLOW_IPS (default: loopback), and then the rightmost address no trusted proxy
 added, so a client cannot choose its own. Behind a proxy on another host, name the proxy there
-or every client shares its address (README, "Production"; tests/security/test_forwarded.py).
+or every client shares its address (docs/reference.md, "Production"; tests/security/test_forwarded.py).
 """
 
 import hashlib

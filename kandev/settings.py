@@ -374,10 +374,10 @@ EMAIL_USE_TLS, EMAIL_USE_SSL = _mail.use_tls, _mail.use_ssl
 EMAIL_TIMEOUT = mail_settings.timeout(os.environ)
 DEFAULT_FROM_EMAIL = mail_settings.from_address(os.environ)
 # Destinations outbound requests (review watches) may reach beyond https on public
-# addresses: hosts, host:port or CIDRs (common/outbound.py, README "Security").
+# addresses: hosts, host:port or CIDRs (common/outbound.py, docs/reference.md).
 KANDEV_OUTBOUND_ALLOW = env_list("KANDEV_OUTBOUND_ALLOW", "")
 
-# Production hardening (README, "Production"). HTTPS=1 turns on everything that needs TLS
+# Production hardening (docs/reference.md, "Production"). HTTPS=1 turns on everything that needs TLS
 # in front of kandev; each setting can still be switched by its own variable. Off by
 # default because the dev server and the test servers speak plain HTTP; `check --deploy`
 # names whatever is still off.

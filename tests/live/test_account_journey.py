@@ -17,9 +17,9 @@ from playwright.sync_api import expect
 
 from accounts.models import ApiToken
 from accounts.profiles import profile_of
-from workflows.models import Role
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
 from tests.servers import Server, free_port, serving_test_database
+from workflows.models import Role
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 LINK = re.compile(r"https?://[^/\s]+(/accounts/reset/[^/\s]+/[^/\s]+/)")
