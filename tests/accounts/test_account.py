@@ -4,11 +4,12 @@ page, the profile page, open sign-up, and the 404 page (never Django's URL list)
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.test import Client
+from django.test import Client, RequestFactory
 from rest_framework.test import APIClient
 
 from accounts.models import NOTIFY_KINDS, ApiToken, Profile
 from accounts.profiles import profile_of
+from common.errors import server_error
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -246,3 +247,11 @@ class TestNotFound:
         assert page.status_code == 404 and "Page not found" in page.text
         assert "api/v1/" not in page.text and "URLconf" not in page.text
         assert api.status_code == 404 and api.json() == {"code": "not_found", "detail": "Not found."}
+
+
+def test_a_server_error_is_kandevs_own_page(pages, db):
+    answer = server_error(RequestFactory().get("/workflows/"))
+
+    assert answer.status_code == 500
+    page = answer.content.decode()
+    assert "Something went wrong" in page and "what you saved before is kept" in page
