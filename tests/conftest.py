@@ -5,7 +5,8 @@ from rest_framework.test import APIClient
 
 from boards.admission import task_create
 from boards.models import Task, TaskEvent
-from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from tests import factories
+from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role, Workflow
 
 
@@ -62,10 +63,7 @@ def workflow(owner):
 @pytest.fixture
 def board(workflow):
     """Backlog (start) -> In Progress (limit 2, pulls from Backlog) -> Done, kinds as named."""
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
-    doing = StepFactory(workflow=workflow, name="In Progress", position=1, wip_limit=2, pull_from_step=backlog)
-    done = StepFactory(workflow=workflow, name="Done", position=2, kind="done")
-    return backlog, doing, done
+    return factories.board(workflow)
 
 
 @pytest.fixture

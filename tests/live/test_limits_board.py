@@ -163,7 +163,7 @@ def test_the_filter_bar_hides_by_assignee_and_class_but_the_counts_stay(
 
 @pytest.fixture
 def grouped(workflow, owner):
-    return off_loop(development_board, workflow, owner)
+    return development_board(workflow)
 
 
 def band(page, name):

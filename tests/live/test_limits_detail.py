@@ -81,7 +81,7 @@ def test_assignee_and_class_of_service_save_and_a_refusal_shows_its_limit(
 
 @pytest.fixture
 def grouped(workflow, owner):
-    return off_loop(development_board, workflow, owner)[:4]
+    return development_board(workflow)[:4]
 
 
 def test_the_detail_says_why_a_task_waits_and_follows_the_board(
