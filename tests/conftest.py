@@ -7,6 +7,7 @@ from boards.admission import task_create
 from boards.models import Task, TaskEvent
 from tests import factories
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
+from tests.live.browser import SHARED_CHROMIUM
 from workflows.models import Role, Workflow
 
 
@@ -33,6 +34,16 @@ SQLITE_LANE = (
     "tests/boards/test_sql.py",
     "tests/test_embedded_server.py",
 )
+
+
+def pytest_runtest_setup(item):
+    """The shared browser of tests/live stops before a test that does not use it."""
+    if "chromium" not in item.fixturenames:
+        SHARED_CHROMIUM.stop()
+
+
+def pytest_sessionfinish(session):
+    SHARED_CHROMIUM.stop()
 
 
 def pytest_collection_modifyitems(config, items):
