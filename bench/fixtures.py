@@ -9,6 +9,7 @@ from django.utils import timezone
 from accounts.models import ApiToken
 from boards.models import Priority, Task
 from boards.placement import GAP
+from tests.factories import board
 from workflows.models import Membership, Role, Workflow, WorkflowStep, Workspace
 
 _names = itertools.count()
@@ -45,16 +46,10 @@ def workflow_with_steps(workspace, name: str, steps: list[dict]) -> tuple[Workfl
 def kanban(workspace, name: str):
     """Backlog -> In Progress (limit 5, pulls from Backlog) -> Review (limit 3, pulls from
     In Progress) -> Done: the shape of the built-in template, without agent actions."""
-    return workflow_with_steps(
-        workspace,
-        name,
-        [
-            {"name": "Backlog", "is_start_step": True},
-            {"name": "In Progress", "wip_limit": 5, "pull_from": 0},
-            {"name": "Review", "wip_limit": 3, "pull_from": 1},
-            {"name": "Done"},
-        ],
+    steps = board(
+        workspace=workspace, name=f"{name} {next(_names)}", active={"In Progress": 5, "Review": 3}, pulls="each"
     )
+    return steps[0].workflow, list(steps)
 
 
 def bulk_tasks(step: WorkflowStep, count: int, *, label: str = "Task") -> None:

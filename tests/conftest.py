@@ -5,7 +5,9 @@ from rest_framework.test import APIClient
 
 from boards.admission import task_create
 from boards.models import Task, TaskEvent
-from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from tests import factories
+from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
+from tests.live.browser import SHARED_CHROMIUM
 from workflows.models import Role, Workflow
 
 
@@ -32,6 +34,16 @@ SQLITE_LANE = (
     "tests/boards/test_sql.py",
     "tests/test_embedded_server.py",
 )
+
+
+def pytest_runtest_setup(item):
+    """The shared browser of tests/live stops before a test that does not use it."""
+    if "chromium" not in item.fixturenames:
+        SHARED_CHROMIUM.stop()
+
+
+def pytest_sessionfinish(session):
+    SHARED_CHROMIUM.stop()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -62,10 +74,7 @@ def workflow(owner):
 @pytest.fixture
 def board(workflow):
     """Backlog (start) -> In Progress (limit 2, pulls from Backlog) -> Done, kinds as named."""
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
-    doing = StepFactory(workflow=workflow, name="In Progress", position=1, wip_limit=2, pull_from_step=backlog)
-    done = StepFactory(workflow=workflow, name="Done", position=2, kind="done")
-    return backlog, doing, done
+    return factories.board(workflow)
 
 
 @pytest.fixture

@@ -1,8 +1,7 @@
 import factory
 from django.contrib.auth import get_user_model
 
-from boards.structure import group_create
-from workflows.models import Membership, Role, Workflow, WorkflowStep, Workspace
+from workflows.models import Membership, Role, StepGroup, StepKind, Workflow, WorkflowStep, Workspace
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -48,14 +47,34 @@ class StepFactory(factory.django.DjangoModelFactory):
     position = factory.LazyAttribute(lambda o: o.workflow.steps.count())
 
 
-def development_board(workflow, owner):
+def board(workflow=None, *, active=None, pulls="first", done_limit=0, group=None, **workflow_fields):
+    """The steps of a board, built directly (a layout, not a change to announce):
+    Backlog (the start step, kind backlog) -> the `active` steps, {name: WIP limit (0: none)},
+    by default In Progress (limit 2) -> Done (kind done, limited by `done_limit`).
+    `pulls` says which active steps pull from the step before them: "first" (from Backlog),
+    "each" (a chain) or "none". `group`, a (name, WIP limit) pair, puts the active steps in
+    one step group. On `workflow`, or on a new one made of `workflow_fields`.
+    Returns the steps in board order, then the group when there is one."""
+    workflow = workflow or WorkflowFactory(**workflow_fields)
+    active = {"In Progress": 2} if active is None else active
+    steps = [StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind=StepKind.BACKLOG)]
+    for n, (name, limit) in enumerate(active.items()):
+        feeder = steps[-1] if pulls == "each" or (pulls == "first" and n == 0) else None
+        steps.append(StepFactory(workflow=workflow, name=name, position=n + 1, wip_limit=limit, pull_from_step=feeder))
+    steps.append(
+        StepFactory(workflow=workflow, name="Done", position=len(steps), wip_limit=done_limit, kind=StepKind.DONE)
+    )
+    if group is None:
+        return tuple(steps)
+    name, limit = group
+    made = StepGroup.objects.create(workflow=workflow, name=name, wip_limit=limit)
+    WorkflowStep.objects.filter(pk__in=[s.pk for s in steps[1:-1]]).update(group=made)
+    for step in steps[1:-1]:
+        step.group = made
+    return (*steps, made)
+
+
+def development_board(workflow):
     """Backlog -> Build (pulls from Backlog) -> Review (limit 2) -> Done; Build and Review
     share the group "Development", limit 2. Returns (backlog, build, review, done, group)."""
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
-    build = StepFactory(workflow=workflow, name="Build", position=1, pull_from_step=backlog)
-    review = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=2)
-    done = StepFactory(workflow=workflow, name="Done", position=3, kind="done")
-    group = group_create(
-        workflow=workflow, actor=owner, name="Development", wip_limit=2, step_ids=[build.pk, review.pk]
-    )
-    return backlog, build, review, done, group
+    return board(workflow, active={"Build": 0, "Review": 2}, group=("Development", 2))

@@ -7,10 +7,11 @@ from boards import admission
 from boards.models import EventKind, Task, TaskEvent
 from boards.services import task_block, task_unblock
 from common.errors import Conflict, Invalid, WipLimitReached
+from tests import factories
 from tests.boards.settling import unsettled
 from tests.concurrency import race, rounds
 from tests.conftest import board_state, member_client
-from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role, Workflow
 
 
@@ -251,11 +252,9 @@ def test_a_viewer_cannot_block_and_a_stranger_sees_nothing(board, make_task):
 def test_a_task_blocked_before_the_pull_commits_is_never_pulled():
     # Given In Progress (limit 1) full, pulling from Backlog where one task waits
     user = UserFactory()
-    workflow = WorkflowFactory()
+    backlog, doing, done = factories.board(active={"In Progress": 1})
+    workflow = backlog.workflow
     MembershipFactory(workspace=workflow.workspace, user=user, role=Role.OWNER)
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
-    doing = StepFactory(workflow=workflow, name="In Progress", position=1, wip_limit=1, pull_from_step=backlog)
-    done = StepFactory(workflow=workflow, name="Done", position=2)
     working = admission.task_create(workflow=workflow, step=doing, actor=user, title="working").task
     waiting = admission.task_create(workflow=workflow, step=backlog, actor=user, title="waiting").task
 

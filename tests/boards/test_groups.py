@@ -15,7 +15,7 @@ from workflows.models import OnFull, StepGroup, Workflow
 
 @pytest.fixture
 def grouped(workflow, owner):
-    return development_board(workflow, owner)
+    return development_board(workflow)
 
 
 def titles(step):

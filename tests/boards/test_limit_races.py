@@ -6,9 +6,10 @@ import pytest
 from boards import admission, services
 from boards.models import ClassOfService, Task, TaskEvent
 from common.errors import WipLimitReached
+from tests import factories
 from tests.concurrency import race, rounds
-from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory, WorkspaceFactory
-from workflows.models import Role, StepGroup, StepKind, Workflow
+from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
+from workflows.models import Role, StepGroup, Workflow
 
 ROUNDS = 10
 
@@ -30,12 +31,8 @@ def occupied(*steps):
 
 def board(workspace, owner, *, name="Board"):
     """Backlog -> Development group (In Progress + Review, each unlimited) -> Done."""
-    workflow = WorkflowFactory(workspace=workspace, name=name)
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, kind=StepKind.BACKLOG, is_start_step=True)
-    doing = StepFactory(workflow=workflow, name="In Progress", position=1)
-    review = StepFactory(workflow=workflow, name="Review", position=2)
-    done = StepFactory(workflow=workflow, name="Done", position=3, kind=StepKind.DONE)
-    return workflow, backlog, doing, review, done
+    steps = factories.board(workspace=workspace, name=name, active={"In Progress": 0, "Review": 0}, pulls="none")
+    return steps[0].workflow, *steps
 
 
 def team(limit=0):

@@ -9,8 +9,9 @@ from boards import admission
 from boards.models import NOT_ASSIGNABLE, EventKind, Task, TaskEvent
 from boards.services import task_update
 from common.errors import Invalid, WipLimitReached
+from tests import factories
 from tests.conftest import board_state
-from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from tests.factories import MembershipFactory, StepFactory, UserFactory
 from workflows.models import OnFull, Role
 
 
@@ -25,11 +26,7 @@ def alice(workflow):
 @pytest.fixture
 def other_board(workflow):
     """A second board of the same workspace: Backlog -> In Progress (limit 5) -> Done."""
-    second = WorkflowFactory(workspace=workflow.workspace, name="Support")
-    backlog = StepFactory(workflow=second, name="Backlog", position=0, is_start_step=True, kind="backlog")
-    doing = StepFactory(workflow=second, name="In Progress", position=1, wip_limit=5, pull_from_step=backlog)
-    done = StepFactory(workflow=second, name="Done", position=2, kind="done")
-    return backlog, doing, done
+    return factories.board(workspace=workflow.workspace, name="Support", active={"In Progress": 5})
 
 
 def step_of(task):

@@ -9,7 +9,7 @@ from boards import admission
 from boards.models import Task, TaskEvent
 from common.errors import WipLimitReached
 from tests.concurrency import race, rounds
-from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from tests.factories import MembershipFactory, UserFactory, board
 from workflows.models import Role, Workflow
 
 ROUNDS = 10
@@ -24,13 +24,8 @@ def outcomes(results):
 
 def new_board(*, limit=2, feeder=True):
     user = UserFactory()
-    workflow = WorkflowFactory()
-    MembershipFactory(workspace=workflow.workspace, user=user, role=Role.OWNER)
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True)
-    doing = StepFactory(
-        workflow=workflow, name="In Progress", position=1, wip_limit=limit, pull_from_step=backlog if feeder else None
-    )
-    done = StepFactory(workflow=workflow, name="Done", position=2, wip_limit=limit)
+    backlog, doing, done = board(active={"In Progress": limit}, pulls="first" if feeder else "none", done_limit=limit)
+    MembershipFactory(workspace=backlog.workflow.workspace, user=user, role=Role.OWNER)
     return user, backlog, doing, done
 
 

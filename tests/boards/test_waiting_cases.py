@@ -1,6 +1,7 @@
 """Why a card waits, by the shared table of cases (waiting_cases.json): the server's rule
 gives every card of each case's board the waiting the table says. The page's rule is held to
-the same table in the browser (tests/live/test_waiting_cases.py)."""
+the same table in the browser (tests/live/test_journeys_board.py,
+`the_page_says_why_each_card_waits_as_the_table_does`)."""
 
 import json
 from pathlib import Path

@@ -12,7 +12,7 @@ from boards.models import EventKind, Task, TaskEvent
 from teams import invitations
 from tests.agents.test_metrics import scrape, value
 from tests.clients import api_for
-from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
+from tests.factories import MembershipFactory, UserFactory, board
 from workflows.models import Membership, Role, Workflow
 
 pytestmark = pytest.mark.django_db
@@ -25,11 +25,7 @@ def members_url(workspace, user=None):
 
 def kanban(workspace, name):
     """Backlog -> In Progress (limit 5, pulls from Backlog) -> Done."""
-    workflow = WorkflowFactory(workspace=workspace, name=name)
-    backlog = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
-    doing = StepFactory(workflow=workflow, name="In Progress", position=1, wip_limit=5, pull_from_step=backlog)
-    done = StepFactory(workflow=workflow, name="Done", position=2, kind="done")
-    return backlog, doing, done
+    return board(workspace=workspace, name=name, active={"In Progress": 5})
 
 
 @pytest.fixture
