@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from boards.access import require_role
 from common.api import ErrorSerializer
+from common.errors import Invalid
 from common.renderers import CSVRenderer, JSONRenderer
 from flow import bounds, figures
 from flow.kinds import BoardSteps
@@ -24,6 +25,7 @@ from flow.serializers import (
     ThroughputParams,
     ThroughputSerializer,
     WindowParams,
+    WipSerializer,
 )
 from flow.throttling import FlowThrottle
 from workflows.models import Workflow
@@ -46,6 +48,9 @@ class FlowView(APIView):
         require_role(request.user, self.workflow.workspace_id)
         query = {k: v for k, v in request.query_params.items() if k != "format"}
         params = self.params(data=query)
+        unknown = sorted(set(query) - set(params.fields))
+        if unknown:  # a misspelt parameter is refused, not silently ignored
+            raise Invalid({name: ["Unknown query parameter."] for name in unknown})
         params.is_valid(raise_exception=True)
         board, params = BoardSteps.of(self.workflow), params.validated_data
         bounds.check(
@@ -81,6 +86,27 @@ class CfdView(FlowView):
 
     def figure(self, workflow, params, board):
         return figures.cfd(workflow, params["window"], params["interval"], board)
+
+    def csv_rows(self, data):
+        steps = data["steps"]
+        yield ["at", *(s["name"] for s in steps)]
+        for point in data["points"]:
+            yield [point["at"], *(point["arrived"][str(s["id"])] for s in steps)]
+
+
+class WipView(FlowView):
+    name = "wip"
+    params = CfdParams
+
+    @extend_schema(
+        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
+        responses={200: WipSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return figures.wip(workflow, params["window"], params["interval"], board)
 
     def csv_rows(self, data):
         steps = data["steps"]

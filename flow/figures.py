@@ -57,11 +57,50 @@ def _percentiles(values: list[float]) -> dict:
     return {str(p): percentile(ordered, p) for p in PERCENTILES}
 
 
+def _points(window: Window, interval: str) -> tuple[list, int]:
+    """The instants from + k*interval before `to`, then `to`; and how many regular ones."""
+    step = INTERVALS[interval]
+    regular = math.ceil((window.end - window.start) / step)
+    return [window.start + k * step for k in range(regular)] + [window.end], regular
+
+
 def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+    """The cumulative flow: for each step in board order, the tasks that have arrived in it
+    or a later step by each instant. The vertical distance between two lines is the work
+    between them; the horizontal distance approximates the time it took."""
+    board = board or BoardSteps.of(workflow)
+    points, regular = _points(window, interval)
+    lines = [s.pk for s in board.steps]
+    arrived = {s.pk: [0] * len(points) for s in board.steps}
+    if lines:
+        rows = queries.cfd_arrivals(
+            workflow.pk,
+            lines=lines,
+            done=board.ids(DONE),
+            to=window.end,
+            from_us=us(window.start),
+            step_us=us(EPOCH + INTERVALS[interval]),
+            last=regular,
+        )
+        for line, point, count in rows:
+            arrived[lines[line]][int(point)] += count
+        for series in arrived.values():
+            for index in range(1, len(points)):
+                series[index] += series[index - 1]
+    return {
+        "steps": [{"id": s.pk, "name": s.name, "kind": s.kind, "wip_limit": s.wip_limit} for s in board.steps],
+        "points": [
+            {"at": at, "arrived": {str(s.pk): arrived[s.pk][i] for s in board.steps}} for i, at in enumerate(points)
+        ],
+    }
+
+
+def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+    """Work in progress per step: the admitted and the queued tasks in each step at each
+    instant, beside each step's own limit."""
     board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
-    regular = math.ceil((window.end - window.start) / step)  # points start + k*step < end
-    points = [window.start + k * step for k in range(regular)] + [window.end]
+    points, regular = _points(window, interval)
     counts = {s.pk: [0] * len(points) for s in board.steps}
     queued = {s.pk: [0] * len(points) for s in board.steps}
     rows = queries.cfd_deltas(

@@ -188,6 +188,61 @@ def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -
         return cursor.fetchall()
 
 
+def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step_us: int, last: int) -> list[tuple]:
+    """(line, point index, tasks) of the cumulative flow: `lines` are the board's step ids
+    in board order; a task arrives on line i when it first enters (admitted) a step at i or
+    later, counted from the first point >= that instant (the points as in `cfd_deltas`).
+    Arrivals only add: leaving, archiving or finishing takes nothing back. A task deleted
+    without ever entering a `done` step is left out of every line; deleted steps have none."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    entry = f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)}) AND {state_event()}"  # state_event(): the partial index
+    positions = ", ".join(["(%s, %s)"] * len(lines))
+    point = f"CASE WHEN a <= %s THEN 0 ELSE {n['least']}((a - %s + %s - 1) / %s, %s) END"
+    statement = f"""
+    WITH pos(step_id, idx) AS (VALUES {positions}),
+    -- Each task's first entry into each step still on the board, up to `to`.
+    first AS (
+        SELECT e.{n["task"]} AS task_id, p.idx, MIN(e.{n["at"]}) AS at
+        FROM {n["event"]} e JOIN pos p ON p.step_id = e.{n["to"]}
+        WHERE e.{n["workflow"]} = %s AND {entry} AND e.{n["at"]} <= %s
+        GROUP BY e.{n["task"]}, p.idx
+    ),
+    gone AS (
+        SELECT {n["task"]} AS task_id FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["kind"]} = '{EventKind.DELETED}' AND {state_event()}
+        EXCEPT
+        SELECT {n["task"]} FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {entry} AND {n["to"]} IN ({_in(done) if done else "NULL"})
+    ),
+    -- Line i: the first entry into step i or a later one.
+    arrival AS (
+        SELECT l.idx AS line, {us.format("MIN(f.at)")} AS a
+        FROM first f JOIN pos l ON f.idx >= l.idx
+        WHERE NOT EXISTS (SELECT 1 FROM gone g WHERE g.task_id = f.task_id)
+        GROUP BY f.task_id, l.idx
+    )
+    SELECT line, {point} AS point, COUNT(*) FROM arrival GROUP BY line, 2
+    """
+    wf = sql.uuid_param(workflow_id)
+    params = [
+        *(v for idx, step in enumerate(lines) for v in (sql.uuid_param(step), idx)),
+        wf,
+        _instant(to),
+        wf,
+        wf,
+        *_ids(done),
+        from_us,
+        from_us,
+        step_us,
+        step_us,
+        last,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.fetchall()
+
+
 def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> list[tuple]:
     """(task id, title, created us, started us, finished us) of every task whose first entry
     into a done step lies in the window; started is its first entry into an active step."""

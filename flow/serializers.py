@@ -63,15 +63,31 @@ class StepRef(serializers.Serializer):
     wip_limit = serializers.IntegerField()
 
 
+class CfdStep(StepRef):
+    kind = serializers.ChoiceField(choices=["backlog", "active", "done"])
+
+
 class CfdPoint(serializers.Serializer):
+    at = serializers.DateTimeField()
+    arrived = serializers.DictField(
+        child=serializers.IntegerField(), help_text="{step_id: tasks that have arrived in the step or a later one}"
+    )
+
+
+class CfdSerializer(serializers.Serializer):
+    steps = CfdStep(many=True)
+    points = CfdPoint(many=True)
+
+
+class WipPoint(serializers.Serializer):
     at = serializers.DateTimeField()
     counts = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: admitted tasks}")
     queued = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: queued tasks}")
 
 
-class CfdSerializer(serializers.Serializer):
+class WipSerializer(serializers.Serializer):
     steps = StepRef(many=True)
-    points = CfdPoint(many=True)
+    points = WipPoint(many=True)
 
 
 class Percentiles(serializers.Serializer):

@@ -4,6 +4,7 @@ from flow import api, views
 
 api_urlpatterns = [
     path("workflows/<uuid:pk>/flow/cfd/", api.CfdView.as_view(), name="flow-cfd"),
+    path("workflows/<uuid:pk>/flow/wip/", api.WipView.as_view(), name="flow-wip"),
     path("workflows/<uuid:pk>/flow/cycle-times/", api.CycleTimesView.as_view(), name="flow-cycle-times"),
     path("workflows/<uuid:pk>/flow/throughput/", api.ThroughputView.as_view(), name="flow-throughput"),
     path("workflows/<uuid:pk>/flow/aging/", api.AgingView.as_view(), name="flow-aging"),

@@ -14,7 +14,16 @@ CHARTS = [
         "id": "cfd",
         "title": "Cumulative flow",
         "plot": True,
-        "help": "Tasks in each step over time, stacked in step order; dashed lines are the WIP limits.",
+        "help": "Each line counts the tasks that have arrived in its step or a later one, so no line goes down."
+        " The vertical distance between two lines is the work in progress between them; the horizontal"
+        " distance is roughly how long that work took to get through.",
+    },
+    {
+        "id": "wip",
+        "title": "Work in progress per step",
+        "plot": True,
+        "help": "The tasks in each step at each instant, one line per step (not stacked);"
+        " each step's WIP limit is a dashed flat line of its own.",
     },
     {
         "id": "cycle-times",

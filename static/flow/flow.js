@@ -2,7 +2,7 @@
    draws it with uPlot, writes a text summary and a table, and links its CSV. Every series
    has a label, a dash pattern or a hatch, so no chart depends on colour alone. The board's
    WebSocket says when something changed: the figures are refetched, at most once every
-   REFRESH_MS however fast the board changes (each refetch is six requests to the server). */
+   REFRESH_MS however fast the board changes (each refetch is seven requests to the server). */
 import uPlot from "../vendor/uplot/uPlot.esm.js";
 import { coalesced } from "./coalesce.js";
 
@@ -111,36 +111,51 @@ async function cfd() {
   csvLink(sec, "cfd", { interval: "day" });
   const xs = data.points.map((p) => Date.parse(p.at) / 1000);
   const steps = data.steps;
-  // Stacked with the done step at the bottom; each series is the top of its layer and
-  // fills down to zero, so the layers are drawn from the highest down and each shows its band.
-  const layers = [];
-  let base = xs.map(() => 0);
-  steps.map((s, i) => i).reverse().forEach((i) => {
-    const step = steps[i];
-    const top = data.points.map((p, j) => base[j] + p.counts[step.id]);
-    layers.push({ step, index: i, lower: base, top });
-    base = top;
-  });
+  // Each line fills down to zero; the first step's line is the highest, so drawn first,
+  // every later (lower) one over it shows the band between two lines.
   const series = [{}];
   const columns = [xs];
-  layers.slice().reverse().forEach(({ step, index, top }) => {
+  steps.forEach((step, index) => {
     const color = COLORS[index % COLORS.length];
-    columns.push(top);
-    series.push({ label: step.name, stroke: color, width: 1, dash: DASHES[index % DASHES.length],
-      fill: (u) => hatch(u, index, color), value: (u, v, s, j) => (j == null ? "" : data.points[j].counts[step.id]) });
+    columns.push(data.points.map((p) => p.arrived[step.id]));
+    series.push({ label: step.name, stroke: color, width: 1.5, dash: DASHES[index % DASHES.length],
+      fill: (u) => hatch(u, index, color) });
   });
-  layers.forEach(({ step, index, lower }) => {
+  draw("cfd", { series, scales: { x: { time: true } }, axes: [{}, { label: "tasks arrived" }] }, columns);
+  const first = data.points[0];
+  const last = data.points[data.points.length - 1];
+  const done = steps.filter((s) => s.kind === "done");
+  const active = steps.find((s) => s.kind === "active");
+  const arrived = (p, s) => (p && s ? p.arrived[s.id] : 0);
+  const finished = done.length ? arrived(last, done[0]) - arrived(first, done[0]) : 0;
+  const inProgress = active && done.length ? arrived(last, active) - arrived(last, done[0]) : 0;
+  summarize(sec, "From " + when(first && first.at) + " to " + when(last && last.at) + ": " + finished + " tasks finished; " +
+    inProgress + " in progress at the end. Arrived by the end: " + steps.map((s) => s.name + " " + arrived(last, s)).join(", ") + ".");
+  fillTable(sec, ["at", ...steps.map((s) => s.name)], data.points.map((p) => [when(p.at), ...steps.map((s) => p.arrived[s.id])]));
+}
+
+async function wip() {
+  const sec = section("wip");
+  const data = await getJSON(endpoint("wip", { interval: "day" }));
+  csvLink(sec, "wip", { interval: "day" });
+  const xs = data.points.map((p) => Date.parse(p.at) / 1000);
+  const steps = data.steps;
+  const series = [{}];
+  const columns = [xs];
+  steps.forEach((step, index) => {
+    const color = COLORS[index % COLORS.length];
+    columns.push(data.points.map((p) => p.counts[step.id]));
+    series.push({ label: step.name, stroke: color, width: 2, dash: DASHES[index % DASHES.length] });
     if (!step.wip_limit) return;
-    columns.push(lower.map((v) => v + step.wip_limit));
-    series.push({ label: step.name + " limit " + step.wip_limit, stroke: COLORS[index % COLORS.length],
-      width: 2, dash: [4, 4], value: () => step.wip_limit });
+    columns.push(xs.map(() => step.wip_limit));  // the step's own limit, flat
+    series.push({ label: step.name + " limit " + step.wip_limit, stroke: color, width: 1, dash: [4, 4], points: { show: false } });
   });
   const queuedTotal = data.points.map((p) => Object.values(p.queued).reduce((a, b) => a + b, 0));
   if (queuedTotal.some((n) => n > 0)) {
     columns.push(queuedTotal);
     series.push({ label: "Queued (all steps)", stroke: "#000", width: 1, dash: [1, 3] });
   }
-  draw("cfd", { series, scales: { x: { time: true } }, axes: [{}, { label: "tasks" }] }, columns);
+  draw("wip", { series, scales: { x: { time: true } }, axes: [{}, { label: "tasks" }] }, columns);
   const last = data.points[data.points.length - 1];
   summarize(sec, "At " + when(last && last.at) + ": " + steps.map((s) => s.name + " " + (last ? last.counts[s.id] : 0) +
     (s.wip_limit ? " of " + s.wip_limit : "") + (last && last.queued[s.id] ? " (+" + last.queued[s.id] + " queued)" : "")).join(", ") + ".");
@@ -250,7 +265,7 @@ async function refresh() {
   alertBox.hidden = true;
   try {
     const board = await getJSON("/api/v1/workflows/" + workflowId + "/board/?per_step=1");
-    await Promise.all([cfd(), cycleTimes(), throughput(), aging(board), limits(), queues()]);
+    await Promise.all([cfd(), wip(), cycleTimes(), throughput(), aging(board), limits(), queues()]);
   } catch (error) {
     alertBox.textContent = "Could not load the figures: " + error.message;
     alertBox.hidden = false;

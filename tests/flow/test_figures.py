@@ -81,9 +81,53 @@ def history(workflow, owner):
     return {"steps": (bl, do, rv, dn), "tasks": ids, "events": ev}
 
 
-def test_cfd_counts_each_step_at_each_point(workflow, history):
+def test_cfd_counts_arrivals_in_each_step_or_a_later_one(workflow, history):
+    """A: 0 Backlog, 1 Doing, 3 Review, 6 Done (back and forth between: no line goes down);
+    C reaches Done at 4 through the deleted step X; B: 2 Doing, 5.5 Review (counted from the
+    point at 6), archived and restored, 11 Done; E: 2 Doing; D was deleted: on no line."""
     bl, do, rv, dn = history["steps"]
     data = figures.cfd(workflow, WINDOW, "hour")
+    assert [p["at"] for p in data["points"]] == [hours(k) for k in range(-1, 13)]
+    table = [tuple(p["arrived"][str(s.pk)] for s in (bl, do, rv, dn)) for p in data["points"]]
+    assert table == [
+        (0, 0, 0, 0),  # -1
+        (2, 0, 0, 0),  # 0: A, C
+        (2, 1, 0, 0),  # 1: A in Doing (D in Backlog is not counted: deleted at 3, never done)
+        (4, 3, 0, 0),  # 2: B, E
+        (4, 3, 1, 0),  # 3: A in Review
+        (4, 4, 2, 1),  # 4: C in Done, so in every line
+        (4, 4, 2, 1),  # 5
+        (4, 4, 3, 2),  # 6: B in Review at 5.5, A in Done
+        (4, 4, 3, 2),  # 7: A back to Review: Done stays
+        (4, 4, 3, 2),  # 8
+        (4, 4, 3, 2),  # 9: B archived
+        (4, 4, 3, 2),  # 10: B restored
+        (4, 4, 3, 3),  # 11: B in Done
+        (4, 4, 3, 3),  # 12 = to
+    ]
+    assert [s["kind"] for s in data["steps"]] == ["backlog", "active", "active", "done"]
+
+
+def test_the_done_line_keeps_archived_and_deleted_finished_tasks(workflow, history):
+    """Archiving or deleting a finished task takes nothing from the lines; a task deleted
+    before it finished leaves all of them, also where it had arrived."""
+    bl, do, rv, dn = history["steps"]
+    t = history["tasks"]
+    TaskEventFactory(workflow=workflow, task_id=t["A"], kind="archived", from_step_id=dn.pk, at=hours(9.5))
+    TaskEventFactory(workflow=workflow, task_id=t["C"], kind="deleted", from_step_id=dn.pk, at=hours(9.5))
+    TaskEventFactory(workflow=workflow, task_id=t["E"], kind="deleted", from_step_id=do.pk, at=hours(11.5))
+    table = [
+        tuple(p["arrived"][str(s.pk)] for s in (bl, do, rv, dn))
+        for p in figures.cfd(workflow, WINDOW, "hour")["points"]
+    ]
+    assert table[3] == (3, 2, 0, 0)  # 2: E has left the lines from the start
+    assert [row[3] for row in table] == [0, 0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3]
+    assert table[-1] == (3, 3, 3, 3)
+
+
+def test_wip_counts_each_step_at_each_point(workflow, history):
+    bl, do, rv, dn = history["steps"]
+    data = figures.wip(workflow, WINDOW, "hour")
     assert [p["at"] for p in data["points"]] == [hours(k) for k in range(-1, 13)]
     table = [tuple(p["counts"][str(s.pk)] for s in (bl, do, rv, dn)) for p in data["points"]]
     assert table == [
@@ -106,13 +150,13 @@ def test_cfd_counts_each_step_at_each_point(workflow, history):
     assert all(n == 0 for p in data["points"] for n in p["queued"].values())
 
 
-def test_cfd_counts_queued_tasks_apart(workflow, history):
+def test_wip_counts_queued_tasks_apart(workflow, history):
     bl, do, rv, dn = history["steps"]
     task = uuid.uuid4()
     TaskEventFactory(workflow=workflow, task_id=task, kind="queued", to_step_id=rv.pk, at=hours(2.5))
     TaskEventFactory(workflow=workflow, task_id=task, kind="moved", from_step_id=rv.pk, to_step_id=rv.pk, at=hours(2.7))
     TaskEventFactory(workflow=workflow, task_id=task, kind="promoted", to_step_id=rv.pk, at=hours(4.5))
-    points = figures.cfd(workflow, WINDOW, "hour")["points"]
+    points = figures.wip(workflow, WINDOW, "hour")["points"]
     assert [p["queued"][str(rv.pk)] for p in points][3:7] == [0, 1, 1, 0]
     assert [p["counts"][str(rv.pk)] for p in points][3:7] == [0, 1, 0, 2]
     review = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Review")
@@ -152,7 +196,7 @@ def test_a_queue_wait_begun_before_the_window_counts_whole(workflow, history):
     review = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Review")
     assert review["waits"] == 1
     assert review["wait_percentiles"] == {"50": 7 * 3600, "85": 7 * 3600, "95": 7 * 3600}
-    points = figures.cfd(workflow, WINDOW, "hour")["points"]
+    points = figures.wip(workflow, WINDOW, "hour")["points"]
     assert [p["queued"][str(rv.pk)] for p in points][:5] == [1, 1, 1, 0, 0]  # promoted at 2: counted from 2
 
 

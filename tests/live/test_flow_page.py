@@ -41,7 +41,7 @@ def test_a_burst_of_board_changes_refreshes_the_figures_a_bounded_number_of_time
 
     page = open_page(owner, f"/workflows/{workflow.pk}/flow/", before_load=before_load)
     page.wait_for_selector('[data-role="live"][data-state="live"]')
-    expect(page.locator('[data-chart="cfd"] [data-role="summary"]')).to_contain_text("Backlog 0")
+    expect(page.locator('[data-chart="wip"] [data-role="summary"]')).to_contain_text("Backlog 0")
     assert page.evaluate("window.__refreshes") == 1
     (socket,) = sockets
 
@@ -56,7 +56,7 @@ def test_a_burst_of_board_changes_refreshes_the_figures_a_bounded_number_of_time
     assert 2 <= refreshes <= CHANGES * SECONDS_BETWEEN // REFRESH_SECONDS + 1, refreshes
     # The figures end with the board after its last change. A change that came while a
     # refresh was still fetching is refreshed once more, an interval after it.
-    summary = page.locator('[data-chart="cfd"] [data-role="summary"]')
+    summary = page.locator('[data-chart="wip"] [data-role="summary"]')
     last = f"Backlog {CHANGES - 2}, In Progress 2 of 2"  # In Progress pulled two
     for _ in range(3):
         try:

@@ -84,6 +84,7 @@ ENDPOINTS = [
     Endpoint("board", "GET", "/api/v1/workflows/{workflow}/board/", "401 401 404 200 200 200 404"),
     Endpoint("workflow history", "GET", "/api/v1/workflows/{workflow}/events/", "401 401 404 200 200 200 404"),
     Endpoint("flow cfd", "GET", "/api/v1/workflows/{workflow}/flow/cfd/", "401 401 404 200 200 200 404"),
+    Endpoint("flow wip", "GET", "/api/v1/workflows/{workflow}/flow/wip/", "401 401 404 200 200 200 404"),
     Endpoint(
         "flow cycle-times", "GET", "/api/v1/workflows/{workflow}/flow/cycle-times/", "401 401 404 200 200 200 404"
     ),
