@@ -14,12 +14,15 @@ from common.api import ErrorSerializer
 from common.errors import Invalid
 from common.renderers import CSVRenderer, JSONRenderer
 from flow import bounds, figures
+from flow import forecast as forecasting
 from flow.kinds import BoardSteps
 from flow.serializers import (
     AgingSerializer,
     CfdParams,
     CfdSerializer,
     CycleTimesSerializer,
+    ForecastParams,
+    ForecastSerializer,
     LimitsSerializer,
     QueuesSerializer,
     ThroughputParams,
@@ -239,3 +242,39 @@ class QueuesView(FlowView):
                 step["promoted"],
                 step["pulled"],
             ]
+
+
+class ForecastView(FlowView):
+    name = "forecast"
+    params = ForecastParams
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "from", str, description="ISO 8601 instant: the history's start (default: 30 days before `to`)"
+            ),
+            OpenApiParameter("to", str, description="ISO 8601 instant: the history's end (default: now)"),
+            OpenApiParameter(
+                "items",
+                int,
+                description=f"How long until this many more tasks are done (1 to {forecasting.MAX_ITEMS:,})",
+            ),
+            OpenApiParameter("until", str, description="How many tasks by this date (YYYY-MM-DD, after today)"),
+            OpenApiParameter(
+                "trials", int, description=f"{forecasting.MIN_TRIALS:,} (default) to {forecasting.MAX_TRIALS:,}"
+            ),
+            OpenApiParameter("seed", int, description="The same seed, history and question give the same answer"),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses={200: ForecastSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return forecasting.forecast(workflow, params, board, params["today"])
+
+    def csv_rows(self, data):
+        yield ["days" if data["items"] is not None else "tasks", "trials"]
+        for bar in data["histogram"]:
+            yield [bar["value"], bar["trials"]]

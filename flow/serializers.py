@@ -1,11 +1,13 @@
 """Query parameters of the flow endpoints, and their response shapes (api.md, `/flow/`)
 for the OpenAPI schema."""
 
-from datetime import UTC, datetime, timedelta
+import secrets
+from datetime import UTC, date, datetime, timedelta
 
 from django.utils import timezone
 from rest_framework import serializers
 
+from flow import forecast as forecasting
 from flow.figures import Window
 
 MAX_WINDOW = timedelta(days=366)
@@ -55,6 +57,41 @@ class CfdParams(WindowParams):
 
 class ThroughputParams(WindowParams):
     interval = serializers.ChoiceField(choices=["day", "week"], default="day")
+
+
+class ForecastParams(WindowParams):
+    """`items` or `until` (one of them), over the throughput of the whole days of the window."""
+
+    items = serializers.IntegerField(required=False, min_value=1, max_value=forecasting.MAX_ITEMS)
+    until = serializers.DateField(required=False)
+    trials = serializers.IntegerField(
+        required=False, min_value=forecasting.MIN_TRIALS, max_value=forecasting.MAX_TRIALS
+    )
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        if ("items" in attrs) == ("until" in attrs):
+            message = ["Give either `items` (how long for N tasks) or `until` (how many tasks by a date)."]
+            raise serializers.ValidationError({"items": message, "until": message})
+        today = utc_today()
+        if "until" in attrs and not 0 < (attrs["until"] - today).days <= forecasting.MAX_DAYS:
+            raise serializers.ValidationError(
+                {"until": [f"Must be after today ({today}) and at most {forecasting.MAX_DAYS:,} days after it."]}
+            )
+        if attrs["window"].end - attrs["window"].start < timedelta(days=1):
+            message = ["The history window must hold at least one whole day."]
+            raise serializers.ValidationError({"from": message, "to": message})
+        return {
+            **attrs,
+            "today": today,
+            "trials": attrs.get("trials", forecasting.MIN_TRIALS),
+            "seed": attrs["seed"] if "seed" in attrs else secrets.randbits(63),
+        }
+
+
+def utc_today() -> date:
+    return timezone.now().astimezone(UTC).date()
 
 
 class StepRef(serializers.Serializer):
@@ -172,3 +209,45 @@ class QueueStep(serializers.Serializer):
 
 class QueuesSerializer(serializers.Serializer):
     steps = QueueStep(many=True)
+
+
+class ForecastHistory(serializers.Serializer):
+    def get_fields(self):
+        return {
+            "from": serializers.DateTimeField(),
+            "to": serializers.DateTimeField(),
+            "days": serializers.IntegerField(help_text="Whole days of history drawn from"),
+            "finished": serializers.IntegerField(),
+            "throughput_per_day": serializers.FloatField(),
+        }
+
+
+class ForecastBar(serializers.Serializer):
+    value = serializers.IntegerField(help_text="Days (`items`) or tasks (`until`)")
+    trials = serializers.IntegerField()
+
+
+class ForecastDates(serializers.Serializer):
+    def get_fields(self):
+        return {p: serializers.DateField(allow_null=True) for p in ("50", "85", "95")}
+
+
+class ForecastPercentiles(serializers.Serializer):
+    def get_fields(self):
+        return {p: serializers.IntegerField(allow_null=True) for p in ("50", "85", "95")}
+
+
+class ForecastSerializer(serializers.Serializer):
+    items = serializers.IntegerField(allow_null=True)
+    until = serializers.DateField(allow_null=True)
+    start = serializers.DateField(help_text="Day 0 (today, UTC): the forecast counts the whole days after it")
+    trials = serializers.IntegerField()
+    seed = serializers.IntegerField(help_text="Give it back as `?seed=` to get the same answer")
+    history = ForecastHistory()
+    percentiles = ForecastPercentiles(
+        help_text="As confidence: with `items`, 85% of trials finished within `85` days (null: not within"
+        " five years); with `until`, 85% of trials finished at least `85` tasks"
+    )
+    dates = ForecastDates(allow_null=True, help_text="With `items`: the date of each percentile")
+    beyond = serializers.IntegerField(help_text="Trials not done within five years (with `items`)")
+    histogram = ForecastBar(many=True)

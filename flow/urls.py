@@ -10,6 +10,7 @@ api_urlpatterns = [
     path("workflows/<uuid:pk>/flow/aging/", api.AgingView.as_view(), name="flow-aging"),
     path("workflows/<uuid:pk>/flow/limits/", api.LimitsView.as_view(), name="flow-limits"),
     path("workflows/<uuid:pk>/flow/queues/", api.QueuesView.as_view(), name="flow-queues"),
+    path("workflows/<uuid:pk>/flow/forecast/", api.ForecastView.as_view(), name="flow-forecast"),
 ]
 
 page_urlpatterns = [

@@ -92,6 +92,9 @@ ENDPOINTS = [
     Endpoint("flow aging", "GET", "/api/v1/workflows/{workflow}/flow/aging/", "401 401 404 200 200 200 404"),
     Endpoint("flow limits", "GET", "/api/v1/workflows/{workflow}/flow/limits/", "401 401 404 200 200 200 404"),
     Endpoint("flow queues", "GET", "/api/v1/workflows/{workflow}/flow/queues/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "flow forecast", "GET", "/api/v1/workflows/{workflow}/flow/forecast/?items=5", "401 401 404 200 200 200 404"
+    ),
     Endpoint("templates", "GET", "/api/v1/workflow-templates/", "401 401 200 200 200 200 200"),
     Endpoint("step list", "GET", "/api/v1/steps/?workflow={workflow}", "401 401 200 200 200 200 200"),
     Endpoint(
