@@ -13,18 +13,22 @@ from boards.access import require_role
 from common.api import ErrorSerializer
 from common.errors import Invalid
 from common.renderers import CSVRenderer, JSONRenderer
-from flow import bounds, figures
+from flow import analytics, bounds, figures
 from flow import forecast as forecasting
 from flow.kinds import BoardSteps
 from flow.serializers import (
+    AdviceSerializer,
     AgingSerializer,
+    BlockersSerializer,
     CfdParams,
     CfdSerializer,
     CycleTimesSerializer,
+    EfficiencySerializer,
     ForecastParams,
     ForecastSerializer,
     LimitsSerializer,
     QueuesSerializer,
+    SleSerializer,
     ThroughputParams,
     ThroughputSerializer,
     WindowParams,
@@ -278,3 +282,103 @@ class ForecastView(FlowView):
         yield ["days" if data["items"] is not None else "tasks", "trials"]
         for bar in data["histogram"]:
             yield [bar["value"], bar["trials"]]
+
+
+class SleView(FlowView):
+    name = "sle"
+
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS,
+        responses={200: SleSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return analytics.sle(workflow, params["window"], board)
+
+    def csv_rows(self, data):
+        fields = ["class_of_service", "days", "cycle_seconds", "percentile", "sample", "set_by"]
+        yield fields
+        for row in data["sles"]:
+            yield [row[f] for f in fields]
+
+
+class AdviceView(FlowView):
+    name = "advice"
+
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS,
+        responses={200: AdviceSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return analytics.advice(workflow, params["window"], board)
+
+    def csv_rows(self, data):
+        fields = [
+            "scope",
+            "id",
+            "name",
+            "limit",
+            "avg_wip",
+            "throughput_per_day",
+            "avg_cycle_days",
+            "suggested_limit",
+            "arithmetic",
+        ]
+        yield fields
+        for row in data["limits"]:
+            yield [row[f] for f in fields]
+
+
+class BlockersView(FlowView):
+    name = "blockers"
+
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS,
+        responses={200: BlockersSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return analytics.blockers(workflow, params["window"])
+
+    def csv_rows(self, data):
+        fields = ["reason", "count", "blocked_days", "median_seconds", "ongoing"]
+        yield fields
+        for row in data["blockers"]:
+            yield [row[f] for f in fields]
+
+
+class EfficiencyView(FlowView):
+    name = "efficiency"
+
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS,
+        responses={200: EfficiencySerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return analytics.efficiency(workflow, params["window"], board)
+
+    def csv_rows(self, data):
+        fields = [
+            "task_id",
+            "title",
+            "finished_at",
+            "lead_seconds",
+            "active_seconds",
+            "blocked_seconds",
+            "working_seconds",
+            "waiting_seconds",
+            "efficiency",
+        ]
+        yield fields
+        for item in data["items"]:
+            yield [item[f] for f in fields]

@@ -29,7 +29,7 @@ def instant(value: int | None) -> datetime | None:
     return None if value is None else EPOCH + timedelta(microseconds=int(value))
 
 
-def _uuid(value):
+def as_uuid(value):
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
 
 
@@ -108,7 +108,7 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
     )
     deltas = {}
     for point, step_id, state, delta in rows:
-        deltas.setdefault((_uuid(step_id), state), {})[point] = delta
+        deltas.setdefault((as_uuid(step_id), state), {})[point] = delta
     for (step_id, state), by_point in deltas.items():
         series = (counts if state == queries.ADMITTED else queued).get(step_id)
         if series is None:  # a deleted step: the tasks it held are counted where they went
@@ -149,13 +149,13 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
             started = None  # it reached done before it was ever active
         items.append(
             {
-                "task_id": _uuid(task_id),
+                "task_id": as_uuid(task_id),
                 "title": title or "",
                 "started_at": instant(started),
                 "finished_at": instant(finished),
                 "cycle_seconds": None if started is None else (finished - started) / 1e6,
                 "lead_seconds": (finished - created) / 1e6,
-                "blocked_seconds": _blocked_within(blocked.get(_uuid(task_id), []), started, finished) / 1e6,
+                "blocked_seconds": _blocked_within(blocked.get(as_uuid(task_id), []), started, finished) / 1e6,
             }
         )
     return items
@@ -294,7 +294,7 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
         forced_here = [
             (at, {"event_id": event_id, "kind": "forced", "actor": actor, "reason": reason})
             for event_id, to_step, at, actor, reason in forced
-            if _uuid(to_step) == step_id and started <= at <= (ended if ended is not None else end_us)
+            if as_uuid(to_step) == step_id and started <= at <= (ended if ended is not None else end_us)
         ]
         causes = [cause for _, cause in forced_here]
         # A breach going on at `from` is shown from there: its cause lies before the window.
@@ -346,7 +346,7 @@ def queues(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     for step_id, n, rank, wait in queries.queue_wait_ranks(
         workflow.pk, frm=window.start, to=window.end, percentiles=PERCENTILES
     ):
-        ranks.setdefault(_uuid(step_id), {"n": int(n)})[int(rank)] = int(wait) / 1e6
+        ranks.setdefault(as_uuid(step_id), {"n": int(n)})[int(rank)] = int(wait) / 1e6
     counted = (
         TaskEvent.objects.filter(
             workflow=workflow,

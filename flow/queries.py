@@ -474,3 +474,113 @@ def state_events_up_to(workflow_id, *, frm, to, most: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(frm), _instant(to), most + 1])
         return cursor.fetchone()[0]
+
+
+def scope_stays(workflow_id, *, scopes: list[list], frm, to, from_us: int, to_us: int) -> list[tuple]:
+    """(scope index, admitted task-microseconds in the window, departures in the window) of
+    each scope, a list of step ids. A departure is a task admitted in one of the scope's
+    steps whose next state is elsewhere, queued or gone (a move between two of its steps
+    is none)."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    counted = ", ".join(["(%s, %s)"] * sum(len(steps) for steps in scopes))
+    statement = f"""
+    WITH {_transitions(n)},
+    scope(si, step_id) AS (VALUES {counted}),
+    stay AS (
+        SELECT c.si, COALESCE({us.format("l.next_at")}, %s)
+                     - CASE WHEN l.at < %s THEN %s ELSE {us.format("l.at")} END AS held
+        FROM l JOIN scope c ON c.step_id = l.step_id
+        WHERE l.state = {ADMITTED}
+    ),
+    departure AS (
+        SELECT c.si FROM l JOIN scope c ON c.step_id = l.prev_step
+        WHERE l.w = 1 AND l.prev_state = {ADMITTED}
+          AND NOT (l.state = {ADMITTED} AND EXISTS (
+              SELECT 1 FROM scope o WHERE o.si = c.si AND o.step_id = l.step_id))
+    )
+    SELECT si, SUM(held), 0 FROM stay GROUP BY si
+    UNION ALL
+    SELECT si, 0, COUNT(*) FROM departure GROUP BY si
+    """
+    params = [
+        *_transitions_params(workflow_id, frm, to),
+        *(v for si, steps in enumerate(scopes) for step in steps for v in (si, sql.uuid_param(step))),
+        to_us,
+        _instant(frm),
+        from_us,
+    ]
+    totals: dict = {}
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        for si, held, departed in cursor.fetchall():
+            h, d = totals.get(si, (0, 0))
+            totals[si] = (h + int(held), d + int(departed))
+    return [(si, *totals.get(si, (0, 0))) for si in range(len(scopes))]
+
+
+def active_time(workflow_id, *, done: list, not_active: list, frm, to) -> list[tuple]:
+    """(task id, microseconds admitted in active steps before its first entry into a done
+    step) of every task whose first entry into a done step lies in the window."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    entry = f"kind IN ({_kinds_list(ENTRY_KINDS)})"
+    until = us.format("CASE WHEN e.next_at < f.finished THEN e.next_at ELSE f.finished END")
+    statement = f"""
+    WITH w AS (
+        SELECT DISTINCT {n["task"]} AS finishing FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
+    ),
+    -- Each state event of those tasks, until the task's next one.
+    e AS (
+        SELECT {n["task"]} AS task_id, {n["at"]} AS at, {n["kind"]} AS kind,
+               COALESCE({n["to"]}, {n["from"]}) AS step_id,
+               LEAD({n["at"]}) OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS next_at
+        FROM {n["event"]} JOIN w ON {n["task"]} = w.finishing
+        WHERE {n["workflow"]} = %s AND {state_event()}
+    ),
+    f AS (SELECT task_id, MIN(at) AS finished FROM e WHERE {entry} AND step_id IN ({_in(done)}) GROUP BY task_id)
+    SELECT f.task_id, COALESCE(SUM({until} - {us.format("e.at")}), 0)
+    FROM f LEFT JOIN e ON e.task_id = f.task_id AND e.at < f.finished AND e.{entry}
+                       AND e.step_id NOT IN ({_in(not_active)})
+    WHERE f.finished >= %s AND f.finished <= %s
+    GROUP BY f.task_id
+    """
+    wf = sql.uuid_param(workflow_id)
+    params = [
+        wf,
+        *_ids(done),
+        _instant(frm),
+        _instant(to),
+        wf,
+        *_ids(done),
+        *_ids(not_active),
+        _instant(frm),
+        _instant(to),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return [(task_id, int(held)) for task_id, held in cursor.fetchall()]
+
+
+def blocks(workflow_id, *, frm, to) -> list[tuple]:
+    """(reason, started us, ended us or None) of every block that overlaps the window: a
+    `blocked` event until the task's next blocked, unblocked, archived or deleted event (a
+    new reason starts a new block). The board's block events up to `to` are read: a small
+    part of its history."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    kinds = _kinds_list([EventKind.BLOCKED, EventKind.UNBLOCKED, EventKind.ARCHIVED, EventKind.DELETED])
+    statement = f"""
+    SELECT reason, {us.format("at")}, {us.format("next_at")} FROM (
+        SELECT {n["kind"]} AS kind, {n["reason"]} AS reason, {n["at"]} AS at,
+               LEAD({n["at"]}) OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS next_at
+        FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["kind"]} IN ({kinds}) AND {n["at"]} <= %s
+    ) b
+    WHERE kind = '{EventKind.BLOCKED}' AND (next_at IS NULL OR next_at > %s)
+    ORDER BY at
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(to), _instant(frm)])
+        return cursor.fetchall()

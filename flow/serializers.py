@@ -251,3 +251,64 @@ class ForecastSerializer(serializers.Serializer):
     dates = ForecastDates(allow_null=True, help_text="With `items`: the date of each percentile")
     beyond = serializers.IntegerField(help_text="Trials not done within five years (with `items`)")
     histogram = ForecastBar(many=True)
+
+
+class SleRow(serializers.Serializer):
+    class_of_service = serializers.ChoiceField(choices=["standard", "expedite"])
+    days = serializers.IntegerField(allow_null=True, help_text="85% finished within this many days (rounded up)")
+    cycle_seconds = serializers.FloatField(allow_null=True, help_text="The 85th percentile itself")
+    percentile = serializers.IntegerField()
+    sample = serializers.IntegerField(help_text="Finished tasks with a cycle time in the window")
+    set_by = serializers.ChoiceField(choices=["history"])
+
+
+class SleSerializer(serializers.Serializer):
+    sles = SleRow(many=True)
+
+
+class AdviceRow(serializers.Serializer):
+    scope = serializers.ChoiceField(choices=["step", "group"])
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    limit = serializers.IntegerField()
+    avg_wip = serializers.FloatField(help_text="L: admitted tasks in the scope, averaged over the window")
+    throughput_per_day = serializers.FloatField(help_text="λ: tasks that left the scope per day")
+    avg_cycle_days = serializers.FloatField(allow_null=True, help_text="W = L / λ: days a task spent in the scope")
+    suggested_limit = serializers.IntegerField(allow_null=True)
+    arithmetic = serializers.CharField()
+
+
+class AdviceSerializer(serializers.Serializer):
+    sle_days = serializers.IntegerField(allow_null=True, help_text="The standard class's SLE from the window")
+    avg_cycle_days = serializers.FloatField(allow_null=True)
+    limits = AdviceRow(many=True)
+
+
+class BlockerRow(serializers.Serializer):
+    reason = serializers.CharField(help_text="The most common spelling of the cluster (case and spacing aside)")
+    count = serializers.IntegerField()
+    blocked_days = serializers.FloatField(help_text="Blocked time inside the window")
+    median_seconds = serializers.FloatField(allow_null=True, help_text="Of the blocks that ended")
+    ongoing = serializers.IntegerField()
+
+
+class BlockersSerializer(serializers.Serializer):
+    blockers = BlockerRow(many=True)
+
+
+class EfficiencyItem(serializers.Serializer):
+    task_id = serializers.UUIDField()
+    title = serializers.CharField()
+    finished_at = serializers.DateTimeField()
+    lead_seconds = serializers.FloatField()
+    active_seconds = serializers.FloatField(help_text="Admitted in active steps before it finished")
+    blocked_seconds = serializers.FloatField(help_text="Blocked inside its cycle")
+    working_seconds = serializers.FloatField(help_text="active - blocked")
+    waiting_seconds = serializers.FloatField(help_text="lead - working")
+    efficiency = serializers.FloatField(allow_null=True, help_text="working / lead")
+
+
+class EfficiencySerializer(serializers.Serializer):
+    items = EfficiencyItem(many=True)
+    efficiency = serializers.FloatField(allow_null=True, help_text="All working time over all lead time")
+    percentiles = Percentiles()

@@ -11,6 +11,10 @@ api_urlpatterns = [
     path("workflows/<uuid:pk>/flow/limits/", api.LimitsView.as_view(), name="flow-limits"),
     path("workflows/<uuid:pk>/flow/queues/", api.QueuesView.as_view(), name="flow-queues"),
     path("workflows/<uuid:pk>/flow/forecast/", api.ForecastView.as_view(), name="flow-forecast"),
+    path("workflows/<uuid:pk>/flow/sle/", api.SleView.as_view(), name="flow-sle"),
+    path("workflows/<uuid:pk>/flow/advice/", api.AdviceView.as_view(), name="flow-advice"),
+    path("workflows/<uuid:pk>/flow/blockers/", api.BlockersView.as_view(), name="flow-blockers"),
+    path("workflows/<uuid:pk>/flow/efficiency/", api.EfficiencyView.as_view(), name="flow-efficiency"),
 ]
 
 page_urlpatterns = [

@@ -9,10 +9,23 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from boards.admission import task_archive, task_move
+from boards.services import task_block
 from boards.snapshots import board_snapshot
 from tests.flow.factories import TaskEventFactory
 
-ENDPOINTS = ["cfd", "wip", "cycle-times", "throughput", "aging", "limits", "queues"]
+ENDPOINTS = [
+    "cfd",
+    "wip",
+    "cycle-times",
+    "throughput",
+    "aging",
+    "limits",
+    "queues",
+    "sle",
+    "advice",
+    "blockers",
+    "efficiency",
+]
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 
 
@@ -104,10 +117,11 @@ def test_csv_has_one_row_per_point(api, workflow, board, make_task):
 
 
 @pytest.mark.parametrize("name", ENDPOINTS)
-def test_every_endpoint_answers_csv_and_errors_stay_json(api, workflow, board, make_task, name):
+def test_every_endpoint_answers_csv_and_errors_stay_json(api, workflow, board, make_task, owner, name):
     backlog, doing, done = board
-    task, _ = make_task(doing), make_task(doing)  # one finishes, one ages
+    task, aging = make_task(doing), make_task(doing)  # one finishes, one ages, blocked
     task_move(task=task, to_step=done, actor=None)
+    task_block(task=aging, actor=owner, reason="waiting on review")
     response = api.get(url(workflow, name, format="csv"))
     assert response.status_code == 200
     assert len(list(csv.reader(io.StringIO(response.content.decode())))) >= 2
@@ -156,7 +170,19 @@ def _history(workflow, steps, tasks: int):
 
 # cycle-times and aging read the finished tasks' blocked/unblocked events in one more query;
 # every endpoint counts the window's events first, up to their bound (flow/bounds.py).
-QUERIES = {"cfd": 5, "wip": 5, "cycle-times": 6, "throughput": 5, "aging": 7, "limits": 6, "queues": 6}
+QUERIES = {
+    "cfd": 5,
+    "wip": 5,
+    "sle": 8,
+    "advice": 10,
+    "blockers": 5,
+    "efficiency": 7,
+    "cycle-times": 6,
+    "throughput": 5,
+    "aging": 7,
+    "limits": 6,
+    "queues": 6,
+}
 
 
 @pytest.mark.parametrize("name", ENDPOINTS)

@@ -92,6 +92,10 @@ ENDPOINTS = [
     Endpoint("flow aging", "GET", "/api/v1/workflows/{workflow}/flow/aging/", "401 401 404 200 200 200 404"),
     Endpoint("flow limits", "GET", "/api/v1/workflows/{workflow}/flow/limits/", "401 401 404 200 200 200 404"),
     Endpoint("flow queues", "GET", "/api/v1/workflows/{workflow}/flow/queues/", "401 401 404 200 200 200 404"),
+    Endpoint("flow sle", "GET", "/api/v1/workflows/{workflow}/flow/sle/", "401 401 404 200 200 200 404"),
+    Endpoint("flow advice", "GET", "/api/v1/workflows/{workflow}/flow/advice/", "401 401 404 200 200 200 404"),
+    Endpoint("flow blockers", "GET", "/api/v1/workflows/{workflow}/flow/blockers/", "401 401 404 200 200 200 404"),
+    Endpoint("flow efficiency", "GET", "/api/v1/workflows/{workflow}/flow/efficiency/", "401 401 404 200 200 200 404"),
     Endpoint(
         "flow forecast", "GET", "/api/v1/workflows/{workflow}/flow/forecast/?items=5", "401 401 404 200 200 200 404"
     ),
