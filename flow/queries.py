@@ -519,32 +519,55 @@ def scope_stays(workflow_id, *, scopes: list[list], frm, to, from_us: int, to_us
     return [(si, *totals.get(si, (0, 0))) for si in range(len(scopes))]
 
 
+# Each finishing task's state events, in its order, with when each state ends and the
+# task's first finish. PostgreSQL reads each task's events through the (workflow, task, at,
+# id) index already in order (LATERAL: no sort of the whole window's histories); SQLite has
+# no LATERAL and windows over the join.
+_HISTORIES = {
+    "postgresql": """
+        SELECT w.finishing AS task_id, x.* FROM w CROSS JOIN LATERAL (
+            SELECT {columns},
+                   LEAD({at}) OVER (ORDER BY {at}, {id}) AS next_at,
+                   MIN(CASE WHEN {finish} THEN {at} END) OVER () AS finished
+            FROM {event} WHERE {workflow} = %s AND {task} = w.finishing AND {state}
+        ) x""",
+    "sqlite": """
+        SELECT {task} AS task_id, {columns},
+               LEAD({at}) OVER (PARTITION BY {task} ORDER BY {at}, {id}) AS next_at,
+               MIN(CASE WHEN {finish} THEN {at} END) OVER (PARTITION BY {task}) AS finished
+        FROM {event} JOIN w ON {task} = w.finishing
+        WHERE {workflow} = %s AND {state}""",
+}
+
+
 def active_time(workflow_id, *, done: list, not_active: list, frm, to) -> list[tuple]:
     """(task id, microseconds admitted in active steps before its first entry into a done
-    step) of every task whose first entry into a done step lies in the window."""
+    step) of the tasks whose first entry into a done step lies in the window and that were
+    admitted in an active step before it."""
     n = _names(connection.vendor)
     us = _EPOCH_US[n["vendor"]]
     entry = f"kind IN ({_kinds_list(ENTRY_KINDS)})"
-    until = us.format("CASE WHEN e.next_at < f.finished THEN e.next_at ELSE f.finished END")
+    histories = _HISTORIES[n["vendor"]].format(
+        columns=f"{n['at']} AS at, {n['kind']} AS kind, COALESCE({n['to']}, {n['from']}) AS step_id",
+        finish=f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)}) AND {n['to']} IN ({_in(done)})",
+        at=n["at"],
+        id=n["id"],
+        task=n["task"],
+        event=n["event"],
+        workflow=n["workflow"],
+        state=state_event(),
+    )
+    until = us.format("CASE WHEN next_at < finished THEN next_at ELSE finished END")
     statement = f"""
     WITH w AS (
         SELECT DISTINCT {n["task"]} AS finishing FROM {n["event"]}
         WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
     ),
-    -- Each state event of those tasks, until the task's next one.
-    e AS (
-        SELECT {n["task"]} AS task_id, {n["at"]} AS at, {n["kind"]} AS kind,
-               COALESCE({n["to"]}, {n["from"]}) AS step_id,
-               LEAD({n["at"]}) OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS next_at
-        FROM {n["event"]} JOIN w ON {n["task"]} = w.finishing
-        WHERE {n["workflow"]} = %s AND {state_event()}
-    ),
-    f AS (SELECT task_id, MIN(at) AS finished FROM e WHERE {entry} AND step_id IN ({_in(done)}) GROUP BY task_id)
-    SELECT f.task_id, COALESCE(SUM({until} - {us.format("e.at")}), 0)
-    FROM f LEFT JOIN e ON e.task_id = f.task_id AND e.at < f.finished AND e.{entry}
-                       AND e.step_id NOT IN ({_in(not_active)})
-    WHERE f.finished >= %s AND f.finished <= %s
-    GROUP BY f.task_id
+    f AS ({histories})
+    SELECT task_id, SUM({until} - {us.format("at")}) FROM f
+    WHERE finished >= %s AND finished <= %s AND at < finished
+      AND {entry} AND step_id NOT IN ({_in(not_active)})
+    GROUP BY task_id
     """
     wf = sql.uuid_param(workflow_id)
     params = [
@@ -552,11 +575,11 @@ def active_time(workflow_id, *, done: list, not_active: list, frm, to) -> list[t
         *_ids(done),
         _instant(frm),
         _instant(to),
-        wf,
         *_ids(done),
-        *_ids(not_active),
+        wf,
         _instant(frm),
         _instant(to),
+        *_ids(not_active),
     ]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
