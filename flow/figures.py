@@ -82,8 +82,9 @@ def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None
             step_us=us(EPOCH + INTERVALS[interval]),
             last=regular,
         )
-        for line, point, count in rows:
-            arrived[lines[line]][int(point)] += count
+        for below, top, point, count in rows:
+            for line in range(0 if below is None else below + 1, top + 1):
+                arrived[lines[line]][int(point)] += count
         for series in arrived.values():
             for index in range(1, len(points)):
                 series[index] += series[index - 1]

@@ -189,9 +189,11 @@ def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -
 
 
 def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step_us: int, last: int) -> list[tuple]:
-    """(line, point index, tasks) of the cumulative flow: `lines` are the board's step ids
-    in board order; a task arrives on line i when it first enters (admitted) a step at i or
-    later, counted from the first point >= that instant (the points as in `cfd_deltas`).
+    """(line below or None, top line, point index, tasks) of the cumulative flow: that many
+    tasks arrived on the lines above the first (from line 0 when None) up to the second,
+    counted from that point. `lines` are the board's step ids in board order; a task
+    arrives on line i when it first enters (admitted) a step at i or later, counted from the
+    first point >= that instant (the points as in `cfd_deltas`).
     Arrivals only add: leaving, archiving or finishing takes nothing back. A task deleted
     without ever entering a `done` step is left out of every line; deleted steps have none."""
     n = _names(connection.vendor)
@@ -215,14 +217,18 @@ def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step
         SELECT {n["task"]} FROM {n["event"]}
         WHERE {n["workflow"]} = %s AND {entry} AND {n["to"]} IN ({_in(done) if done else "NULL"})
     ),
-    -- Line i: the first entry into step i or a later one.
+    -- Line i: the first entry into step i or a later one. Over each task's steps from the
+    -- last: the earliest entry so far is its arrival on the lines from the step below it
+    -- (exclusive; null: from the first line) up to this step.
     arrival AS (
-        SELECT l.idx AS line, {us.format("MIN(f.at)")} AS a
-        FROM first f JOIN pos l ON f.idx >= l.idx
+        SELECT idx,
+               LEAD(idx) OVER w AS below,
+               {us.format("MIN(at) OVER w")} AS a
+        FROM first f
         WHERE NOT EXISTS (SELECT 1 FROM gone g WHERE g.task_id = f.task_id)
-        GROUP BY f.task_id, l.idx
+        WINDOW w AS (PARTITION BY task_id ORDER BY idx DESC)
     )
-    SELECT line, {point} AS point, COUNT(*) FROM arrival GROUP BY line, 2
+    SELECT below, idx, {point} AS point, COUNT(*) FROM arrival GROUP BY below, idx, 3
     """
     wf = sql.uuid_param(workflow_id)
     params = [
