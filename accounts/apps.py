@@ -7,7 +7,7 @@ class AccountsConfig(AppConfig):
     def ready(self):
         from django.contrib.auth import get_user_model
 
-        from accounts import schema  # noqa: F401  the OpenAPI auth scheme
+        from accounts import profiles, schema  # noqa: F401  the OpenAPI auth scheme; the sign-in receiver
         from accounts.usernames import DistinctUsernameValidator
 
         # On the field itself, so every form and command that makes an account runs it.

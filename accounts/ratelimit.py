@@ -12,11 +12,12 @@ per client address and per username within KANDEV_LOGIN_WINDOW_SECONDS:
   that has not failed on it (its owner's) signs in as usual.
 Password reset requests: at most KANDEV_PASSWORD_RESET_MAX per address and per e-mail
 address within KANDEV_PASSWORD_RESET_WINDOW_SECONDS (no mail-bombing, no address probing).
+Open sign-up: at most KANDEV_SIGNUP_MAX attempts per address an hour.
 
 The address is REMOTE_ADDR, which uvicorn takes from X-Forwarded-For only on connections from
 FORWARDED_ALLOW_IPS (default: loopback), and then the rightmost address no trusted proxy
 added, so a client cannot choose its own. Behind a proxy on another host, name the proxy there
-or every client shares its address (README, "Production"; tests/security/test_forwarded.py).
+or every client shares its address (docs/reference.md, "Production"; tests/security/test_forwarded.py).
 """
 
 import hashlib
@@ -95,6 +96,8 @@ class LoginRateLimitMiddleware:
             refused = self.refuse_sign_in(request)
         elif request.method == "POST" and request.path == reverse("password_reset"):
             refused = self.refuse_password_reset(request)
+        elif request.method == "POST" and request.path == reverse("signup"):
+            refused = self.refuse_sign_up(request)
         else:
             refused = None
         return refused or self.get_response(request)
@@ -117,4 +120,9 @@ class LoginRateLimitMiddleware:
         counts = [_count(key, window) for key in keys]
         if max(counts) > settings.KANDEV_PASSWORD_RESET_MAX:
             return too_many(f"Too many password reset requests. Try again in {max(window // 60, 1)} minute(s).", window)
+        return None
+
+    def refuse_sign_up(self, request) -> HttpResponse | None:
+        if _count(f"sign-up:addr:{_address(request)}", 3600) > settings.KANDEV_SIGNUP_MAX:
+            return too_many("Too many sign-ups from your address. Try again in an hour.", 3600)
         return None

@@ -11,9 +11,10 @@ from accounts.models import ApiToken
 from agents import services
 from agents.models import AgentSession, SessionStatus
 from agents.selectors import claim_data, session_data
-from boards.access import require_role, visible, visible_tasks
+from boards.models import Task
 from common.api import ErrorSerializer
 from common.validation import validated
+from workflows.access import require_role, visible
 
 
 class SessionSerializer(serializers.Serializer):
@@ -141,7 +142,7 @@ class TaskSessionsView(APIView):
         },
     )
     def post(self, request, task_id):
-        task = visible_tasks(request.user).filter(pk=task_id).select_related("workflow").first()
+        task = visible(Task.objects.all(), request.user).filter(pk=task_id).select_related("workflow").first()
         if task is None:
             raise NotFound
         require_role(request.user, task.workflow.workspace_id, write=True)

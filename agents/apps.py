@@ -6,7 +6,9 @@ class AgentsConfig(AppConfig):
 
     def ready(self):
         from agents import receivers  # noqa: F401  archive/delete end a task's sessions
+        from agents.board import SESSIONS
         from agents.services import admit_session
-        from workflows import engine
+        from boards import sessions, step_events
 
-        engine.register_action("auto_start_agent", admit_session)
+        step_events.register_action("auto_start_agent", admit_session)
+        sessions.register(SESSIONS)

@@ -20,7 +20,7 @@ from django.utils import timezone
 from rest_framework import status as http
 
 from agents.models import HOLDING_SLOT, LIVE, TERMINAL, AgentSession, SessionStatus
-from boards.access import writable_workspaces
+from boards import step_events
 from boards.admission import check_force
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
@@ -28,7 +28,7 @@ from boards.locking import board_transaction
 from boards.models import EventKind, Task
 from common import metrics
 from common.errors import Conflict, KandevError
-from workflows import engine
+from workflows.access import writable_workspaces
 from workflows.models import OnSessionLimit, Workflow, WorkflowStep, Workspace
 
 logger = logging.getLogger(__name__)
@@ -368,7 +368,7 @@ def session_event(*, session: AgentSession, type: str, detail: str = "", actor=N
         # only while the task is still in the step the session was for.
         if to == SessionStatus.COMPLETED and task is not None and task.archived_at is None:
             if task.step_id == session.step_id:
-                engine.turn_completed(change, task, change.steps[task.step_id])
+                step_events.turn_completed(change, task, change.steps[task.step_id])
         return session
 
 

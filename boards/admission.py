@@ -7,7 +7,6 @@ locks (occupancy.py). A refusal raises `WipLimitReached` inside the transaction,
 refused request persists.
 """
 
-from boards.access import role_in
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
 from boards.locking import board_transaction
@@ -31,6 +30,7 @@ from boards.quotas import check_open_tasks
 from boards.signals import task_retired
 from common import sql
 from common.errors import Conflict, Forbidden, Invalid
+from workflows.access import role_in
 from workflows.models import OnFull, Role, WorkflowStep
 
 

@@ -5,8 +5,7 @@ from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from boards import access, admission
-from boards.access import check_role, visible_tasks
+from boards import admission
 from boards.messages import task_data
 from boards.models import ClassOfService, EventKind, Priority, Task, TaskEvent
 from boards.serializers import (
@@ -27,6 +26,8 @@ from common.api import ErrorSerializer, WipConflictSerializer, admission_respons
 from common.db import one_read
 from common.errors import Invalid
 from common.validation import validated
+from workflows import access
+from workflows.access import check_role, visible
 
 ADMISSION_RESPONSES = {
     202: TaskSerializer,
@@ -90,7 +91,7 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
 
     def get_queryset(self):
         return (
-            visible_tasks(self.request.user)
+            visible(Task.objects.all(), self.request.user)
             .annotate(member_role=F("workflow__workspace__memberships__role"))
             .select_related("workflow")
             .order_by("workflow_id", "step_id", "position", "priority", "created_at", "id")

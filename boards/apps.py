@@ -5,4 +5,7 @@ class BoardsConfig(AppConfig):
     name = "boards"
 
     def ready(self):
-        from boards import revocation  # noqa: F401  access lost closes open sockets
+        from boards import (
+            revocation,  # noqa: F401  access lost closes open sockets
+            step_events,  # noqa: F401  connects the step-event engine to admissions
+        )

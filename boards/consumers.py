@@ -15,9 +15,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from accounts.websocket import current_user, session_digest
-from boards.access import role_in
 from boards.events import board_group, viewer_group
 from boards.snapshots import board_json
+from workflows.access import role_in
 from workflows.models import Role, Workflow
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,6 @@
 """What a board change looks like to a viewer: tasks and steps as plain JSON values, and
 the live message of one committed change (api.md, WebSocket)."""
 
-from agents.models import SessionStatus
 from boards.models import Task
 from boards.priorities import PRIORITY_NAMES
 from boards.sessions import agent_figures, task_sessions
@@ -80,7 +79,7 @@ def change_message(change, writes=()) -> dict:
         if writes:
             sql.fetch_together(*writes)
     if record.agents:  # the queue may have moved: every queued task goes along with its position
-        wanted |= {pk for pk, session in sessions.items() if session["status"] == SessionStatus.QUEUED}
+        wanted |= {pk for pk, session in sessions.items() if session["queue_position"] is not None}
     unread = wanted - tasks.keys()
     if unread:  # tasks whose session changed while the change wrote nothing else of them
         tasks.update((t.pk, t) for t in Task.objects.filter(pk__in=unread, workflow_id=change.workflow.pk))

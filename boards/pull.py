@@ -15,7 +15,7 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Subquery
 
-from agents.models import HOLDING_SLOT
+from boards import sessions
 from boards.change import BoardChange
 from boards.limits import limits
 from boards.models import LIVE, EventKind, Task
@@ -40,7 +40,7 @@ def pull_candidates(feeder: WorkflowStep):
         Task.objects.occupying()
         .unblocked()
         .filter(step=feeder)
-        .exclude(agent_sessions__status__in=HOLDING_SLOT)
+        .exclude(sessions.registered().working)
         .in_pull_order()
         .select_for_update(skip_locked=True)
     )

@@ -1,9 +1,9 @@
 from rest_framework import serializers
 
-from boards import access
 from boards.messages import task_data
 from boards.models import BLOCKED_REASON_MAX, NOT_ASSIGNABLE, ClassOfService, EventKind, Priority, Task, TaskEvent
 from common.text import clean_text
+from workflows import access
 
 PRIORITY_CHOICES = [p.label for p in Priority]
 

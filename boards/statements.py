@@ -6,11 +6,9 @@ import functools
 
 from django.db import connection
 
-from agents.models import LIVE as LIVE_SESSION
-from agents.models import AgentSession
 from boards.models import LIVE, OCCUPYING, QUEUED, Task
 from common import sql
-from workflows.models import Membership, Workflow, WorkflowStep
+from workflows.models import Workflow, WorkflowStep
 
 
 @functools.cache
@@ -49,54 +47,3 @@ def locked_section(vendor: str) -> dict:
         # index task_in_board_order).
         "count_step": f"SELECT {counted} FROM {sql.table(Task)} WHERE {sql.column(Task, 'step')} = %s AND {live}",
     }
-
-
-@functools.cache
-def member_object(model, vendor: str) -> str:
-    """A workflow, or a step or task by id with its workflow, and the user's role in its workspace."""
-    workspace = sql.column(Workflow, "workspace")
-    membership = f" JOIN {sql.table(Membership)} m ON m.{sql.column(Membership, 'workspace')} = w.{workspace}"
-    of_user = f" AND m.{sql.column(Membership, 'user')} = %s"
-    role = f"m.{sql.column(Membership, 'role')}"
-    if model is Workflow:
-        return (
-            f"SELECT {sql.columns(Workflow, 'w')}, {role} FROM {sql.table(Workflow)} w{membership}"
-            f" WHERE w.{sql.column(Workflow, 'id')} = %s{of_user}"
-        )
-    return (
-        f"SELECT {sql.columns(model, 'o')}, {sql.columns(Workflow, 'w')}, {role}"
-        f" FROM {sql.table(model)} o"
-        f" JOIN {sql.table(Workflow)} w ON w.{sql.column(Workflow, 'id')} = o.{sql.column(model, 'workflow')}"
-        f"{membership}"
-        f" WHERE o.{sql.column(model, 'id')} = %s{of_user}"
-    )
-
-
-@functools.cache
-def shown_sessions(vendor: str, *, of_tasks: bool) -> str:
-    """The agent sessions a board shows on its cards (boards/sessions.py says which), in
-    promotion order (queued_at, id). Parameters: the workflow id, the live statuses, the
-    failed status; with `of_tasks`, then the task ids and the queued status (the whole queue
-    comes along). Every live message runs it: hand-written, like the locked section."""
-    session, task = sql.table(AgentSession), sql.table(Task)
-
-    def of(name: str, table: str = session) -> str:
-        return f"{table}.{sql.column(AgentSession, name)}"
-
-    later = (
-        f"SELECT 1 FROM {session} later WHERE {of('task', 'later')} = {of('task')}"
-        f" AND ({of('created_at', 'later')} > {of('created_at')}"
-        f" OR ({of('created_at', 'later')} = {of('created_at')} AND {of('id', 'later')} > {of('id')}))"
-    )
-    statement = (
-        f"SELECT {of('task')}, {of('id')}, {of('status')} FROM {session}"
-        f" JOIN {task} ON {task}.{sql.column(Task, 'id')} = {of('task')}"
-        f" WHERE {of('workflow')} = %s AND ({of('status')} IN ({', '.join(['%s'] * len(LIVE_SESSION))})"
-        f" OR ({of('status')} = %s"
-        f" AND {of('step')} = {task}.{sql.column(Task, 'step')} AND {task}.{sql.column(Task, 'archived_at')} IS NULL"
-        f" AND NOT EXISTS ({later})))"
-    )
-    if of_tasks:
-        ids = "= ANY(%s)" if vendor == "postgresql" else "IN (SELECT value FROM json_each(%s))"
-        statement += f" AND ({of('task')} {ids} OR {of('status')} = %s)"
-    return f"{statement} ORDER BY {of('queued_at')}, {of('id')}"

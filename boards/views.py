@@ -11,14 +11,12 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
-from boards.access import WRITE_ROLES, memberships_of, role_in
 from boards.api import TaskFilter
 from boards.models import ClassOfService, Priority, Task
 from boards.priorities import PRIORITY_RANKS
 from boards.snapshots import board_snapshot
-from boards.templatetags.board import initials
-from boards.waiting import board_consumers
 from teams.invitations import invitations_for
+from workflows.access import WRITE_ROLES, memberships_of, role_in
 from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow
 from workflows.portable import templates
 from workflows.step_rules import ACTION_TYPES
@@ -114,7 +112,8 @@ def task_detail(request, workflow_id, task_id):
 
 def people(workspace_id) -> list[dict]:
     """The workspace's members as the board names them: who may be assigned (owners and
-    members) and whose name a card shows, in one query."""
+    members) and whose name a card shows, in one query (static/board/people.js gives each
+    their initials)."""
     memberships = Membership.objects.filter(workspace_id=workspace_id).select_related("user")
     found = []
     for membership in memberships.order_by("user__username", "pk"):
@@ -124,7 +123,6 @@ def people(workspace_id) -> list[dict]:
                 "id": membership.user_id,
                 "username": membership.user.get_username(),
                 "name": name,
-                "initials": initials(name),
                 "assignable": membership.role in WRITE_ROLES,
             }
         )
@@ -146,8 +144,6 @@ def _board_page(request, workflow, role, open_task_id=None):
             "open_task_id": open_task_id,
             "class_choices": ClassOfService.choices,
             "people_list": members,
-            "people": {person["id"]: person for person in members},
-            "consumers": board_consumers(snapshot),
         },
     )
 

@@ -11,7 +11,7 @@ import bisect
 import operator
 from typing import NamedTuple
 
-from agents.models import HOLDING_SLOT
+from boards import sessions
 from boards.change import BoardView, board_view
 from boards.limits import limited_for, limits
 from boards.models import ClassOfService, Task
@@ -36,7 +36,7 @@ def task_waiting(task: Task) -> dict | None:
     if consumer is None:
         return None
     candidates = list(Task.objects.occupying().filter(step=step).in_pull_order())
-    running = set(Task.objects.filter(step=step, agent_sessions__status__in=HOLDING_SLOT).values_list("pk", flat=True))
+    running = set(Task.objects.filter(sessions.registered().working, step=step).values_list("pk", flat=True))
     view.occupancy.lock_members({t.assignee_id for t in candidates})
     ahead = 0
     for candidate in candidates:
@@ -175,13 +175,14 @@ def column_waiting(tasks: list[dict], *, pulled: bool, before: list | None = Non
     start = common_start(before, tasks) if known is not None else 0
     end = common_end(before, tasks, at_most=min(len(before), len(tasks)) - start) if known is not None else 0
     middle = Orders([], [], [])
+    working = sessions.registered().working_statuses
     for i in range(start, len(tasks) - end):
         t = tasks[i]
         if not t["admitted"]:
             middle.queue.append(i)
         elif not t["is_ephemeral"] and not t["blocked_reason"]:
             session = t.get("session")
-            if session is None or session["status"] not in HOLDING_SLOT:
+            if session is None or session["status"] not in working:
                 (middle.expedite if t["class_of_service"] == ClassOfService.EXPEDITE else middle.standard).append(i)
     if known is not None:
         old_end, shift = len(before) - end, len(tasks) - len(before)

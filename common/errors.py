@@ -7,6 +7,7 @@ exceptions) into the `{"code", "detail", ...}` body of api.md.
 import logging
 import sys
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
@@ -144,3 +145,18 @@ def not_found(request, exception):
     if request.path.startswith("/api/"):
         return JsonResponse({"code": "not_found", "detail": "Not found."}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+class NotFoundPage:
+    """Middleware: in development (DEBUG) Django answers a 404 with its technical page, which
+    lists every URL pattern; kandev answers with its own page (or the API's body) as in
+    production, so what a visitor sees does not depend on DEBUG."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if settings.DEBUG and response.status_code == 404 and response.get("Content-Type", "").startswith("text/html"):
+            return not_found(request, None)
+        return response

@@ -9,7 +9,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards.access import require_role
 from common.api import ErrorSerializer
 from common.errors import Invalid
 from common.renderers import CSVRenderer, JSONRenderer
@@ -35,6 +34,7 @@ from flow.serializers import (
     WipSerializer,
 )
 from flow.throttling import FlowThrottle
+from workflows.access import require_role
 from workflows.models import Workflow
 
 WINDOW_PARAMETERS = [

@@ -5,7 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from boards.access import role_in
+from workflows.access import role_in
 from workflows.models import Workflow
 
 # The page's sections in order; static/flow/flow.js fills each from its endpoint.

@@ -7,7 +7,6 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from boards.access import require_role, visible, visible_workflows
 from common.api import ErrorSerializer
 from common.errors import Invalid
 from common.validation import parse_uuid, validated
@@ -22,6 +21,7 @@ from integrations.serializers import (
     ReviewWatchTakeOverSerializer,
     ReviewWatchUpdateSerializer,
 )
+from workflows.access import require_role, visible, visible_workflows
 from workflows.models import Workflow, WorkflowStep
 
 WORKFLOW_FILTER = [OpenApiParameter("workflow", str, description="Workflow id")]

@@ -12,9 +12,9 @@ operator (the admin) and answers to nobody's role.
 from django.db.models import Q
 from django.utils import timezone
 
-from boards.access import require_role, role_in, still_holds
 from common.errors import Forbidden
 from integrations.models import ActsForCreator, DisabledReason, Intake, ReviewWatch
+from workflows.access import require_role, role_in, still_holds
 from workflows.models import Role
 
 CREDENTIALS = (Intake, ReviewWatch)

@@ -19,8 +19,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from boards import access, admission
-from boards.access import check_role, visible_workflows
+from boards import admission, structure
 from boards.messages import step_data, task_data
 from boards.models import Priority, Task
 from boards.selectors import group_rows, step_counts
@@ -29,7 +28,8 @@ from boards.services import task_update
 from boards.snapshots import board_snapshot
 from common.errors import Invalid, KandevError
 from common.validation import parse_uuid, validated
-from workflows import services
+from workflows import access
+from workflows.access import check_role, visible_workflows
 from workflows.models import StepGroup, Workflow, WorkflowStep
 from workflows.serializers import StepGroupUpdateSerializer, StepUpdateSerializer
 
@@ -251,7 +251,9 @@ def build_server(*, user_id=None) -> MCPServer:
             changes["pull_from_step_id"] = pull_from_step_id
         if changes:
             check_role(step.member_role, write=True)
-            step = services.step_update(step=step, actor=user, **validated(StepUpdateSerializer, changes, partial=True))
+            step = structure.step_update(
+                step=step, actor=user, **validated(StepUpdateSerializer, changes, partial=True)
+            )
         occupied, queued = step_counts([step.pk])[step.pk]
         return step_data(step, occupied, queued)
 
@@ -284,7 +286,7 @@ def build_server(*, user_id=None) -> MCPServer:
         if changes:
             check_role(group.member_role, write=True)
             fields = validated(StepGroupUpdateSerializer, changes, partial=True)
-            group = services.group_update(group=group, actor=user, **fields)
+            group = structure.group_update(group=group, actor=user, **fields)
         return group_rows([group])[0]
 
     return server

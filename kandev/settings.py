@@ -11,9 +11,13 @@ KANDEV_METRICS_TOKEN; KANDEV_BACKGROUND (embedded|worker: who runs the backgroun
 PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 EMAIL_URL or EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS,
 EMAIL_USE_SSL; EMAIL_TIMEOUT (10), DEFAULT_FROM_EMAIL (kandev/mail_settings.py)
+KANDEV_OPEN_SIGNUP (0: only invite links sign people up); KANDEV_SIGNUP_MAX (10 an hour per address)
+KANDEV_OIDC_ISSUER, KANDEV_OIDC_CLIENT_ID, KANDEV_OIDC_CLIENT_SECRET, KANDEV_OIDC_NAME
+(sign-in with OpenID Connect; off unless the issuer is set: accounts/oidc.py)
 """
 
 import os
+import secrets
 from pathlib import Path
 
 import dj_database_url
@@ -37,17 +41,37 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-# Public (it is in this file): signs sessions, derives the key that encrypts stored secrets
-# (integrations/crypto.py) and the demo password, so production mode refuses it.
-DEVELOPMENT_SECRET_KEY = "django-insecure-kandev-development-key"
-SECRET_KEY = os.environ.get("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
-if not DEBUG and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+
+
+def development_secret_key(path: Path) -> str:
+    """DEBUG without SECRET_KEY: a key made once for this checkout and kept in `path` (which
+    git ignores), so no two installs share a session-signing key, the key that encrypts
+    stored secrets (integrations/crypto.py) or the demo password derived from it. Written
+    aside and linked into place, so processes starting together agree on one key."""
+    if not path.exists():
+        aside = path.with_name(f"{path.name}.{os.getpid()}")
+        aside.write_text(secrets.token_urlsafe(50))
+        aside.chmod(0o600)
+        try:
+            os.link(aside, path)
+        except FileExistsError:
+            pass  # another process made it first
+        finally:
+            aside.unlink()
+    return path.read_text().strip()
+
+
+# Public (earlier versions used it when SECRET_KEY was unset): production mode refuses it.
+FORMER_DEVELOPMENT_SECRET_KEY = "django-insecure-kandev-development-key"
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not DEBUG and SECRET_KEY in ("", FORMER_DEVELOPMENT_SECRET_KEY):
     raise ImproperlyConfigured(
-        "SECRET_KEY is kandev's public development key, which production mode (DEBUG off) refuses: "
-        "set SECRET_KEY to a long random string, e.g. "
+        "SECRET_KEY is unset or kandev's former public development key, which production mode (DEBUG off) "
+        "refuses: set SECRET_KEY to a long random string, e.g. "
         "SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'), "
         "and keep it (it encrypts stored secrets); or set DEBUG=1 for development."
     )
+SECRET_KEY = SECRET_KEY or development_secret_key(BASE_DIR / ".secret_key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
@@ -84,6 +108,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "accounts.ratelimit.LoginRateLimitMiddleware",
+    "common.errors.NotFoundPage",
 ]
 
 ROOT_URLCONF = "kandev.urls"
@@ -99,6 +124,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.account",
             ],
         },
     },
@@ -309,6 +335,28 @@ KANDEV_LOGIN_WINDOW_SECONDS = int(os.environ.get("KANDEV_LOGIN_WINDOW_SECONDS", 
 KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS = int(os.environ.get("KANDEV_LOGIN_ACCOUNT_BACKOFF_SECONDS", "30"))
 KANDEV_PASSWORD_RESET_MAX = int(os.environ.get("KANDEV_PASSWORD_RESET_MAX", "5"))
 KANDEV_PASSWORD_RESET_WINDOW_SECONDS = int(os.environ.get("KANDEV_PASSWORD_RESET_WINDOW_SECONDS", "3600"))
+# Anyone who reaches the server may make an account (invite links always may); sign-ups per
+# client address are counted as password resets are (accounts/ratelimit.py).
+KANDEV_OPEN_SIGNUP = env_bool("KANDEV_OPEN_SIGNUP", False)
+KANDEV_SIGNUP_MAX = int(os.environ.get("KANDEV_SIGNUP_MAX", "10"))
+# Sign-in with OpenID Connect (accounts/oidc.py): on when an issuer is named. The provider's
+# endpoints come from its discovery document ({issuer}/.well-known/openid-configuration).
+KANDEV_OIDC_ISSUER = os.environ.get("KANDEV_OIDC_ISSUER", "").strip().rstrip("/")
+KANDEV_OIDC_CLIENT_ID = os.environ.get("KANDEV_OIDC_CLIENT_ID", "").strip()
+KANDEV_OIDC_CLIENT_SECRET = os.environ.get("KANDEV_OIDC_CLIENT_SECRET", "")
+KANDEV_OIDC_NAME = os.environ.get("KANDEV_OIDC_NAME", "single sign-on").strip()[:60]
+if KANDEV_OIDC_ISSUER and not (KANDEV_OIDC_CLIENT_ID and KANDEV_OIDC_CLIENT_SECRET):
+    raise ImproperlyConfigured("KANDEV_OIDC_ISSUER is set: set KANDEV_OIDC_CLIENT_ID and KANDEV_OIDC_CLIENT_SECRET.")
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend", "accounts.oidc.OidcBackend"]
+# What mozilla-django-oidc reads (accounts/oidc.py gives it the endpoints).
+OIDC_RP_CLIENT_ID = KANDEV_OIDC_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = KANDEV_OIDC_CLIENT_SECRET
+OIDC_RP_SIGN_ALGO = "RS256"
+OIDC_RP_SCOPES = "openid email profile"
+OIDC_TIMEOUT = 10
+OIDC_USE_PKCE = True
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/"
+
 # What one account may create, so that none can fill the database; 0 = no quota. Checked by
 # the creates: boards/quotas.py (tasks), workflows/services.py and teams/services.py.
 KANDEV_MAX_WORKSPACES_PER_USER = int(os.environ.get("KANDEV_MAX_WORKSPACES_PER_USER", "50"))
@@ -326,10 +374,10 @@ EMAIL_USE_TLS, EMAIL_USE_SSL = _mail.use_tls, _mail.use_ssl
 EMAIL_TIMEOUT = mail_settings.timeout(os.environ)
 DEFAULT_FROM_EMAIL = mail_settings.from_address(os.environ)
 # Destinations outbound requests (review watches) may reach beyond https on public
-# addresses: hosts, host:port or CIDRs (common/outbound.py, README "Security").
+# addresses: hosts, host:port or CIDRs (common/outbound.py, docs/reference.md).
 KANDEV_OUTBOUND_ALLOW = env_list("KANDEV_OUTBOUND_ALLOW", "")
 
-# Production hardening (README, "Production"). HTTPS=1 turns on everything that needs TLS
+# Production hardening (docs/reference.md, "Production"). HTTPS=1 turns on everything that needs TLS
 # in front of kandev; each setting can still be switched by its own variable. Off by
 # default because the dev server and the test servers speak plain HTTP; `check --deploy`
 # names whatever is still off.

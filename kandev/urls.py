@@ -8,9 +8,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from accounts.api import ApiTokenViewSet
-from accounts.views import PasswordResetView
+from accounts.urls import api_urlpatterns as accounts_api
+from accounts.urls import page_urlpatterns as accounts_pages
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
+from boards.workflow_api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 from flow.urls import api_urlpatterns as flow_api
 from flow.urls import page_urlpatterns as flow_pages
 from integrations.api import IntakeViewSet, ReviewWatchViewSet
@@ -19,7 +21,6 @@ from kandev import views
 from kandev.metrics_view import metrics_view
 from teams.urls import api_urlpatterns as teams_api
 from teams.urls import page_urlpatterns as teams_pages
-from workflows.api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
@@ -39,6 +40,7 @@ ANALYTICS_PATH = re.compile(r"/api/v1/workflows/[^/]+/flow/")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
+    path("api/v1/", include(accounts_api)),
     path("api/v1/", include(teams_api)),
     path("api/v1/", include(flow_api)),
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
@@ -59,9 +61,7 @@ urlpatterns = [
 ]
 
 urlpatterns += [
-    # Before Django's own: the reset page says when this server cannot send mail.
-    path("accounts/password_reset/", PasswordResetView.as_view(), name="password_reset"),
-    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include(accounts_pages)),
     path("", include(teams_pages)),
     path("", include(flow_pages)),
     path("", include("boards.urls")),

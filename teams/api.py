@@ -14,7 +14,6 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards.access import require_role
 from boards.selectors import with_occupied
 from common.api import ErrorSerializer
 from common.validation import validated
@@ -30,6 +29,7 @@ from teams.serializers import (
     MemberUpdateSerializer,
     MyInvitationSerializer,
 )
+from workflows.access import require_role
 from workflows.models import Membership, Workspace
 
 ERRORS = {400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}

@@ -11,9 +11,9 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from boards.access import still_holds
 from common.errors import Conflict
 from teams.models import Invitation, InvitationState
+from workflows.access import still_holds
 from workflows.models import Membership, Role, Workspace
 
 

@@ -20,13 +20,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from boards.access import WRITE_ROLES, still_holds
 from boards.changes import fill_for_persons
 from boards.services import unassign_everywhere
 from common.errors import Conflict, QuotaExceeded
 from integrations import credentials
 from integrations.models import DisabledReason
 from teams.models import Invite, InviteState, hash_invite
+from workflows.access import WRITE_ROLES, still_holds
 from workflows.models import Membership, Role, Workspace
 
 INVITE_DAYS_DEFAULT = 7

@@ -7,7 +7,6 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404
@@ -16,11 +15,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from boards.access import role_in
+from accounts.forms import SignUpForm
 from boards.selectors import with_occupied
 from common.errors import Conflict, Invalid
 from teams import invitations, services
 from teams.models import Invitation, Invite, InviteState
+from workflows.access import role_in
 from workflows.models import Membership, Role, Workspace
 from workflows.step_rules import MAX_WIP_LIMIT
 
@@ -55,7 +55,7 @@ def invite(request):
         raise Http404
     refusal = services.invite_refusal(found, timezone.now())
     state, error = (refusal.state, refusal.detail) if refusal else (InviteState.OPEN, None)
-    form = UserCreationForm(request.POST or None) if not request.user.is_authenticated else None
+    form = SignUpForm(request.POST or None) if not request.user.is_authenticated else None
     if state is InviteState.OPEN and request.method == "POST":
         try:
             if form is None:

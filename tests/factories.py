@@ -1,8 +1,8 @@
 import factory
 from django.contrib.auth import get_user_model
 
+from boards.structure import group_create
 from workflows.models import Membership, Role, Workflow, WorkflowStep, Workspace
-from workflows.services import group_create
 
 
 class UserFactory(factory.django.DjangoModelFactory):

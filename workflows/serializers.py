@@ -1,6 +1,5 @@
 from rest_framework import serializers
 
-from agents.models import SessionStatus
 from common.text import clean_text
 from workflows.models import OnFull, OnSessionLimit, StepKind, Workflow, Workspace
 from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_STEPS, MAX_WIP_LIMIT, MIN_GROUP_STEPS
@@ -103,14 +102,6 @@ class StepUpdateSerializer(StepSerializer):
     name = NameField(required=False)
 
 
-class BoardSessionSerializer(serializers.Serializer):
-    """The task's live agent session, or its last one when that failed in the task's step."""
-
-    id = serializers.UUIDField()
-    status = serializers.ChoiceField(choices=SessionStatus.choices)
-    queue_position = serializers.IntegerField(allow_null=True, help_text="1-based among the board's queued sessions")
-
-
 class StepGroupSerializer(serializers.Serializer):
     """Step group fields of api.md (product.md §2b.2). `occupied` and `over_limit` are read-only;
     the service checks `step_ids` against the board (workflows.step_rules)."""
@@ -126,54 +117,6 @@ class StepGroupSerializer(serializers.Serializer):
 
 class StepGroupUpdateSerializer(StepGroupSerializer):
     workflow_id = serializers.UUIDField(read_only=True)
-
-
-class BoardTaskSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    title = serializers.CharField()
-    priority = serializers.CharField()
-    position = serializers.IntegerField()
-    admitted = serializers.BooleanField()
-    queued_at = serializers.DateTimeField(allow_null=True)
-    is_ephemeral = serializers.BooleanField()
-    external_ref = serializers.CharField(allow_null=True)
-    assignee_id = serializers.IntegerField(allow_null=True)
-    class_of_service = serializers.CharField()
-    created_at = serializers.DateTimeField()
-    entered_step_at = serializers.DateTimeField()
-    session = BoardSessionSerializer(allow_null=True)
-
-
-class BoardStepSerializer(StepSerializer):
-    tasks = BoardTaskSerializer(many=True)
-    tasks_total = serializers.IntegerField(required=False, help_text="With ?per_step=: how many tasks the step holds")
-
-
-class BoardWorkflowSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    workspace_id = serializers.UUIDField()
-    name = serializers.CharField()
-    description = serializers.CharField()
-    version = serializers.IntegerField()
-
-
-class BoardAgentsSerializer(serializers.Serializer):
-    """Sessions holding a slot (`running`: starting or running) and waiting for one, with the
-    limits (0 = unlimited), for the board and for its workspace."""
-
-    running = serializers.IntegerField()
-    queued = serializers.IntegerField()
-    workflow_limit = serializers.IntegerField()
-    workspace_limit = serializers.IntegerField()
-    workspace_running = serializers.IntegerField()
-    workspace_queued = serializers.IntegerField()
-
-
-class BoardSerializer(serializers.Serializer):
-    workflow = BoardWorkflowSerializer()
-    agents = BoardAgentsSerializer()
-    steps = BoardStepSerializer(many=True)
-    groups = StepGroupSerializer(many=True)
 
 
 class TemplateSerializer(serializers.Serializer):

@@ -1,5 +1,6 @@
-// The live board: the server renders the page; these modules keep a model of it, apply the
-// live messages, and write moves and new tasks through the REST API.
+// The live board: the server renders the page around it and carries the board as data; these
+// modules build its columns and cards from that data, keep a model of it, apply the live
+// messages, and write moves and new tasks through the REST API.
 
 import { TaskDetail } from "./detail.js";
 import "./filter.js";
@@ -37,7 +38,6 @@ root.addEventListener("submit", (event) => {
 setInterval(() => view.tickAges(), 60_000);
 
 model.load(board);
-view.renderAll();
-input.enableDragging();
+view.rebuild();
 live.connect();
 if (root.dataset.openTaskId) detail.open(root.dataset.openTaskId, { push: false });

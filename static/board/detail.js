@@ -6,7 +6,7 @@
 import DOMPurify from "../vendor/dompurify/purify.es.mjs";
 import { Marked } from "../vendor/marked/marked.esm.js";
 import { refusalText, send } from "./api.js";
-import { ordinal } from "./render.js";
+import { waitingText } from "./render.js";
 
 const FIELDS = ["title", "description", "priority", "assignee_id", "class_of_service"];
 const CLASS_NAMES = { standard: "Standard", expedite: "Expedite" };
@@ -36,13 +36,11 @@ function limitText({ scope, name, limit, occupied }) {
   return scope === "person" ? `${name}'s personal limit ${figures}` : `${scope} ${name} ${figures}`;
 }
 
-/** The task detail's `waiting` in words: "Waiting: 2nd for In Progress — held by group
-    Development (4 of 4); skipped: assignee full". */
-export function waitingText({ state, position, step, held_by: heldBy, skipped_because: skipped }) {
-  const place = ordinal(position);
-  let text = "Waiting: ";
-  if (state === "queued") text += `${place} in queue for ${step.name}`;
-  else text += position === 1 ? `next for ${step.name}` : `${place} for ${step.name}`;
+/** The task detail's `waiting` in words, the card's and then what holds it: "Waiting: 2nd for
+    In Progress — held by group Development (4 of 4); skipped: assignee full". */
+export function detailWaitingText(waiting) {
+  const { held_by: heldBy, skipped_because: skipped } = waiting;
+  let text = `Waiting: ${waitingText(waiting)}`;
   if (heldBy.length) text += ` — held by ${heldBy.map(limitText).join(", ")}`;
   if (skipped) text += `; skipped: ${SKIPPED[skipped] ?? skipped}`;
   return text;
@@ -221,7 +219,7 @@ export class TaskDetail {
     this.part("archived-note").hidden = !task.archived_at;
     if ("waiting" in task) { // the detail's read has it; a write's answer does not, and its broadcast brings a read
       this.part("waiting-note").hidden = !task.waiting;
-      this.part("waiting-note").textContent = task.waiting ? waitingText(task.waiting) : "";
+      this.part("waiting-note").textContent = task.waiting ? detailWaitingText(task.waiting) : "";
     }
     this.part("blocked-note").hidden = !task.blocked_reason;
     this.part("blocked-reason").textContent = task.blocked_reason;

@@ -3,7 +3,7 @@
 
 import { get } from "./api.js";
 
-/** As the server's `initials` (boards/templatetags/board.py): "Alice Brown" -> "AB", "olivia" -> "OL". */
+/** A card's assignee at a glance: "Alice Brown" -> "AB", "olivia" -> "OL". */
 function initials(name) {
   const words = name.split(/\s+/).filter(Boolean);
   return (words.length > 1 ? words[0][0] + words.at(-1)[0] : name.slice(0, 2)).toUpperCase();
@@ -15,7 +15,7 @@ export class People {
 
   constructor(list, workspaceId) {
     this.workspaceId = workspaceId;
-    for (const person of list) this.#byId.set(person.id, person);
+    for (const person of list) this.#byId.set(person.id, { ...person, initials: initials(person.name) });
   }
 
   get(id) {

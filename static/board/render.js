@@ -1,6 +1,6 @@
-// The board's DOM from the model. Columns, cards and the alert are clones of the <template>
-// elements board.html renders from the same partials as the page itself, so their markup
-// exists once; this module only fills in a step's or a task's values.
+// The board's DOM from the model: the page's columns, bands and cards are clones of the
+// <template> partials board.html renders (the server renders no card), and every word they
+// show (a card's age, why it waits, a column's count...) is written here only.
 
 import { paintStepColors } from "./colors.js";
 import { boardWaiting } from "./waiting.js";
@@ -10,7 +10,7 @@ const LIVE_TEXT = { live: "Live", connecting: "Connecting…", offline: "Offline
 const cloneContent = (templateId) => document.getElementById(templateId).content.cloneNode(true);
 const clone = (templateId) => cloneContent(templateId).firstElementChild;
 
-/** Compact time in step, as the server's `age` filter writes it. */
+/** Compact time in step: "just now", "12m", "5h", "3d". */
 export function ageText(iso) {
   if (!iso) return "";
   const seconds = Math.max(0, Math.floor((Date.now() - Date.parse(iso)) / 1000));
@@ -20,7 +20,7 @@ export function ageText(iso) {
   return "just now";
 }
 
-/** 1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st, as the server's `ordinal` filter writes it. */
+/** 1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st. */
 export function ordinal(n) {
   const suffix = [11, 12, 13].includes(n % 100) ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th");
   return `${n}${suffix}`;
@@ -45,8 +45,8 @@ function newColumn(step) {
   return section;
 }
 
-/** Why a card waits, as the server's `waiting_label` tag writes it: "2nd in queue",
-    "next for In Progress", "3rd for In Progress". */
+/** Why a task waits, in the words of the card and of the task detail (tests/boards/waiting_cases.json
+    holds them): "2nd in queue", "next for In Progress", "3rd for In Progress". */
 export function waitingText(waiting) {
   if (!waiting) return "";
   const place = ordinal(waiting.position);
@@ -54,7 +54,7 @@ export function waitingText(waiting) {
   return waiting.position === 1 ? `next for ${waiting.step.name}` : `${place} for ${waiting.step.name}`;
 }
 
-/** The steps in runs under their group's band, as the server's `board_layout` tag lays them out. */
+/** The steps in runs: a group's neighbouring steps share one run under its band, any other step is a run of its own. */
 function layoutOf(steps, groups) {
   const runs = [];
   for (const step of steps) {
@@ -72,7 +72,7 @@ function newGroup(group, steps) {
   return band;
 }
 
-/** A group band's count as the server's `group_label` tag reads it. */
+/** What a group band's count reads as. */
 function groupLabel(name, occupied, limit, over) {
   const label = `Group ${name}: ${occupied} of ${limit}`;
   return over ? `${label}, over its WIP limit` : `${label} (WIP limit)`;
@@ -132,6 +132,7 @@ function fillCapacity(scope, running, limit, queued) {
   scope.querySelector('[data-role="queued"]').textContent = String(queued);
 }
 
+/** What a column's count reads as. */
 function wipLabel(occupied, limit, over) {
   if (over) return `${occupied} of ${limit}: over the WIP limit`;
   return limit ? `${occupied} of ${limit} (WIP limit)` : `${occupied} tasks`;
@@ -149,7 +150,6 @@ export class BoardView {
     this.alertBox = document.getElementById("board-alert");
     this.liveBadge = document.querySelector('[data-role="live"]');
     this.agents = document.querySelector('[data-role="agents"]');
-    paintStepColors(root.querySelectorAll("[data-step-color]"));
     this.alertBox.addEventListener("click", (event) => {
       if (event.target.closest(".alert-close")) this.hideAlert();
     });
@@ -159,13 +159,19 @@ export class BoardView {
     return this.root.querySelector(`.card[data-task-id="${taskId}"]`);
   }
 
+  /** Every card on the board by task id: one pass, where a lookup per card would be one each. */
+  #cards() {
+    return new Map([...this.root.querySelectorAll(".card")].map((card) => [card.dataset.taskId, card]));
+  }
+
   /** Re-render these steps' columns; a focused card keeps the focus wherever it went. */
   render(stepIds) {
     const active = document.activeElement;
     const focusedId = active?.classList.contains("card") ? active.dataset.taskId : null;
     const waiting = boardWaiting(this.model.steps, [...this.model.tasks.values()], this.model.priorityRanks);
     this.waiting = waiting;
-    for (const id of stepIds) this.#renderColumn(id, waiting);
+    const cards = this.#cards();
+    for (const id of stepIds) this.#renderColumn(id, waiting, cards);
     this.#renderGroups();
     this.#renderAgents();
     if (focusedId) {
@@ -243,19 +249,19 @@ export class BoardView {
     }
   }
 
-  #renderColumn(stepId, waiting) {
+  #renderColumn(stepId, waiting, cards) {
     const section = this.root.querySelector(`.column[data-step-id="${stepId}"]`);
     const step = this.model.step(stepId);
     if (!section || !step) return;
     const { admitted, queued } = this.model.columnOf(stepId);
-    this.#fillList(section.querySelector('[data-role="cards"]'), admitted, waiting);
-    this.#fillList(section.querySelector('[data-role="queued-cards"]'), queued, waiting);
+    this.#fillList(section.querySelector('[data-role="cards"]'), admitted, waiting, cards);
+    this.#fillList(section.querySelector('[data-role="queued-cards"]'), queued, waiting, cards);
     const occupied = this.model.occupied(stepId);
     const queuedCount = queued.filter((t) => !t.is_ephemeral).length;
     this.#renderHeader(section, step, occupied, queuedCount);
   }
 
-  #fillList(list, tasks, waiting) {
+  #fillList(list, tasks, waiting, cards) {
     // A card may sit in another list (dragged there, or moved by someone else); one that was
     // here and is not in `tasks` belongs elsewhere now (and is rendered there) or is gone.
     const unknown = [];
@@ -263,7 +269,7 @@ export class BoardView {
       const person = task.assignee_id == null ? null : this.people.get(task.assignee_id);
       if (task.assignee_id != null && !person) unknown.push(task.assignee_id);
       const values = { person, waiting: waiting.get(task.id) };
-      return fillCard(this.card(task.id) ?? clone("card-template"), task, values);
+      return fillCard(cards.get(task.id) ?? clone("card-template"), task, values);
     }));
     if (unknown.length) this.people.learn(unknown).then((learnt) => learnt && this.renderAll());
   }

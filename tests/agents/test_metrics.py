@@ -12,11 +12,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from accounts.models import ApiToken
 from agents import services
 from boards import admission
+from boards.structure import group_create
 from common.errors import WipLimitReached
 from tests.agents.conftest import AUTO_START, run_turn, session_of
 from tests.factories import StepFactory, UserFactory, WorkflowFactory
 from workflows.models import OnSessionLimit
-from workflows.services import group_create
 
 ROOT = Path(__file__).resolve().parents[2]
 

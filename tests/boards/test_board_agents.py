@@ -12,7 +12,6 @@ from django.utils import timezone
 from agents import services
 from agents.models import AgentSession, SessionStatus
 from boards import admission
-from boards.templatetags.board import ordinal
 from tests.agents.conftest import AUTO_START
 from tests.conftest import member_client
 from tests.factories import StepFactory, WorkflowFactory
@@ -239,23 +238,3 @@ def test_raising_the_board_limit_starts_its_queued_session_and_shows_the_new_lim
     assert promoted["type"] == "session.updated"
     assert [t["session"]["status"] for t in promoted["tasks"]] == ["starting"]
     assert promoted["version"] == Workflow.objects.get(pk=workflow.pk).version
-
-
-@pytest.mark.parametrize(
-    ("n", "text"),
-    [
-        (1, "1st"),
-        (2, "2nd"),
-        (3, "3rd"),
-        (4, "4th"),
-        (11, "11th"),
-        (12, "12th"),
-        (13, "13th"),
-        (21, "21st"),
-        (22, "22nd"),
-        (111, "111th"),
-        (None, ""),
-    ],
-)
-def test_a_queued_agent_s_place_reads_as_an_ordinal(n, text):
-    assert ordinal(n) == text

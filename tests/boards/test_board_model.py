@@ -8,14 +8,13 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
-from boards import admission
+from boards import admission, structure
 from boards.models import ClassOfService, Task
 from boards.placement import key_after
 from boards.services import task_block, task_unblock, task_update
 from common.errors import Conflict, WipLimitReached
 from tests.boards.settling import unsettled
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
-from workflows import services
 from workflows.models import OnFull, Role, StepGroup, StepKind
 
 ACTIVE = {1, 2}  # the active steps; the group "Development" is the same two
@@ -267,7 +266,7 @@ class BoardMachine(RuleBasedStateMachine):
 
     @rule(step=st.integers(1, 2), limit=st.integers(0, 4))
     def set_limit(self, step, limit):
-        services.step_update(step=self.steps[step], actor=self.user, wip_limit=limit)
+        structure.step_update(step=self.steps[step], actor=self.user, wip_limit=limit)
         self.limits[step] = limit
         if limit and len(self.order(step)) > limit:
             self.lowered.add(step)
@@ -276,7 +275,7 @@ class BoardMachine(RuleBasedStateMachine):
     @rule(step=st.integers(1, 2), pulls=st.booleans())
     def set_feeder(self, step, pulls):
         feeder = self.steps[step - 1].pk if pulls else None
-        services.step_update(step=self.steps[step], actor=self.user, pull_from_step_id=feeder)
+        structure.step_update(step=self.steps[step], actor=self.user, pull_from_step_id=feeder)
         if pulls:
             self.feeder[step] = step - 1
         else:

@@ -9,11 +9,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from boards import admission, snapshots
+from boards import admission, snapshots, structure
 from boards.models import Task
 from boards.snapshots import board_json, build_snapshot
 from tests.concurrency import committed_after
-from workflows import services as workflow_services
 from workflows.models import Workflow
 
 
@@ -100,7 +99,7 @@ if connection.vendor == "postgresql":
         workflow = Workflow.objects.get(pk=done.workflow_id)
 
         def new_step_and_move():
-            step = workflow_services.step_create(workflow=workflow, actor=owner, name="New", position=3)
+            step = structure.step_create(workflow=workflow, actor=owner, name="New", position=3)
             admission.task_move(task=task, to_step=step, actor=owner)
 
         # When a new step is made and the task moves into it, both committed

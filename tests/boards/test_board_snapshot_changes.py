@@ -13,12 +13,11 @@ from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
-from boards import admission, services
+from boards import admission, services, structure
 from boards.models import ClassOfService, EventKind, Task, TaskEvent
 from boards.snapshots import board_json, board_snapshot, build_snapshot, updated_snapshot
 from common.errors import KandevError
 from tests.factories import StepFactory
-from workflows import services as workflow_services
 from workflows.models import OnFull, StepGroup, Workflow, WorkflowStep
 
 CACHES = {
@@ -173,14 +172,14 @@ class RandomChanges:
                 {"position": self.rng.randrange(len(steps))},
             ]
         )
-        workflow_services.step_update(step=step, actor=self.actor, **fields)
+        structure.step_update(step=step, actor=self.actor, **fields)
         return APPLIED
 
     def add_step(self):
         steps = self.steps()
         if len(steps) >= 6:
             return None
-        workflow_services.step_create(
+        structure.step_create(
             workflow=self.workflow,
             actor=self.actor,
             name=f"Step {len(steps)}",
@@ -195,11 +194,11 @@ class RandomChanges:
         if len(steps) <= 2:
             return None
         step, target = self.rng.sample(steps, 2)
-        workflow_services.step_delete(step=step, actor=self.actor, move_tasks_to=target)
+        structure.step_delete(step=step, actor=self.actor, move_tasks_to=target)
         return BUILT
 
     def rename_board(self):
-        workflow_services.workflow_update(workflow=self.workflow, actor=self.actor, name=f"Board {self.titles}")
+        structure.workflow_update(workflow=self.workflow, actor=self.actor, name=f"Board {self.titles}")
         return BUILT
 
     def group_change(self):
@@ -210,7 +209,7 @@ class RandomChanges:
             if len(free) < 2:
                 return None
             steps = self.rng.sample(free, 2)
-            workflow_services.group_create(
+            structure.group_create(
                 workflow=self.workflow,
                 actor=self.actor,
                 name="Development",
@@ -220,9 +219,9 @@ class RandomChanges:
             return APPLIED
         group = self.rng.choice(groups)
         if self.rng.random() < 0.2:
-            workflow_services.group_delete(group=group, actor=self.actor)
+            structure.group_delete(group=group, actor=self.actor)
         else:
-            workflow_services.group_update(group=group, actor=self.actor, wip_limit=self.rng.randint(1, 4))
+            structure.group_update(group=group, actor=self.actor, wip_limit=self.rng.randint(1, 4))
         return APPLIED
 
     def random(self):

@@ -4,13 +4,12 @@ fills its steps when it gains room. Also run on SQLite (bin/test)."""
 
 import pytest
 
-from boards import admission
+from boards import admission, structure
 from boards.changes import reconcile_all
 from boards.models import Task
 from common.errors import WipLimitReached
 from tests.conftest import board_state
 from tests.factories import StepFactory, development_board
-from workflows import services
 from workflows.models import OnFull, StepGroup, Workflow
 
 
@@ -81,7 +80,7 @@ def test_a_move_inside_the_group_is_judged_by_the_target_step_alone(grouped, mak
 def test_a_queued_task_moving_inside_the_group_needs_room_in_the_group(api, grouped, make_task, owner):
     """It holds no place in the group yet: admitting it would take one."""
     _, build, review, _, group = grouped
-    services.step_update(step=build, actor=owner, on_full=OnFull.QUEUE)
+    structure.step_update(step=build, actor=owner, on_full=OnFull.QUEUE)
     make_task(build, "a")
     make_task(review, "b")
     queued = make_task(build, "c")
@@ -114,7 +113,7 @@ def test_raising_the_group_limit_pulls_and_the_message_carries_the_group(grouped
     make_task(backlog, "later")
 
     (message,) = broadcasts(
-        build.workflow, lambda: services.group_update(group=group, actor=owner, wip_limit=3, name="Dev")
+        build.workflow, lambda: structure.group_update(group=group, actor=owner, wip_limit=3, name="Dev")
     )
 
     assert titles(build) == ["a", "next"] and titles(backlog) == ["later"]
@@ -148,7 +147,7 @@ def test_creating_a_group_over_unlimited_steps_makes_them_pull(workflow, owner, 
 
     (message,) = broadcasts(
         workflow,
-        lambda: services.group_create(
+        lambda: structure.group_create(
             workflow=workflow, actor=owner, name="Development", wip_limit=2, step_ids=[build.pk, test.pk]
         ),
     )
@@ -164,7 +163,7 @@ def test_deleting_a_group_frees_its_steps_and_says_so(grouped, make_task, owner,
     make_task(review, "b")
     make_task(backlog, "next")  # Build, free of the group and without a limit, no longer pulls
 
-    (message,) = broadcasts(build.workflow, lambda: services.group_delete(group=group, actor=owner))
+    (message,) = broadcasts(build.workflow, lambda: structure.group_delete(group=group, actor=owner))
 
     assert not StepGroup.objects.filter(pk=group.pk).exists()
     assert message["type"] == "group.deleted"
@@ -206,7 +205,7 @@ def test_a_board_without_groups_sends_no_group_entries(board, make_task, owner, 
 def test_deleting_a_step_that_leaves_its_group_with_one_step_dissolves_it(grouped, owner, broadcasts):
     _, build, review, _, group = grouped
 
-    (message,) = broadcasts(build.workflow, lambda: services.step_delete(step=build, actor=owner))
+    (message,) = broadcasts(build.workflow, lambda: structure.step_delete(step=build, actor=owner))
 
     assert not StepGroup.objects.filter(pk=group.pk).exists()
     assert message["type"] == "step.deleted"
@@ -218,7 +217,7 @@ def test_deleting_a_step_that_leaves_its_group_with_one_step_dissolves_it(groupe
 def test_the_reconciler_fills_a_group_that_has_room(grouped, make_task):
     """A board whose only limit is a group's is reconciled too."""
     backlog, build, review, _, _ = grouped
-    services.step_update(step=review, actor=None, wip_limit=0)
+    structure.step_update(step=review, actor=None, wip_limit=0)
     make_task(build, "a")
     make_task(review, "b")
     make_task(backlog, "waiting")

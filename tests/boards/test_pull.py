@@ -1,10 +1,9 @@
 """The pull (product.md §3): order, cascade, triggers."""
 
-from boards import admission
+from boards import admission, structure
 from boards.changes import reconcile_all
 from boards.models import EventKind, Task, TaskEvent
 from tests.factories import StepFactory
-from workflows import services
 
 
 def titles(step):
@@ -64,7 +63,7 @@ def test_raising_the_limit_pulls(board, make_task, owner):
     make_task(doing, "b")
     make_task(backlog, "c")
     make_task(backlog, "d")
-    services.step_update(step=doing, actor=owner, wip_limit=3)
+    structure.step_update(step=doing, actor=owner, wip_limit=3)
     assert titles(doing) == ["a", "b", "c"]
 
 
@@ -73,7 +72,7 @@ def test_setting_a_feeder_pulls(board, make_task, owner):
     done.wip_limit = 1
     done.save()
     make_task(doing, "a")
-    services.step_update(step=done, actor=owner, pull_from_step_id=doing.pk)
+    structure.step_update(step=done, actor=owner, pull_from_step_id=doing.pk)
     assert titles(done) == ["a"]
 
 

@@ -11,13 +11,12 @@ import pytest
 
 from agents import services as sessions
 from agents.models import AgentSession, SessionStatus
-from boards import admission
+from boards import admission, structure
 from boards.models import Priority, Task
 from boards.services import task_block, task_unblock, task_update
 from common.errors import KandevError
 from tests.boards.settling import unsettled
 from tests.factories import MembershipFactory, StepFactory, UserFactory
-from workflows import services
 from workflows.models import OnFull, Role, StepGroup, StepKind, Workflow, WorkflowStep
 
 MOVE_ON = {"on_enter": [{"type": "move_to_next"}], "on_turn_complete": [], "on_exit": []}
@@ -179,7 +178,7 @@ def test_a_queued_task_is_promoted_when_the_limit_rises(workflow, owner, broadca
     before = version(workflow)
 
     # When its limit is raised to 2
-    messages = broadcasts(workflow, lambda: services.step_update(step=review, actor=owner, wip_limit=2))
+    messages = broadcasts(workflow, lambda: structure.step_update(step=review, actor=owner, wip_limit=2))
 
     # Then the queued task is admitted in the same commit and message
     assert titles(review) == ["first", "waiting"]
@@ -361,7 +360,7 @@ class Driver:
         if self.rest():
             body = {change: str(value) if change == "pull_from_step_id" and value else value}
             return f"REST {label}: " + self.http("patch", f"/api/v1/steps/{step.pk}/", body)
-        return f"{label}: " + self.call(services.step_update, step=step, actor=self.owner, **{change: value})
+        return f"{label}: " + self.call(structure.step_update, step=step, actor=self.owner, **{change: value})
 
     def start_session(self):
         task = self.pick(self.tasks(archived_at__isnull=True, is_ephemeral=False))

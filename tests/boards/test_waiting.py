@@ -4,11 +4,10 @@ import pytest
 from django.db import connection
 
 from agents import services as sessions
-from boards import admission
+from boards import admission, structure
 from boards.services import task_block
 from tests.concurrency import committed_after
 from tests.factories import MembershipFactory, StepFactory, UserFactory
-from workflows import services as workflow_services
 from workflows.models import OnFull, Role, StepGroup, StepKind, WorkflowStep
 
 pytestmark = pytest.mark.django_db
@@ -141,7 +140,7 @@ if connection.vendor == "postgresql":
         waiting = create(backlog, owner, "waiting")
 
         def delete_the_step():
-            workflow_services.step_delete(step=backlog, actor=owner, move_tasks_to=review)
+            structure.step_delete(step=backlog, actor=owner, move_tasks_to=review)
 
         # When the task's step is deleted (its tasks moved on) just after the task was read
         with committed_after('FROM "boards_task"', delete_the_step) as deleted:

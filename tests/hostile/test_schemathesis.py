@@ -25,11 +25,11 @@ from schemathesis.specs.openapi.checks import (
 from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_create
+from boards.structure import group_create
 from integrations.intake import intake_create
 from integrations.watch import watch_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
-from workflows.services import group_create
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = settings(

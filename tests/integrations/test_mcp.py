@@ -13,10 +13,10 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from accounts.models import ApiToken
+from boards import structure
 from boards.models import Task, TaskEvent
 from tests.factories import MembershipFactory, StepFactory, UserFactory
 from tests.servers import ROOT, Server, serving_test_database
-from workflows import services
 from workflows.models import OnFull, Role, Workflow
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # server processes
@@ -173,8 +173,8 @@ def test_stdio_step_tools_show_and_change_the_kind(board, owner):
 
 def test_stdio_group_tools_read_and_change_a_group_with_the_rest_apis_rules(board, owner, make_task):
     backlog, doing, done = board
-    services.step_update(step=doing, actor=owner, wip_limit=5)
-    group = services.group_create(
+    structure.step_update(step=doing, actor=owner, wip_limit=5)
+    group = structure.group_create(
         workflow=doing.workflow, actor=owner, name="Development", wip_limit=2, step_ids=[doing.pk, done.pk]
     )
     make_task(doing, "a")

@@ -422,7 +422,7 @@ def test_the_background_worker_polls_due_watches(github, board):
 def test_admitted_review_tasks_auto_start_and_deferred_ones_leave_no_session(github, board, owner):
     """Reference scenario: an empty auto-start step with wip_limit 2, eight new pull requests."""
     from agents.models import AgentSession
-    from workflows.services import step_update
+    from boards.structure import step_update
 
     _, doing, _ = board
     step_update(step=doing, actor=owner, events={"on_enter": [{"type": "auto_start_agent"}]})

@@ -13,10 +13,10 @@ from playwright.sync_api import expect
 from accounts.models import ApiToken
 from boards.admission import task_create
 from boards.models import Priority, Task
+from boards.structure import step_update
 from tests.factories import MembershipFactory, UserFactory
 from tests.servers import eventually
 from workflows.models import Role, WorkflowStep
-from workflows.services import step_update
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -240,6 +240,7 @@ def test_over_limit_warning_is_not_colour_alone_and_clears_live(open_board, owne
     expect(header.locator('[data-role="wip-count"]')).to_have_attribute("aria-label", "2 of 1: over the WIP limit")
     expect(header.locator('[data-role="wip-warning"]')).to_have_text(re.compile("Over limit"))
     expect(column(page, backlog)).to_have_attribute("data-over-limit", "false")
+    expect(column(page, backlog).locator('[data-role="wip-count"]')).to_have_attribute("aria-label", "0 tasks")
 
     drag(page, first, done)
 

@@ -9,11 +9,11 @@ from django.test import Client
 
 from accounts.models import ApiToken
 from boards.admission import task_bulk_move, task_create, task_move
+from boards.structure import group_create, group_update
 from common.errors import WipLimitReached
 from kandev.asgi import application
 from tests.factories import MembershipFactory, UserFactory
 from workflows.models import Role
-from workflows.services import group_create, group_update
 
 pytestmark = pytest.mark.django_db(transaction=True)
 HOST = (b"host", b"localhost")

@@ -51,6 +51,7 @@ def test_a_new_person_joins_through_an_invite_link_and_watches_the_board_live(
         expect(page.get_by_role("heading", name=f"Join {workspace.name}")).to_be_visible()
         axe(page, "the invite page")
         page.get_by_label("Username").fill("nina")
+        page.get_by_label("E-mail").fill("nina@example.com")
         page.get_by_label("Password", exact=True).fill("a long passphrase for nina")
         page.get_by_label("Password confirmation").fill("a long passphrase for nina")
         page.get_by_role("button", name="Sign up and join").click()

@@ -27,6 +27,7 @@ from agents.services import session_start
 from boards.admission import task_archive, task_create
 from boards.models import Task
 from boards.routing import websocket_urlpatterns
+from boards.structure import group_create
 from integrations.intake import intake_create
 from integrations.mcp_http import PATH as MCP_PATH
 from integrations.watch import watch_create
@@ -37,7 +38,6 @@ from tests.factories import MembershipFactory, StepFactory, UserFactory, Workflo
 from tests.servers import Server, serving_test_database
 from workflows.models import Role
 from workflows.portable import export_document
-from workflows.services import group_create
 
 ROLES = ("anonymous", "bad_token", "non_member", "viewer", "member", "owner", "staff")
 
@@ -201,6 +201,8 @@ ENDPOINTS = [
     Endpoint(
         "invite revoke", "DELETE", "/api/v1/workspaces/{workspace}/invites/{invite}/", "401 401 404 403 403 204 404"
     ),
+    Endpoint("my account", "GET", "/api/v1/me/", "401 401 200 200 200 200 200"),
+    Endpoint("my account edit", "PATCH", "/api/v1/me/", "401 401 200 200 200 200 200", {"name": "A. Person"}),
     Endpoint("token list", "GET", "/api/v1/tokens/", "401 401 200 200 200 200 200"),
     Endpoint("token create", "POST", "/api/v1/tokens/", "401 401 201 201 201 201 201", {"name": "ci"}),
     Endpoint("token revoke (the owner's)", "DELETE", "/api/v1/tokens/{owner_token}/", "401 401 404 404 404 204 404"),
@@ -284,6 +286,12 @@ ENDPOINTS = [
     Endpoint("invite page", "GET", "/invites/accept/", "404 404 404 404 404 404 404"),
     Endpoint("sign-in page", "GET", "/accounts/login/", "200 200 200 200 200 200 200"),
     Endpoint("sign out", "POST", "/accounts/logout/", "302 302 302 302 302 302 302", {}),
+    Endpoint("profile page", "GET", "/accounts/profile/", "302 302 200 200 200 200 200"),
+    Endpoint("API tokens page", "GET", "/accounts/tokens/", "302 302 200 200 200 200 200"),
+    # Off unless the operator turns them on (KANDEV_OPEN_SIGNUP, KANDEV_OIDC_ISSUER).
+    Endpoint("sign-up page", "GET", "/accounts/signup/", "404 404 404 404 404 404 404"),
+    Endpoint("OpenID sign-in", "GET", "/accounts/oidc/start/", "404 404 404 404 404 404 404"),
+    Endpoint("OpenID callback", "GET", "/accounts/oidc/callback/", "404 404 404 404 404 404 404"),
     Endpoint("password change", "GET", "/accounts/password_change/", "302 302 200 200 200 200 200"),
     Endpoint("password changed", "GET", "/accounts/password_change/done/", "302 302 200 200 200 200 200"),
     Endpoint("password reset", "GET", "/accounts/password_reset/", "200 200 200 200 200 200 200"),

@@ -33,7 +33,9 @@ def sign_up_through_an_invite(username: str):
     _, token = invite_create(workspace=workspace, role=Role.MEMBER, actor=owner)
     browser = Client()
     browser.get(f"/invites/{token}/")
-    return browser.post("/invites/accept/", {"username": username, "password1": PASSPHRASE, "password2": PASSPHRASE})
+    email = f"{username.encode().hex()}@example.com"  # an address of its own for each name
+    form = {"username": username, "email": email, "password1": PASSPHRASE, "password2": PASSPHRASE}
+    return browser.post("/invites/accept/", form)
 
 
 @pytest.mark.parametrize(

@@ -117,7 +117,9 @@ def test_a_new_person_signs_up_and_joins_in_one_step(team):
     assert page.status_code == 200
     assert "Join Delivery" not in page.content.decode()  # no one-click join before signing up
     assert "Sign up and join" in page.content.decode()
-    joined = browser.post(link, {"username": "nora", "password1": PASSPHRASE, "password2": PASSPHRASE})
+    joined = browser.post(
+        link, {"username": "nora", "email": "nora@example.com", "password1": PASSPHRASE, "password2": PASSPHRASE}
+    )
     assert joined.status_code == 302
     assert joined["Location"] == f"/workflows/{board.pk}/"
     nora = get_user_model().objects.get(username="nora")
@@ -158,7 +160,9 @@ def test_a_sign_up_through_a_used_link_creates_no_account(team):
     link = opened(member, invite)
     opened(late, invite)
     member.post(link)
-    page = late.post(link, {"username": "late", "password1": PASSPHRASE, "password2": PASSPHRASE})
+    page = late.post(
+        link, {"username": "late", "email": "late@example.com", "password1": PASSPHRASE, "password2": PASSPHRASE}
+    )
     assert page.status_code == 410
     assert not get_user_model().objects.filter(username="late").exists()
 

@@ -4,8 +4,8 @@ from agents import services as sessions
 from agents.models import AgentSession, SessionStatus
 from boards import admission
 from boards.models import EventKind, Task, TaskEvent
+from boards.step_events import MAX_CHAIN_DEPTH
 from tests.factories import StepFactory
-from workflows.engine import MAX_CHAIN_DEPTH
 from workflows.models import OnFull, Workflow
 
 START = [{"type": "auto_start_agent"}]

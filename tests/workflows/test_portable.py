@@ -8,6 +8,7 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from boards import structure
 from tests.conftest import member_client
 from tests.factories import WorkspaceFactory
 from workflows import services
@@ -21,7 +22,7 @@ def kanban(workflow, owner):
     """The Kanban template, with a queue-mode Review that sends finished turns back to Backlog."""
     board = services.workflow_create(workspace=workflow.workspace, name="Team board", template="kanban")
     backlog, _, review, _ = board.steps.order_by("position")
-    services.step_update(
+    structure.step_update(
         step=review,
         actor=owner,
         on_full=OnFull.QUEUE,
@@ -138,7 +139,7 @@ class TestImport:
 
     def test_groups_kinds_and_the_expedite_limit_round_trip(self, api, kanban, owner):
         _, doing, review, _ = kanban.steps.order_by("position")
-        services.group_create(
+        structure.group_create(
             workflow=kanban, actor=owner, name="Development", wip_limit=4, step_ids=[review.pk, doing.pk]
         )
         Workflow.objects.filter(pk=kanban.pk).update(expedite_limit=3)

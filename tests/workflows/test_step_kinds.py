@@ -3,6 +3,7 @@
 import pytest
 import yaml
 
+from boards import structure
 from common.errors import Invalid
 from tests.conftest import board_state
 from tests.workflows.test_portable import export, import_, persisted, valid_document
@@ -60,7 +61,7 @@ class TestStepApi:
 
     def test_the_service_refuses_an_unknown_kind_too(self, workflow, board, owner):
         with pytest.raises(Invalid) as refused:
-            services.step_update(step=board[1], actor=owner, kind="urgent")
+            structure.step_update(step=board[1], actor=owner, kind="urgent")
         assert list(refused.value.extra["errors"]) == ["kind"]
         assert WorkflowStep.objects.get(pk=board[1].pk).kind == "active"
 
@@ -91,7 +92,7 @@ class TestPortable:
     def test_export_carries_kinds_and_import_restores_them(self, api, workflow, owner):
         board = services.workflow_create(workspace=workflow.workspace, name="Team board", template="kanban")
         review = board.steps.get(name="Review")
-        services.step_update(step=review, actor=owner, kind="done")  # a team that ends at Review
+        structure.step_update(step=review, actor=owner, kind="done")  # a team that ends at Review
         document = yaml.safe_load(export(api, board).content)
         assert [s["kind"] for s in document["workflows"][0]["steps"]] == ["backlog", "active", "done", "done"]
         target = services.workspace_create(name="Elsewhere", owner=owner)

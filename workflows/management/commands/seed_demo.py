@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.utils.crypto import salted_hmac
 
+from boards import structure
 from boards.admission import task_create
 from boards.changes import reconcile_board
 from boards.models import Priority, Task
@@ -74,7 +75,7 @@ class Command(BaseCommand):
             # their tasks in place (a task with a live agent is never pulled). The demo shows
             # the pull itself; `auto_start_agent` can be switched back on in the step settings.
             in_progress = board.steps.get(position=1)
-            services.step_update(step=in_progress, actor=user, events={"on_enter": []})
+            structure.step_update(step=in_progress, actor=user, events={"on_enter": []})
         if not Task.objects.filter(workflow=board).exists():
             seed_month(board, user)  # a month of finished work: the flow page is not empty
             backlog = board.steps.get(position=0)

@@ -1,22 +1,15 @@
+"""The REST API of workspaces, workflows (a board: its settings, snapshot, history, export),
+steps, step groups and templates. Changes to a board go through boards/structure.py."""
+
 from django.http import Http404, HttpResponse
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from boards.access import (
-    check_role,
-    member_object,
-    member_step,
-    member_workflow,
-    memberships_of,
-    require_role,
-    visible,
-    visible_workflows,
-    writable,
-)
+from boards import sessions, structure
 from boards.api import WorkflowEventFilter
 from boards.messages import step_data
 from boards.selectors import board_events, group_rows, step_counts
@@ -27,11 +20,21 @@ from common.errors import Invalid
 from common.renderers import JSONRenderer
 from common.validation import parse_uuid, validated, whole_number
 from workflows import services
+from workflows.access import (
+    check_role,
+    member_object,
+    member_step,
+    member_workflow,
+    memberships_of,
+    require_role,
+    visible,
+    visible_workflows,
+    writable,
+)
 from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
 from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace
 from workflows.portable import export_document, templates
 from workflows.serializers import (
-    BoardSerializer,
     ImportResultSerializer,
     PortableDocumentSerializer,
     StepGroupSerializer,
@@ -43,6 +46,57 @@ from workflows.serializers import (
     WorkflowUpdateSerializer,
     WorkspaceSerializer,
 )
+
+
+class BoardTaskSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    priority = serializers.CharField()
+    position = serializers.IntegerField()
+    admitted = serializers.BooleanField()
+    queued_at = serializers.DateTimeField(allow_null=True)
+    is_ephemeral = serializers.BooleanField()
+    external_ref = serializers.CharField(allow_null=True)
+    assignee_id = serializers.IntegerField(allow_null=True)
+    class_of_service = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    entered_step_at = serializers.DateTimeField()
+
+    def get_fields(self):
+        # A card's `session` is the agents app's to describe (boards/sessions.py).
+        return {**super().get_fields(), "session": sessions.registered().serializer(allow_null=True)}
+
+
+class BoardStepSerializer(StepSerializer):
+    tasks = BoardTaskSerializer(many=True)
+    tasks_total = serializers.IntegerField(required=False, help_text="With ?per_step=: how many tasks the step holds")
+
+
+class BoardWorkflowSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    workspace_id = serializers.UUIDField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    version = serializers.IntegerField()
+
+
+class BoardAgentsSerializer(serializers.Serializer):
+    """Sessions holding a slot (`running`: starting or running) and waiting for one, with the
+    limits (0 = unlimited), for the board and for its workspace."""
+
+    running = serializers.IntegerField()
+    queued = serializers.IntegerField()
+    workflow_limit = serializers.IntegerField()
+    workspace_limit = serializers.IntegerField()
+    workspace_running = serializers.IntegerField()
+    workspace_queued = serializers.IntegerField()
+
+
+class BoardSerializer(serializers.Serializer):
+    workflow = BoardWorkflowSerializer()
+    agents = BoardAgentsSerializer()
+    steps = BoardStepSerializer(many=True)
+    groups = StepGroupSerializer(many=True)
 
 
 class WorkspaceViewSet(viewsets.ModelViewSet):
@@ -72,7 +126,7 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
 
     def perform_destroy(self, workspace):
         require_role(self.request.user, workspace.pk, owner=True)
-        services.workspace_delete(workspace=workspace)
+        structure.workspace_delete(workspace=workspace)
 
     @extend_schema(
         request={
@@ -136,14 +190,14 @@ class WorkflowViewSet(viewsets.ModelViewSet):
     def perform_update(self, serializer):
         workflow = serializer.instance
         require_role(self.request.user, workflow.workspace_id, write=True)
-        serializer.instance = services.workflow_update(
+        serializer.instance = structure.workflow_update(
             workflow=workflow, actor=self.request.user, **serializer.validated_data
         )
 
     def perform_destroy(self, workflow):
         # A whole board holds everyone's tasks: members may delete tasks, only owners boards.
         require_role(self.request.user, workflow.workspace_id, owner=True)
-        services.workflow_delete(workflow=workflow)
+        structure.workflow_delete(workflow=workflow)
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies are JSON everywhere, also where the success body is YAML (export).
@@ -250,7 +304,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         if workflow is None:
             raise Invalid({"workflow_id": ["No such workflow."]})
         require_role(request.user, workflow.workspace_id, write=True)
-        step = services.step_create(workflow=workflow, actor=request.user, **data)
+        step = structure.step_create(workflow=workflow, actor=request.user, **data)
         return _step_response(step, status.HTTP_201_CREATED)
 
     @extend_schema(request=StepUpdateSerializer, responses={200: StepSerializer, 400: ErrorSerializer})
@@ -258,7 +312,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         step = self.get_object()
         require_role(request.user, step.workflow.workspace_id, write=True)
         data = validated(StepUpdateSerializer, request.data, partial=True)
-        step = services.step_update(step=step, actor=request.user, **data)
+        step = structure.step_update(step=step, actor=request.user, **data)
         return _step_response(step)
 
     @extend_schema(
@@ -272,7 +326,7 @@ class StepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         target = None
         if target_id:
             target = member_step(request.user, parse_uuid(target_id, "move_tasks_to"), "move_tasks_to")
-        services.step_delete(step=step, actor=request.user, move_tasks_to=target)
+        structure.step_delete(step=step, actor=request.user, move_tasks_to=target)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -312,7 +366,7 @@ class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
         data = dict(validated(StepGroupSerializer, request.data))
         workflow = member_workflow(request.user, data.pop("workflow_id"))
         check_role(workflow.member_role, write=True)
-        group = services.group_create(workflow=workflow, actor=request.user, **data)
+        group = structure.group_create(workflow=workflow, actor=request.user, **data)
         return _group_response(group, status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -322,11 +376,11 @@ class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     def partial_update(self, request, pk=None):
         group = writable(StepGroup, request.user, pk)
         data = validated(StepGroupUpdateSerializer, request.data, partial=True)
-        return _group_response(services.group_update(group=group, actor=request.user, **data))
+        return _group_response(structure.group_update(group=group, actor=request.user, **data))
 
     @extend_schema(responses={204: None, 404: ErrorSerializer})
     def destroy(self, request, pk=None):
-        services.group_delete(group=writable(StepGroup, request.user, pk), actor=request.user)
+        structure.group_delete(group=writable(StepGroup, request.user, pk), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

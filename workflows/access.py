@@ -7,13 +7,13 @@ runs one, and the ORM's join-and-annotate costs a measured share of an admission
 (docs/benchmarks.md).
 """
 
+import functools
+
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import F
 from django.http import Http404
 
-from boards import statements
-from boards.models import Task
 from common import sql
 from common.errors import Forbidden, Invalid
 from workflows.models import Membership, Role, Workflow, WorkflowStep
@@ -36,10 +36,6 @@ def visible(queryset, user, workspace: str = "workflow__workspace"):
     exist. `workspace` is the path from the model to its workspace ("" for Workspace)."""
     prefix = f"{workspace}__" if workspace else ""
     return queryset.filter(**{f"{prefix}memberships__user": user})
-
-
-def visible_tasks(user):
-    return visible(Task.objects.all(), user)
 
 
 def visible_workflows(user):
@@ -84,10 +80,31 @@ def still_holds(user, workspace_id, *, write: bool = False, owner: bool = False)
     return True
 
 
+@functools.cache
+def _member_object_statement(model, vendor: str) -> str:
+    """A workflow, or a step or task by id with its workflow, and the user's role in its workspace."""
+    workspace = sql.column(Workflow, "workspace")
+    membership = f" JOIN {sql.table(Membership)} m ON m.{sql.column(Membership, 'workspace')} = w.{workspace}"
+    of_user = f" AND m.{sql.column(Membership, 'user')} = %s"
+    role = f"m.{sql.column(Membership, 'role')}"
+    if model is Workflow:
+        return (
+            f"SELECT {sql.columns(Workflow, 'w')}, {role} FROM {sql.table(Workflow)} w{membership}"
+            f" WHERE w.{sql.column(Workflow, 'id')} = %s{of_user}"
+        )
+    return (
+        f"SELECT {sql.columns(model, 'o')}, {sql.columns(Workflow, 'w')}, {role}"
+        f" FROM {sql.table(model)} o"
+        f" JOIN {sql.table(Workflow)} w ON w.{sql.column(Workflow, 'id')} = o.{sql.column(model, 'workflow')}"
+        f"{membership}"
+        f" WHERE o.{sql.column(model, 'id')} = %s{of_user}"
+    )
+
+
 def member_object(model, user, pk):
     """(`model` row `pk` with `.member_role`, and a step's or task's `.workflow`) if `user`
     is a member of its workspace, else None (also for a `pk` that is no UUID)."""
-    statement = statements.member_object(model, connection.vendor)
+    statement = _member_object_statement(model, connection.vendor)
     read = (Workflow,) if model is Workflow else (model, Workflow)
     try:
         rows = sql.fetch(statement, [sql.uuid_param(pk), user.pk], *read)

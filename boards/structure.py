@@ -1,0 +1,332 @@
+"""Changes to a board's structure: its settings, its steps and step groups, and deleting
+boards. They are board changes: they take the board's locks, bump its version, may open
+capacity (so they pull), and broadcast. Deleting a board deletes its tasks first."""
+
+from django.db import transaction
+from django.db.models import F
+
+from boards.admission import bulk_move
+from boards.change import BoardChange
+from boards.changes import board_change
+from boards.locking import NotFound, board_transaction
+from boards.models import Task
+from common.errors import Conflict, Invalid
+from workflows.models import OnFull, StepGroup, StepKind, Workflow, WorkflowStep, Workspace
+from workflows.signals import session_limits_changed_on_commit
+from workflows.step_rules import (
+    MIN_GROUP_STEPS,
+    check_step_count,
+    feeder_errors,
+    group_errors,
+    normalized_events,
+    step_errors,
+    without_moves_to,
+)
+
+
+@transaction.atomic
+def workflow_delete(*, workflow: Workflow) -> None:
+    _delete_boards(Workflow.objects.filter(pk=workflow.pk))
+
+
+@transaction.atomic
+def workspace_delete(*, workspace: Workspace) -> None:
+    _delete_boards(Workflow.objects.filter(workspace=workspace))
+    workspace.delete()
+
+
+def _delete_boards(workflows) -> None:
+    """Tasks first: a task's step is PROTECTed, and the cascade from a workflow can reach its
+    steps before its tasks. The board locks keep a concurrent admission from slipping in."""
+    ids = list(workflows.select_for_update().order_by("pk").values_list("pk", flat=True))
+    Task.objects.filter(workflow_id__in=ids).delete()
+    Workflow.objects.filter(pk__in=ids).delete()
+
+
+@board_transaction
+def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
+    """A board's settings. A new `expedite_limit` admits nothing by itself (a pull never
+    expedites), so nothing fills; the change is still one version step and one message."""
+    with board_change(workflow.pk, actor=actor) as change:
+        locked = change.workflow
+        limits = ("max_parallel_sessions", "on_session_limit")
+        limits_changed = any(fields.get(name, getattr(locked, name)) != getattr(locked, name) for name in limits)
+        for name, value in fields.items():
+            setattr(locked, name, value)
+        locked.save(update_fields=list(fields))
+        change.record.touch()
+        change.record.announce(
+            "workflow.updated",
+            workflow={"id": str(locked.pk), "name": locked.name, "expedite_limit": locked.expedite_limit},
+        )
+        if limits_changed:
+            change.record.agents_changed()
+            session_limits_changed_on_commit(workspace_id=locked.workspace_id, workflow_id=locked.pk)
+        return locked
+
+
+def _feeders(change: BoardChange) -> dict:
+    return {pk: s.pull_from_step_id for pk, s in change.steps.items()}
+
+
+def _check_step(change: BoardChange, step_id, *, pull_from_step_id, **fields) -> None:
+    """The step's rules (workflows.step_rules) against its board, under the board's lock."""
+    errors = step_errors(fields, step_ids={str(pk) for pk in change.steps} | {str(step_id)})
+    feeders = _feeders(change)
+    feeders[step_id] = pull_from_step_id
+    problems = feeder_errors(step_id, pull_from_step_id, feeders)
+    if problems:
+        errors["pull_from_step_id"] = problems
+    if errors:
+        raise Invalid(errors)
+
+
+def _place_step(change: BoardChange, step: WorkflowStep, position: int) -> None:
+    """Insert `step` at `position`, renumbering the board's steps 0..n-1 (two phases: unique)."""
+    others = sorted((s for s in change.steps.values() if s.pk != step.pk), key=lambda s: s.position)
+    position = max(0, min(position, len(others)))
+    _renumber_steps(change, others[:position] + [step] + others[position:])
+
+
+def _renumber_steps(change: BoardChange, ordered: list[WorkflowStep]) -> None:
+    # Park every row far away first: positions are unique and checked row by row.
+    WorkflowStep.objects.filter(pk__in=[s.pk for s in ordered]).update(position=F("position") + 100_000)
+    for i, s in enumerate(ordered):
+        s.position = i
+    WorkflowStep.objects.bulk_update(ordered, ["position"])
+    change.record.touch(*ordered)
+
+
+def _set_start_step(change: BoardChange, step: WorkflowStep) -> None:
+    previous = [s for s in change.steps.values() if s.is_start_step and s.pk != step.pk]
+    for s in previous:
+        s.is_start_step = False
+    WorkflowStep.objects.filter(pk__in=[s.pk for s in previous]).update(is_start_step=False)
+    change.record.touch(*previous)
+
+
+@board_transaction
+def step_create(
+    *,
+    workflow: Workflow,
+    actor,
+    name: str,
+    position: int | None = None,
+    color: str = "#64748b",
+    kind: str = StepKind.ACTIVE,
+    is_start_step: bool = False,
+    wip_limit: int = 0,
+    pull_from_step_id=None,
+    on_full: str = OnFull.REJECT,
+    events: dict | None = None,
+) -> WorkflowStep:
+    with board_change(workflow.pk, actor=actor) as change:
+        check_step_count(len(change.steps) + 1, "workflow_id")
+        step = WorkflowStep(
+            workflow=change.workflow,
+            name=name,
+            color=color,
+            kind=kind,
+            wip_limit=wip_limit,
+            pull_from_step_id=pull_from_step_id,
+            on_full=on_full,
+            events=normalized_events(events),
+            position=len(change.steps) + 200_000,
+        )
+        _check_step(
+            change,
+            step.pk,
+            wip_limit=wip_limit,
+            pull_from_step_id=pull_from_step_id,
+            events=step.events,
+            on_full=on_full,
+            kind=kind,
+        )
+        step.is_start_step = is_start_step or not change.steps
+        if step.is_start_step:
+            _set_start_step(change, step)
+        step.save(force_insert=True)
+        change.steps[step.pk] = step
+        _place_step(change, step, len(change.steps) if position is None else position)
+        change.record.announce("step.updated", step_id=str(step.pk))
+        change.worklist.opened(step)
+        return step
+
+
+@board_transaction
+def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
+    with board_change(step.workflow_id, actor=actor) as change:
+        step = change.board.step(step.pk)
+        merged = {
+            "wip_limit": step.wip_limit,
+            "pull_from_step_id": step.pull_from_step_id,
+            "events": step.events,
+            "on_full": step.on_full,
+            "kind": step.kind,
+        }
+        if "events" in fields:
+            fields["events"] = normalized_events(fields["events"])
+        merged.update({k: v for k, v in fields.items() if k in merged})
+        _check_step(change, step.pk, **merged)
+        position = fields.pop("position", None)
+        # Checked before the fields are applied, while `step.is_start_step` is still the old value.
+        if fields.get("is_start_step") is False and step.is_start_step:
+            raise Invalid({"is_start_step": ["Choose another start step instead of unsetting this one."]})
+        for name, value in fields.items():
+            setattr(step, name, value)
+        if fields.get("is_start_step"):
+            _set_start_step(change, step)
+        step.save(update_fields=list(fields) or None)
+        if position is not None and position != step.position:
+            _place_step(change, step, position)
+        change.record.touch(step)
+        change.record.announce("step.updated", step_id=str(step.pk))
+        # A raised limit, a new feeder or a switch to unlimited can open capacity.
+        change.worklist.opened(step)
+        return step
+
+
+@board_transaction
+def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None = None) -> None:
+    with board_change(step.workflow_id, actor=actor) as change:
+        step = change.board.step(step.pk)
+        target = None
+        if move_tasks_to is not None:
+            target = change.steps.get(move_tasks_to.pk)
+            if target is None or target.pk == step.pk:
+                raise Invalid({"move_tasks_to": ["Must be another step of the same workflow."]})
+        live = list(Task.objects.select_for_update().filter(step=step, archived_at__isnull=True).in_board_order())
+        if live and target is None:
+            raise Conflict(
+                f'Step "{step.name}" still holds {len(live)} task(s); name a step to move them to.',
+                code="step_not_empty",
+                live_tasks=len(live),
+            )
+        remaining = sorted((s for s in change.steps.values() if s.pk != step.pk), key=lambda s: s.position)
+        archived = Task.objects.filter(step=step, archived_at__isnull=False)
+        if not remaining:
+            if archived.exists():
+                raise Conflict(
+                    "The last step of a workflow cannot be deleted while it has tasks.", code="step_not_empty"
+                )
+        # A step on its way out neither pulls nor promotes.
+        step.wip_limit, step.pull_from_step_id = 0, None
+        dissolved = _leave_group(change, step)
+        # Named first: the first announcement wins, and viewers must learn the column is gone
+        # (not just that its tasks moved), and a group gone with it.
+        change.record.announce("step.deleted", step_id=str(step.pk), **dissolved)
+        if live:
+            bulk_move(change, live, target)
+        # Archived tasks follow the live ones, or go to the start step, so they can be restored.
+        if remaining:
+            archived.update(step=target or next((s for s in remaining if s.is_start_step), remaining[0]))
+        fed = [s for s in remaining if s.pull_from_step_id == step.pk]
+        for s in fed:
+            s.pull_from_step = None
+        WorkflowStep.objects.filter(pk__in=[s.pk for s in fed]).update(pull_from_step=None)
+        # Like feeders, move_to_step actions aimed at the deleted step go with it.
+        for s in remaining:
+            events = without_moves_to(s.events, step.pk)
+            if events != s.events:
+                s.events = events
+                s.save(update_fields=["events"])
+                change.record.touch(s)
+        del change.steps[step.pk]
+        step.delete()
+        _renumber_steps(change, remaining)
+        if remaining and step.is_start_step:
+            remaining[0].is_start_step = True
+            WorkflowStep.objects.filter(pk=remaining[0].pk).update(is_start_step=True)
+        change.record.touched.discard(step.pk)
+
+
+def _leave_group(change: BoardChange, step: WorkflowStep) -> dict:
+    """A step being deleted leaves its group; a group left with fewer than 2 steps is
+    dissolved (product.md §2b.2), its last step freed. Returns the live message's part."""
+    if step.group_id is None:
+        return {}
+    others = [s for s in change.steps.values() if s.group_id == step.group_id and s.pk != step.pk]
+    change.record.touch(*others)  # the group's step_ids change
+    if len(others) >= MIN_GROUP_STEPS:
+        return {}
+    group_id = step.group_id
+    _set_group_steps(change, group_id, [])  # the deleted step too: nothing is left of the group
+    StepGroup.objects.filter(pk=group_id).delete()
+    return {"deleted_group_ids": [str(group_id)]}
+
+
+def _check_group(change: BoardChange, group_id, **values) -> None:
+    """A group's rules (workflows.step_rules) against its board, under the board's lock."""
+    others = {pk: s.group_id for pk, s in change.steps.items() if s.group_id not in (None, group_id)}
+    wanted = [pk for pk in values.get("step_ids", []) if pk in others]
+    # Named from the database, not the change's cache of groups: it must not hold a group as it was.
+    names = dict(StepGroup.objects.filter(pk__in={others[pk] for pk in wanted}).values_list("pk", "name"))
+    errors = group_errors(
+        values,
+        steps={pk: s.name for pk, s in change.steps.items()},
+        taken={pk: names[others[pk]] for pk in wanted},
+    )
+    if errors:
+        raise Invalid(errors)
+
+
+def _set_group_steps(change: BoardChange, group_id, step_ids) -> None:
+    """Make `step_ids` the steps of the group; its other steps leave it. Every step concerned
+    is touched (the live message carries it) and may fill: a grouped step pulls, and a freed
+    one is no longer held by the group's limit."""
+    wanted = set(step_ids)
+    concerned = [s for s in change.steps.values() if s.group_id == group_id or s.pk in wanted]
+    for s in concerned:
+        s.group_id = group_id if s.pk in wanted else None
+    WorkflowStep.objects.filter(pk__in=wanted).update(group_id=group_id)
+    WorkflowStep.objects.filter(pk__in=[s.pk for s in concerned if s.pk not in wanted]).update(group_id=None)
+    change.record.touch(*concerned)
+    change.worklist.opened(*concerned)
+
+
+def _locked_group(change: BoardChange, group_id) -> StepGroup:
+    """The group as it is under the board's lock (which orders every change to it)."""
+    group = StepGroup.objects.filter(pk=group_id, workflow=change.workflow).first()
+    if group is None:
+        raise NotFound("Not found.")
+    return group
+
+
+@board_transaction
+def group_create(*, workflow: Workflow, actor, name: str, wip_limit: int, step_ids: list) -> StepGroup:
+    with board_change(workflow.pk, actor=actor) as change:
+        _check_group(change, None, name=name, wip_limit=wip_limit, step_ids=step_ids)
+        group = StepGroup.objects.create(workflow=change.workflow, name=name, wip_limit=wip_limit)
+        _set_group_steps(change, group.pk, step_ids)
+        change.record.announce("group.updated", group=group)
+        return group
+
+
+@board_transaction
+def group_update(*, group: StepGroup, actor, **fields) -> StepGroup:
+    """Rename a group, change its limit or its steps. A raised limit, a step joining (it now
+    pulls) or a step leaving (no longer held by the group) fills at once."""
+    with board_change(group.workflow_id, actor=actor) as change:
+        group = _locked_group(change, group.pk)
+        _check_group(change, group.pk, **fields)
+        step_ids = fields.pop("step_ids", None)
+        for name, value in fields.items():
+            setattr(group, name, value)
+        group.save(update_fields=list(fields) or None)
+        if step_ids is None:
+            step_ids = [s.pk for s in change.board.group_steps(group)]
+        _set_group_steps(change, group.pk, step_ids)
+        change.record.announce("group.updated", group=group)
+        return group
+
+
+@board_transaction
+def group_delete(*, group: StepGroup, actor) -> None:
+    """Delete a group: its steps are free of its limit, and may fill."""
+    with board_change(group.workflow_id, actor=actor) as change:
+        group = _locked_group(change, group.pk)
+        change.record.announce(
+            "group.deleted", group={"id": str(group.pk), "name": group.name}, deleted_group_ids=[str(group.pk)]
+        )
+        _set_group_steps(change, group.pk, [])
+        group.delete()
