@@ -23,7 +23,22 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
+ENDPOINTS = [
+    "cfd",
+    "wip",
+    "cycle-times",
+    "throughput",
+    "aging",
+    "limits",
+    "queues",
+    "forecast",
+    "sle",
+    "advice",
+    "blockers",
+    "efficiency",
+]
+# The forecast's question, on top of the window (its history).
+QUESTION = {"forecast": {"items": "500", "seed": "1"}}
 EVENTS_PER_TASK = 10
 # The step (by position) each of a task's events puts it in; the last one archives it.
 PATH = [0, 1, 2, 1, 2, 3, 2, 3, 4, 4]
@@ -100,8 +115,10 @@ def write_history(workflow, steps, events: int) -> None:
         cursor.execute(
             """
             INSERT INTO boards_task (id, workflow_id, step_id, title, description, priority, position,
-                                     is_ephemeral, admitted, created_at, updated_at, entered_step_at, blocked_reason)
-            SELECT task_id, %s::uuid, %s::uuid, 'Task ' || task_id, '', 2, 0, false, true, MIN(at), MAX(at), MAX(at), ''
+                                     is_ephemeral, admitted, created_at, updated_at, entered_step_at, blocked_reason,
+                                     class_of_service)
+            SELECT task_id, %s::uuid, %s::uuid, 'Task ' || task_id, '', 2, 0, false, true,
+                   MIN(at), MAX(at), MAX(at), '', 'standard'
             FROM boards_taskevent WHERE workflow_id = %s::uuid
             GROUP BY task_id HAVING COUNT(*) FILTER (WHERE kind = 'archived') = 0
             """,
@@ -187,7 +204,7 @@ def main() -> None:
         for _ in range(args.reps):
             with CaptureQueriesContext(connection) as captured:
                 t0, c0 = time.perf_counter(), time.process_time() + backend_cpu(backend)
-                response = client.get(url, window)
+                response = client.get(url, {**window, **QUESTION.get(name, {})})
                 times.append((time.perf_counter() - t0) * 1000)
                 cpu.append((time.process_time() + backend_cpu(backend) - c0) * 1000)
             assert response.status_code == 200, response.content[:300]

@@ -10,19 +10,28 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.api import ErrorSerializer
+from common.errors import Invalid
 from common.renderers import CSVRenderer, JSONRenderer
-from flow import bounds, figures
+from flow import analytics, bounds, figures
+from flow import forecast as forecasting
 from flow.kinds import BoardSteps
 from flow.serializers import (
+    AdviceSerializer,
     AgingSerializer,
+    BlockersSerializer,
     CfdParams,
     CfdSerializer,
     CycleTimesSerializer,
+    EfficiencySerializer,
+    ForecastParams,
+    ForecastSerializer,
     LimitsSerializer,
     QueuesSerializer,
+    SleSerializer,
     ThroughputParams,
     ThroughputSerializer,
     WindowParams,
+    WipSerializer,
 )
 from flow.throttling import FlowThrottle
 from workflows.access import require_role
@@ -46,6 +55,9 @@ class FlowView(APIView):
         require_role(request.user, self.workflow.workspace_id)
         query = {k: v for k, v in request.query_params.items() if k != "format"}
         params = self.params(data=query)
+        unknown = sorted(set(query) - set(params.fields))
+        if unknown:  # a misspelt parameter is refused, not silently ignored
+            raise Invalid({name: ["Unknown query parameter."] for name in unknown})
         params.is_valid(raise_exception=True)
         board, params = BoardSteps.of(self.workflow), params.validated_data
         bounds.check(
@@ -81,6 +93,27 @@ class CfdView(FlowView):
 
     def figure(self, workflow, params, board):
         return figures.cfd(workflow, params["window"], params["interval"], board)
+
+    def csv_rows(self, data):
+        steps = data["steps"]
+        yield ["at", *(s["name"] for s in steps)]
+        for point in data["points"]:
+            yield [point["at"], *(point["arrived"][str(s["id"])] for s in steps)]
+
+
+class WipView(FlowView):
+    name = "wip"
+    params = CfdParams
+
+    @extend_schema(
+        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
+        responses={200: WipSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return figures.wip(workflow, params["window"], params["interval"], board)
 
     def csv_rows(self, data):
         steps = data["steps"]
@@ -213,3 +246,139 @@ class QueuesView(FlowView):
                 step["promoted"],
                 step["pulled"],
             ]
+
+
+class ForecastView(FlowView):
+    name = "forecast"
+    params = ForecastParams
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "from", str, description="ISO 8601 instant: the history's start (default: 30 days before `to`)"
+            ),
+            OpenApiParameter("to", str, description="ISO 8601 instant: the history's end (default: now)"),
+            OpenApiParameter(
+                "items",
+                int,
+                description=f"How long until this many more tasks are done (1 to {forecasting.MAX_ITEMS:,})",
+            ),
+            OpenApiParameter("until", str, description="How many tasks by this date (YYYY-MM-DD, after today)"),
+            OpenApiParameter(
+                "trials", int, description=f"{forecasting.MIN_TRIALS:,} (default) to {forecasting.MAX_TRIALS:,}"
+            ),
+            OpenApiParameter("seed", int, description="The same seed, history and question give the same answer"),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses={200: ForecastSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return forecasting.forecast(workflow, params, board, params["today"])
+
+    def csv_rows(self, data):
+        yield ["days" if data["items"] is not None else "tasks", "trials"]
+        for bar in data["histogram"]:
+            yield [bar["value"], bar["trials"]]
+
+
+class SleView(FlowView):
+    name = "sle"
+
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS,
+        responses={200: SleSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return analytics.sle(workflow, params["window"], board)
+
+    def csv_rows(self, data):
+        fields = ["class_of_service", "days", "cycle_seconds", "percentile", "sample", "set_by"]
+        yield fields
+        for row in data["sles"]:
+            yield [row[f] for f in fields]
+
+
+class AdviceView(FlowView):
+    name = "advice"
+
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS,
+        responses={200: AdviceSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return analytics.advice(workflow, params["window"], board)
+
+    def csv_rows(self, data):
+        fields = [
+            "scope",
+            "id",
+            "name",
+            "limit",
+            "avg_wip",
+            "throughput_per_day",
+            "avg_cycle_days",
+            "suggested_limit",
+            "arithmetic",
+        ]
+        yield fields
+        for row in data["limits"]:
+            yield [row[f] for f in fields]
+
+
+class BlockersView(FlowView):
+    name = "blockers"
+
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS,
+        responses={200: BlockersSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return analytics.blockers(workflow, params["window"])
+
+    def csv_rows(self, data):
+        fields = ["reason", "count", "blocked_days", "median_seconds", "ongoing"]
+        yield fields
+        for row in data["blockers"]:
+            yield [row[f] for f in fields]
+
+
+class EfficiencyView(FlowView):
+    name = "efficiency"
+
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS,
+        responses={200: EfficiencySerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return analytics.efficiency(workflow, params["window"], board)
+
+    def csv_rows(self, data):
+        fields = [
+            "task_id",
+            "title",
+            "finished_at",
+            "lead_seconds",
+            "active_seconds",
+            "blocked_seconds",
+            "working_seconds",
+            "waiting_seconds",
+            "efficiency",
+        ]
+        yield fields
+        for item in data["items"]:
+            yield [item[f] for f in fields]

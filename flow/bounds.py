@@ -1,7 +1,7 @@
 """How much work one flow request may ask for (product.md §9): decided here, once, for
 every `/flow/` endpoint, before any figure is computed.
 
-Two bounds, each a setting: the points a chart would hold (instants x steps for the CFD,
+Two bounds, each a setting: the points a chart would hold (instants x steps for the CFD and WIP,
 buckets for throughput; KANDEV_FLOW_MAX_POINTS), which bound the Python work and the
 answer's size; and the history events in the window (KANDEV_FLOW_MAX_EVENTS), which bound
 the database's. Above either, a 400 with field errors saying what to narrow.
@@ -16,7 +16,7 @@ from flow import queries
 from flow.figures import INTERVALS, Window
 
 # A coarser interval to suggest, per figure and interval.
-COARSER = {"cfd": {"hour": "day"}, "throughput": {"day": "week"}}
+COARSER = {"cfd": {"hour": "day"}, "wip": {"hour": "day"}, "throughput": {"day": "week"}}
 UNITS = {"hour": "hours", "day": "days", "week": "weeks"}
 
 
@@ -25,7 +25,7 @@ def chart_points(figure: str, window: Window, interval: str, steps: int) -> tupl
     if figure not in COARSER:
         return 0, ""
     spans = math.ceil((window.end - window.start) / INTERVALS[interval])
-    if figure == "cfd":  # an instant per interval from `from`, and `to` itself
+    if figure in ("cfd", "wip"):  # an instant per interval from `from`, and `to` itself
         return (spans + 1) * max(steps, 1), f"{spans + 1:,} instants × {steps:,} steps"
     return max(spans, 1), f"{max(spans, 1):,} {UNITS[interval]}"
 

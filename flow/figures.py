@@ -29,7 +29,7 @@ def instant(value: int | None) -> datetime | None:
     return None if value is None else EPOCH + timedelta(microseconds=int(value))
 
 
-def _uuid(value):
+def as_uuid(value):
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
 
 
@@ -57,11 +57,51 @@ def _percentiles(values: list[float]) -> dict:
     return {str(p): percentile(ordered, p) for p in PERCENTILES}
 
 
+def _points(window: Window, interval: str) -> tuple[list, int]:
+    """The instants from + k*interval before `to`, then `to`; and how many regular ones."""
+    step = INTERVALS[interval]
+    regular = math.ceil((window.end - window.start) / step)
+    return [window.start + k * step for k in range(regular)] + [window.end], regular
+
+
 def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+    """The cumulative flow: for each step in board order, the tasks that have arrived in it
+    or a later step by each instant. The vertical distance between two lines is the work
+    between them; the horizontal distance approximates the time it took."""
+    board = board or BoardSteps.of(workflow)
+    points, regular = _points(window, interval)
+    lines = [s.pk for s in board.steps]
+    arrived = {s.pk: [0] * len(points) for s in board.steps}
+    if lines:
+        rows = queries.cfd_arrivals(
+            workflow.pk,
+            lines=lines,
+            done=board.ids(DONE),
+            to=window.end,
+            from_us=us(window.start),
+            step_us=us(EPOCH + INTERVALS[interval]),
+            last=regular,
+        )
+        for below, top, point, count in rows:
+            for line in range(0 if below is None else below + 1, top + 1):
+                arrived[lines[line]][int(point)] += count
+        for series in arrived.values():
+            for index in range(1, len(points)):
+                series[index] += series[index - 1]
+    return {
+        "steps": [{"id": s.pk, "name": s.name, "kind": s.kind, "wip_limit": s.wip_limit} for s in board.steps],
+        "points": [
+            {"at": at, "arrived": {str(s.pk): arrived[s.pk][i] for s in board.steps}} for i, at in enumerate(points)
+        ],
+    }
+
+
+def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+    """Work in progress per step: the admitted and the queued tasks in each step at each
+    instant, beside each step's own limit."""
     board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
-    regular = math.ceil((window.end - window.start) / step)  # points start + k*step < end
-    points = [window.start + k * step for k in range(regular)] + [window.end]
+    points, regular = _points(window, interval)
     counts = {s.pk: [0] * len(points) for s in board.steps}
     queued = {s.pk: [0] * len(points) for s in board.steps}
     rows = queries.cfd_deltas(
@@ -69,7 +109,7 @@ def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None
     )
     deltas = {}
     for point, step_id, state, delta in rows:
-        deltas.setdefault((_uuid(step_id), state), {})[point] = delta
+        deltas.setdefault((as_uuid(step_id), state), {})[point] = delta
     for (step_id, state), by_point in deltas.items():
         series = (counts if state == queries.ADMITTED else queued).get(step_id)
         if series is None:  # a deleted step: the tasks it held are counted where they went
@@ -110,13 +150,13 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
             started = None  # it reached done before it was ever active
         items.append(
             {
-                "task_id": _uuid(task_id),
+                "task_id": as_uuid(task_id),
                 "title": title or "",
                 "started_at": instant(started),
                 "finished_at": instant(finished),
                 "cycle_seconds": None if started is None else (finished - started) / 1e6,
                 "lead_seconds": (finished - created) / 1e6,
-                "blocked_seconds": _blocked_within(blocked.get(_uuid(task_id), []), started, finished) / 1e6,
+                "blocked_seconds": _blocked_within(blocked.get(as_uuid(task_id), []), started, finished) / 1e6,
             }
         )
     return items
@@ -255,7 +295,7 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
         forced_here = [
             (at, {"event_id": event_id, "kind": "forced", "actor": actor, "reason": reason})
             for event_id, to_step, at, actor, reason in forced
-            if _uuid(to_step) == step_id and started <= at <= (ended if ended is not None else end_us)
+            if as_uuid(to_step) == step_id and started <= at <= (ended if ended is not None else end_us)
         ]
         causes = [cause for _, cause in forced_here]
         # A breach going on at `from` is shown from there: its cause lies before the window.
@@ -307,7 +347,7 @@ def queues(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     for step_id, n, rank, wait in queries.queue_wait_ranks(
         workflow.pk, frm=window.start, to=window.end, percentiles=PERCENTILES
     ):
-        ranks.setdefault(_uuid(step_id), {"n": int(n)})[int(rank)] = int(wait) / 1e6
+        ranks.setdefault(as_uuid(step_id), {"n": int(n)})[int(rank)] = int(wait) / 1e6
     counted = (
         TaskEvent.objects.filter(
             workflow=workflow,

@@ -188,6 +188,67 @@ def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -
         return cursor.fetchall()
 
 
+def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step_us: int, last: int) -> list[tuple]:
+    """(line below or None, top line, point index, tasks) of the cumulative flow: that many
+    tasks arrived on the lines above the first (from line 0 when None) up to the second,
+    counted from that point. `lines` are the board's step ids in board order; a task
+    arrives on line i when it first enters (admitted) a step at i or later, counted from the
+    first point >= that instant (the points as in `cfd_deltas`).
+    Arrivals only add: leaving, archiving or finishing takes nothing back. A task deleted
+    without ever entering a `done` step is left out of every line; deleted steps have none."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    entry = f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)}) AND {state_event()}"  # state_event(): the partial index
+    positions = ", ".join(["(%s, %s)"] * len(lines))
+    point = f"CASE WHEN a <= %s THEN 0 ELSE {n['least']}((a - %s + %s - 1) / %s, %s) END"
+    statement = f"""
+    WITH pos(step_id, idx) AS (VALUES {positions}),
+    -- Each task's first entry into each step still on the board, up to `to`.
+    first AS (
+        SELECT e.{n["task"]} AS task_id, p.idx, MIN(e.{n["at"]}) AS at
+        FROM {n["event"]} e JOIN pos p ON p.step_id = e.{n["to"]}
+        WHERE e.{n["workflow"]} = %s AND {entry} AND e.{n["at"]} <= %s
+        GROUP BY e.{n["task"]}, p.idx
+    ),
+    gone AS (
+        SELECT {n["task"]} AS task_id FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["kind"]} = '{EventKind.DELETED}' AND {state_event()}
+        EXCEPT
+        SELECT {n["task"]} FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {entry} AND {n["to"]} IN ({_in(done) if done else "NULL"})
+    ),
+    -- Line i: the first entry into step i or a later one. Over each task's steps from the
+    -- last: the earliest entry so far is its arrival on the lines from the step below it
+    -- (exclusive; null: from the first line) up to this step.
+    arrival AS (
+        SELECT idx,
+               LEAD(idx) OVER w AS below,
+               {us.format("MIN(at) OVER w")} AS a
+        FROM first f
+        WHERE NOT EXISTS (SELECT 1 FROM gone g WHERE g.task_id = f.task_id)
+        WINDOW w AS (PARTITION BY task_id ORDER BY idx DESC)
+    )
+    SELECT below, idx, {point} AS point, COUNT(*) FROM arrival GROUP BY below, idx, 3
+    """
+    wf = sql.uuid_param(workflow_id)
+    params = [
+        *(v for idx, step in enumerate(lines) for v in (sql.uuid_param(step), idx)),
+        wf,
+        _instant(to),
+        wf,
+        wf,
+        *_ids(done),
+        from_us,
+        from_us,
+        step_us,
+        step_us,
+        last,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.fetchall()
+
+
 def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> list[tuple]:
     """(task id, title, created us, started us, finished us) of every task whose first entry
     into a done step lies in the window; started is its first entry into an active step."""
@@ -419,3 +480,136 @@ def state_events_up_to(workflow_id, *, frm, to, most: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(frm), _instant(to), most + 1])
         return cursor.fetchone()[0]
+
+
+def scope_stays(workflow_id, *, scopes: list[list], frm, to, from_us: int, to_us: int) -> list[tuple]:
+    """(scope index, admitted task-microseconds in the window, departures in the window) of
+    each scope, a list of step ids. A departure is a task admitted in one of the scope's
+    steps whose next state is elsewhere, queued or gone (a move between two of its steps
+    is none)."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    counted = ", ".join(["(%s, %s)"] * sum(len(steps) for steps in scopes))
+    statement = f"""
+    WITH {_transitions(n)},
+    scope(si, step_id) AS (VALUES {counted}),
+    stay AS (
+        SELECT c.si, COALESCE({us.format("l.next_at")}, %s)
+                     - CASE WHEN l.at < %s THEN %s ELSE {us.format("l.at")} END AS held
+        FROM l JOIN scope c ON c.step_id = l.step_id
+        WHERE l.state = {ADMITTED}
+    ),
+    departure AS (
+        SELECT c.si FROM l JOIN scope c ON c.step_id = l.prev_step
+        WHERE l.w = 1 AND l.prev_state = {ADMITTED}
+          AND NOT (l.state = {ADMITTED} AND EXISTS (
+              SELECT 1 FROM scope o WHERE o.si = c.si AND o.step_id = l.step_id))
+    )
+    SELECT si, SUM(held), 0 FROM stay GROUP BY si
+    UNION ALL
+    SELECT si, 0, COUNT(*) FROM departure GROUP BY si
+    """
+    params = [
+        *_transitions_params(workflow_id, frm, to),
+        *(v for si, steps in enumerate(scopes) for step in steps for v in (si, sql.uuid_param(step))),
+        to_us,
+        _instant(frm),
+        from_us,
+    ]
+    totals: dict = {}
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        for si, held, departed in cursor.fetchall():
+            h, d = totals.get(si, (0, 0))
+            totals[si] = (h + int(held), d + int(departed))
+    return [(si, *totals.get(si, (0, 0))) for si in range(len(scopes))]
+
+
+# Each finishing task's state events, in its order, with when each state ends and the
+# task's first finish. PostgreSQL reads each task's events through the (workflow, task, at,
+# id) index already in order (LATERAL: no sort of the whole window's histories); SQLite has
+# no LATERAL and windows over the join.
+_HISTORIES = {
+    "postgresql": """
+        SELECT w.finishing AS task_id, x.* FROM w CROSS JOIN LATERAL (
+            SELECT {columns},
+                   LEAD({at}) OVER (ORDER BY {at}, {id}) AS next_at,
+                   MIN(CASE WHEN {finish} THEN {at} END) OVER () AS finished
+            FROM {event} WHERE {workflow} = %s AND {task} = w.finishing AND {state}
+        ) x""",
+    "sqlite": """
+        SELECT {task} AS task_id, {columns},
+               LEAD({at}) OVER (PARTITION BY {task} ORDER BY {at}, {id}) AS next_at,
+               MIN(CASE WHEN {finish} THEN {at} END) OVER (PARTITION BY {task}) AS finished
+        FROM {event} JOIN w ON {task} = w.finishing
+        WHERE {workflow} = %s AND {state}""",
+}
+
+
+def active_time(workflow_id, *, done: list, not_active: list, frm, to) -> list[tuple]:
+    """(task id, microseconds admitted in active steps before its first entry into a done
+    step) of the tasks whose first entry into a done step lies in the window and that were
+    admitted in an active step before it."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    entry = f"kind IN ({_kinds_list(ENTRY_KINDS)})"
+    histories = _HISTORIES[n["vendor"]].format(
+        columns=f"{n['at']} AS at, {n['kind']} AS kind, COALESCE({n['to']}, {n['from']}) AS step_id",
+        finish=f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)}) AND {n['to']} IN ({_in(done)})",
+        at=n["at"],
+        id=n["id"],
+        task=n["task"],
+        event=n["event"],
+        workflow=n["workflow"],
+        state=state_event(),
+    )
+    until = us.format("CASE WHEN next_at < finished THEN next_at ELSE finished END")
+    statement = f"""
+    WITH w AS (
+        SELECT DISTINCT {n["task"]} AS finishing FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
+    ),
+    f AS ({histories})
+    SELECT task_id, SUM({until} - {us.format("at")}) FROM f
+    WHERE finished >= %s AND finished <= %s AND at < finished
+      AND {entry} AND step_id NOT IN ({_in(not_active)})
+    GROUP BY task_id
+    """
+    wf = sql.uuid_param(workflow_id)
+    params = [
+        wf,
+        *_ids(done),
+        _instant(frm),
+        _instant(to),
+        *_ids(done),
+        wf,
+        _instant(frm),
+        _instant(to),
+        *_ids(not_active),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return [(task_id, int(held)) for task_id, held in cursor.fetchall()]
+
+
+def blocks(workflow_id, *, frm, to) -> list[tuple]:
+    """(reason, started us, ended us or None) of every block that overlaps the window: a
+    `blocked` event until the task's next blocked, unblocked, archived or deleted event (a
+    new reason starts a new block). The board's block events up to `to` are read: a small
+    part of its history."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    kinds = _kinds_list([EventKind.BLOCKED, EventKind.UNBLOCKED, EventKind.ARCHIVED, EventKind.DELETED])
+    statement = f"""
+    SELECT reason, {us.format("at")}, {us.format("next_at")} FROM (
+        SELECT {n["kind"]} AS kind, {n["reason"]} AS reason, {n["at"]} AS at,
+               LEAD({n["at"]}) OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS next_at
+        FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["kind"]} IN ({kinds}) AND {n["at"]} <= %s
+    ) b
+    WHERE kind = '{EventKind.BLOCKED}' AND (next_at IS NULL OR next_at > %s)
+    ORDER BY at
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(to), _instant(frm)])
+        return cursor.fetchall()

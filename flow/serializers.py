@@ -1,11 +1,13 @@
 """Query parameters of the flow endpoints, and their response shapes (api.md, `/flow/`)
 for the OpenAPI schema."""
 
-from datetime import UTC, datetime, timedelta
+import secrets
+from datetime import UTC, date, datetime, timedelta
 
 from django.utils import timezone
 from rest_framework import serializers
 
+from flow import forecast as forecasting
 from flow.figures import Window
 
 MAX_WINDOW = timedelta(days=366)
@@ -57,21 +59,72 @@ class ThroughputParams(WindowParams):
     interval = serializers.ChoiceField(choices=["day", "week"], default="day")
 
 
+class ForecastParams(WindowParams):
+    """`items` or `until` (one of them), over the throughput of the whole days of the window."""
+
+    items = serializers.IntegerField(required=False, min_value=1, max_value=forecasting.MAX_ITEMS)
+    until = serializers.DateField(required=False)
+    trials = serializers.IntegerField(
+        required=False, min_value=forecasting.MIN_TRIALS, max_value=forecasting.MAX_TRIALS
+    )
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        if ("items" in attrs) == ("until" in attrs):
+            message = ["Give either `items` (how long for N tasks) or `until` (how many tasks by a date)."]
+            raise serializers.ValidationError({"items": message, "until": message})
+        today = utc_today()
+        if "until" in attrs and not 0 < (attrs["until"] - today).days <= forecasting.MAX_DAYS:
+            raise serializers.ValidationError(
+                {"until": [f"Must be after today ({today}) and at most {forecasting.MAX_DAYS:,} days after it."]}
+            )
+        if attrs["window"].end - attrs["window"].start < timedelta(days=1):
+            message = ["The history window must hold at least one whole day."]
+            raise serializers.ValidationError({"from": message, "to": message})
+        return {
+            **attrs,
+            "today": today,
+            "trials": attrs.get("trials", forecasting.MIN_TRIALS),
+            "seed": attrs["seed"] if "seed" in attrs else secrets.randbits(63),
+        }
+
+
+def utc_today() -> date:
+    return timezone.now().astimezone(UTC).date()
+
+
 class StepRef(serializers.Serializer):
     id = serializers.UUIDField()
     name = serializers.CharField()
     wip_limit = serializers.IntegerField()
 
 
+class CfdStep(StepRef):
+    kind = serializers.ChoiceField(choices=["backlog", "active", "done"])
+
+
 class CfdPoint(serializers.Serializer):
+    at = serializers.DateTimeField()
+    arrived = serializers.DictField(
+        child=serializers.IntegerField(), help_text="{step_id: tasks that have arrived in the step or a later one}"
+    )
+
+
+class CfdSerializer(serializers.Serializer):
+    steps = CfdStep(many=True)
+    points = CfdPoint(many=True)
+
+
+class WipPoint(serializers.Serializer):
     at = serializers.DateTimeField()
     counts = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: admitted tasks}")
     queued = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: queued tasks}")
 
 
-class CfdSerializer(serializers.Serializer):
+class WipSerializer(serializers.Serializer):
     steps = StepRef(many=True)
-    points = CfdPoint(many=True)
+    points = WipPoint(many=True)
 
 
 class Percentiles(serializers.Serializer):
@@ -156,3 +209,106 @@ class QueueStep(serializers.Serializer):
 
 class QueuesSerializer(serializers.Serializer):
     steps = QueueStep(many=True)
+
+
+class ForecastHistory(serializers.Serializer):
+    def get_fields(self):
+        return {
+            "from": serializers.DateTimeField(),
+            "to": serializers.DateTimeField(),
+            "days": serializers.IntegerField(help_text="Whole days of history drawn from"),
+            "finished": serializers.IntegerField(),
+            "throughput_per_day": serializers.FloatField(),
+        }
+
+
+class ForecastBar(serializers.Serializer):
+    value = serializers.IntegerField(help_text="Days (`items`) or tasks (`until`)")
+    trials = serializers.IntegerField()
+
+
+class ForecastDates(serializers.Serializer):
+    def get_fields(self):
+        return {p: serializers.DateField(allow_null=True) for p in ("50", "85", "95")}
+
+
+class ForecastPercentiles(serializers.Serializer):
+    def get_fields(self):
+        return {p: serializers.IntegerField(allow_null=True) for p in ("50", "85", "95")}
+
+
+class ForecastSerializer(serializers.Serializer):
+    items = serializers.IntegerField(allow_null=True)
+    until = serializers.DateField(allow_null=True)
+    start = serializers.DateField(help_text="Day 0 (today, UTC): the forecast counts the whole days after it")
+    trials = serializers.IntegerField()
+    seed = serializers.IntegerField(help_text="Give it back as `?seed=` to get the same answer")
+    history = ForecastHistory()
+    percentiles = ForecastPercentiles(
+        help_text="As confidence: with `items`, 85% of trials finished within `85` days (null: not within"
+        " five years); with `until`, 85% of trials finished at least `85` tasks"
+    )
+    dates = ForecastDates(allow_null=True, help_text="With `items`: the date of each percentile")
+    beyond = serializers.IntegerField(help_text="Trials not done within five years (with `items`)")
+    histogram = ForecastBar(many=True)
+
+
+class SleRow(serializers.Serializer):
+    class_of_service = serializers.ChoiceField(choices=["standard", "expedite"])
+    days = serializers.IntegerField(allow_null=True, help_text="85% finished within this many days (rounded up)")
+    cycle_seconds = serializers.FloatField(allow_null=True, help_text="The 85th percentile itself")
+    percentile = serializers.IntegerField()
+    sample = serializers.IntegerField(help_text="Finished tasks with a cycle time in the window")
+    set_by = serializers.ChoiceField(choices=["history"])
+
+
+class SleSerializer(serializers.Serializer):
+    sles = SleRow(many=True)
+
+
+class AdviceRow(serializers.Serializer):
+    scope = serializers.ChoiceField(choices=["step", "group"])
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    limit = serializers.IntegerField()
+    avg_wip = serializers.FloatField(help_text="L: admitted tasks in the scope, averaged over the window")
+    throughput_per_day = serializers.FloatField(help_text="λ: tasks that left the scope per day")
+    avg_cycle_days = serializers.FloatField(allow_null=True, help_text="W = L / λ: days a task spent in the scope")
+    suggested_limit = serializers.IntegerField(allow_null=True)
+    arithmetic = serializers.CharField()
+
+
+class AdviceSerializer(serializers.Serializer):
+    sle_days = serializers.IntegerField(allow_null=True, help_text="The standard class's SLE from the window")
+    avg_cycle_days = serializers.FloatField(allow_null=True)
+    limits = AdviceRow(many=True)
+
+
+class BlockerRow(serializers.Serializer):
+    reason = serializers.CharField(help_text="The most common spelling of the cluster (case and spacing aside)")
+    count = serializers.IntegerField()
+    blocked_days = serializers.FloatField(help_text="Blocked time inside the window")
+    median_seconds = serializers.FloatField(allow_null=True, help_text="Of the blocks that ended")
+    ongoing = serializers.IntegerField()
+
+
+class BlockersSerializer(serializers.Serializer):
+    blockers = BlockerRow(many=True)
+
+
+class EfficiencyItem(serializers.Serializer):
+    task_id = serializers.UUIDField()
+    title = serializers.CharField()
+    finished_at = serializers.DateTimeField()
+    lead_seconds = serializers.FloatField()
+    active_seconds = serializers.FloatField(help_text="Admitted in active steps before it finished")
+    blocked_seconds = serializers.FloatField(help_text="Blocked inside its cycle")
+    working_seconds = serializers.FloatField(help_text="active - blocked")
+    waiting_seconds = serializers.FloatField(help_text="lead - working")
+    efficiency = serializers.FloatField(allow_null=True, help_text="working / lead")
+
+
+class EfficiencySerializer(serializers.Serializer):
+    items = EfficiencyItem(many=True)
+    efficiency = serializers.FloatField(allow_null=True, help_text="All working time over all lead time")
+    percentiles = Percentiles()

@@ -14,7 +14,16 @@ CHARTS = [
         "id": "cfd",
         "title": "Cumulative flow",
         "plot": True,
-        "help": "Tasks in each step over time, stacked in step order; dashed lines are the WIP limits.",
+        "help": "Each line counts the tasks that have arrived in its step or a later one, so no line goes down."
+        " The vertical distance between two lines is the work in progress between them; the horizontal"
+        " distance is roughly how long that work took to get through.",
+    },
+    {
+        "id": "wip",
+        "title": "Work in progress per step",
+        "plot": True,
+        "help": "The tasks in each step at each instant, one line per step (not stacked);"
+        " each step's WIP limit is a dashed flat line of its own.",
     },
     {
         "id": "cycle-times",
@@ -40,6 +49,39 @@ CHARTS = [
         "title": "Queue waits",
         "plot": False,
         "help": "How long tasks waited in each step's queue, and how many were pulled.",
+    },
+    {
+        "id": "forecast",
+        "title": "When will it be done",
+        "plot": True,
+        "help": "10,000 simulated futures, each day drawn at random from the days of the window and what"
+        " finished on them. 85% means 85 of every 100 futures finished by then (or at least that many).",
+    },
+    {
+        "id": "sle",
+        "title": "Service levels",
+        "plot": False,
+        "help": "Per class of service: 85% of the tasks finished in the window took at most this many days"
+        " from their start, and how many tasks that is drawn from.",
+    },
+    {
+        "id": "advice",
+        "title": "Limit advice",
+        "plot": False,
+        "help": "Little's law per limit: average work in progress = throughput × average time. The suggestion"
+        " is the limit at today's throughput whose time keeps the standard SLE, with the arithmetic.",
+    },
+    {
+        "id": "blockers",
+        "title": "Blockers",
+        "plot": False,
+        "help": "Blocks in the window grouped by reason (case and spacing aside), most blocked time first.",
+    },
+    {
+        "id": "efficiency",
+        "title": "Flow efficiency",
+        "plot": False,
+        "help": "Per finished task: time worked (in active steps, not blocked) over its whole lead time.",
     },
 ]
 

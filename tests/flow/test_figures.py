@@ -1,89 +1,64 @@
 """Each flow figure against values computed by hand from one history with explicit
-timestamps: tasks that go back and forth, re-enter done, are archived and restored, are
-forced over a limit, pass through a step later deleted, and are deleted.
-
-Board: Backlog (backlog) -> Doing (limit 2) -> Review (limit 1) -> Done (limit 10, done).
-Hours after T0 (the task letters are the tasks):
-  0  A, C created in Backlog          5    A -> Review
-  1  A -> Doing; D created in Backlog 5.5  B forced Doing -> Review ("hotfix")
-  2  B, E created in Doing; C -> X    6    A -> Done        7  A -> Review
-  3  A -> Review; D deleted           8    A -> Done        9  B archived
-  4  A -> Doing; C: X -> Done         10   B restored       11 B -> Done
-X is a step that was deleted afterwards.
-"""
+timestamps (tests/flow/conftest.py's `history`)."""
 
 import uuid
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from flow import figures
 from flow.figures import Window
 from tests.factories import StepFactory
-from tests.flow.factories import TaskEventFactory, TaskFactory
-
-T0 = datetime(2024, 3, 1, tzinfo=UTC)
-H = timedelta(hours=1)
-WINDOW = Window(T0 - H, T0 + 12 * H)
+from tests.flow.factories import TaskEventFactory
+from tests.flow.history import WINDOW, hours
 
 
-def hours(n: float) -> datetime:
-    return T0 + n * H
-
-
-@pytest.fixture
-def history(workflow, owner):
-    bl = StepFactory(workflow=workflow, name="Backlog", position=0, is_start_step=True, kind="backlog")
-    do = StepFactory(workflow=workflow, name="Doing", position=1, wip_limit=2)
-    rv = StepFactory(workflow=workflow, name="Review", position=2, wip_limit=1)
-    dn = StepFactory(workflow=workflow, name="Done", position=3, wip_limit=10, kind="done")
-    gone = uuid.uuid4()  # the deleted step X
-    tasks = {
-        "A": TaskFactory(step=dn, title="A"),
-        "B": TaskFactory(step=dn, title="B"),
-        "C": TaskFactory(step=dn, title="C"),
-        "E": TaskFactory(step=do, title="E"),
-    }
-    ids = {**{k: t.pk for k, t in tasks.items()}, "D": uuid.uuid4()}
-    ev = {}
-
-    def event(task, kind, at, src=None, dst=None, **kwargs):
-        ev[(task, at)] = TaskEventFactory(
-            workflow=workflow,
-            task_id=ids[task],
-            kind=kind,
-            at=hours(at),
-            from_step_id=getattr(src, "pk", src),
-            to_step_id=getattr(dst, "pk", dst),
-            **kwargs,
-        )
-
-    event("A", "created", 0, dst=bl)
-    event("C", "created", 0, dst=bl)
-    event("A", "moved", 1, bl, do)
-    event("D", "created", 1, dst=bl)
-    event("B", "created", 2, dst=do)
-    event("C", "moved", 2, bl, gone)
-    event("E", "created", 2, dst=do)
-    event("A", "moved", 3, do, rv)
-    event("D", "deleted", 3, src=bl, detail={"title": "D"})
-    event("A", "moved", 4, rv, do)
-    event("C", "moved", 4, gone, dn)
-    event("A", "moved", 5, do, rv)
-    event("B", "forced", 5.5, do, rv, actor=owner, reason="hotfix")
-    event("A", "moved", 6, rv, dn)
-    event("A", "moved", 6.5, dn, dn)  # a reorder inside Done: no change of state
-    event("A", "moved", 7, dn, rv)
-    event("A", "moved", 8, rv, dn)
-    event("B", "archived", 9, src=rv)
-    event("B", "restored", 10, dst=rv)
-    event("B", "moved", 11, rv, dn)
-    return {"steps": (bl, do, rv, dn), "tasks": ids, "events": ev}
-
-
-def test_cfd_counts_each_step_at_each_point(workflow, history):
+def test_cfd_counts_arrivals_in_each_step_or_a_later_one(workflow, history):
+    """A: 0 Backlog, 1 Doing, 3 Review, 6 Done (back and forth between: no line goes down);
+    C reaches Done at 4 through the deleted step X; B: 2 Doing, 5.5 Review (counted from the
+    point at 6), archived and restored, 11 Done; E: 2 Doing; D was deleted: on no line."""
     bl, do, rv, dn = history["steps"]
     data = figures.cfd(workflow, WINDOW, "hour")
+    assert [p["at"] for p in data["points"]] == [hours(k) for k in range(-1, 13)]
+    table = [tuple(p["arrived"][str(s.pk)] for s in (bl, do, rv, dn)) for p in data["points"]]
+    assert table == [
+        (0, 0, 0, 0),  # -1
+        (2, 0, 0, 0),  # 0: A, C
+        (2, 1, 0, 0),  # 1: A in Doing (D in Backlog is not counted: deleted at 3, never done)
+        (4, 3, 0, 0),  # 2: B, E
+        (4, 3, 1, 0),  # 3: A in Review
+        (4, 4, 2, 1),  # 4: C in Done, so in every line
+        (4, 4, 2, 1),  # 5
+        (4, 4, 3, 2),  # 6: B in Review at 5.5, A in Done
+        (4, 4, 3, 2),  # 7: A back to Review: Done stays
+        (4, 4, 3, 2),  # 8
+        (4, 4, 3, 2),  # 9: B archived
+        (4, 4, 3, 2),  # 10: B restored
+        (4, 4, 3, 3),  # 11: B in Done
+        (4, 4, 3, 3),  # 12 = to
+    ]
+    assert [s["kind"] for s in data["steps"]] == ["backlog", "active", "active", "done"]
+
+
+def test_the_done_line_keeps_archived_and_deleted_finished_tasks(workflow, history):
+    """Archiving or deleting a finished task takes nothing from the lines; a task deleted
+    before it finished leaves all of them, also where it had arrived."""
+    bl, do, rv, dn = history["steps"]
+    t = history["tasks"]
+    TaskEventFactory(workflow=workflow, task_id=t["A"], kind="archived", from_step_id=dn.pk, at=hours(9.5))
+    TaskEventFactory(workflow=workflow, task_id=t["C"], kind="deleted", from_step_id=dn.pk, at=hours(9.5))
+    TaskEventFactory(workflow=workflow, task_id=t["E"], kind="deleted", from_step_id=do.pk, at=hours(11.5))
+    table = [
+        tuple(p["arrived"][str(s.pk)] for s in (bl, do, rv, dn))
+        for p in figures.cfd(workflow, WINDOW, "hour")["points"]
+    ]
+    assert table[3] == (3, 2, 0, 0)  # 2: E has left the lines from the start
+    assert [row[3] for row in table] == [0, 0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3]
+    assert table[-1] == (3, 3, 3, 3)
+
+
+def test_wip_counts_each_step_at_each_point(workflow, history):
+    bl, do, rv, dn = history["steps"]
+    data = figures.wip(workflow, WINDOW, "hour")
     assert [p["at"] for p in data["points"]] == [hours(k) for k in range(-1, 13)]
     table = [tuple(p["counts"][str(s.pk)] for s in (bl, do, rv, dn)) for p in data["points"]]
     assert table == [
@@ -106,13 +81,13 @@ def test_cfd_counts_each_step_at_each_point(workflow, history):
     assert all(n == 0 for p in data["points"] for n in p["queued"].values())
 
 
-def test_cfd_counts_queued_tasks_apart(workflow, history):
+def test_wip_counts_queued_tasks_apart(workflow, history):
     bl, do, rv, dn = history["steps"]
     task = uuid.uuid4()
     TaskEventFactory(workflow=workflow, task_id=task, kind="queued", to_step_id=rv.pk, at=hours(2.5))
     TaskEventFactory(workflow=workflow, task_id=task, kind="moved", from_step_id=rv.pk, to_step_id=rv.pk, at=hours(2.7))
     TaskEventFactory(workflow=workflow, task_id=task, kind="promoted", to_step_id=rv.pk, at=hours(4.5))
-    points = figures.cfd(workflow, WINDOW, "hour")["points"]
+    points = figures.wip(workflow, WINDOW, "hour")["points"]
     assert [p["queued"][str(rv.pk)] for p in points][3:7] == [0, 1, 1, 0]
     assert [p["counts"][str(rv.pk)] for p in points][3:7] == [0, 1, 0, 2]
     review = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Review")
@@ -152,7 +127,7 @@ def test_a_queue_wait_begun_before_the_window_counts_whole(workflow, history):
     review = next(s for s in figures.queues(workflow, WINDOW)["steps"] if s["name"] == "Review")
     assert review["waits"] == 1
     assert review["wait_percentiles"] == {"50": 7 * 3600, "85": 7 * 3600, "95": 7 * 3600}
-    points = figures.cfd(workflow, WINDOW, "hour")["points"]
+    points = figures.wip(workflow, WINDOW, "hour")["points"]
     assert [p["queued"][str(rv.pk)] for p in points][:5] == [1, 1, 1, 0, 0]  # promoted at 2: counted from 2
 
 

@@ -5,6 +5,7 @@ import math
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -102,6 +103,22 @@ def replay_counts(events, instant, step_ids):
     return counts, queued
 
 
+def replay_arrivals(events, instant, step_ids, done):
+    """Per step in board order: the tasks that entered it or a later step (admitted) at or
+    before `instant`, leaving out the tasks deleted without ever entering done."""
+    furthest, deleted, finished = {}, set(), set()
+    for e in events:
+        if e["kind"] == "deleted":
+            deleted.add(e["task_id"])
+        if not is_state_event(e) or e["kind"] not in ENTRY:
+            continue
+        finished |= {e["task_id"]} if e["to_step_id"] == done else set()
+        if e["at"] <= instant and e["to_step_id"] in step_ids:
+            furthest[e["task_id"]] = max(furthest.get(e["task_id"], -1), step_ids.index(e["to_step_id"]))
+    kept = [f for task, f in furthest.items() if task not in deleted - finished]
+    return {s: sum(1 for f in kept if f >= i) for i, s in enumerate(step_ids)}
+
+
 def reference_cycles(events, backlog, done):
     tasks = {}
     for e in events:
@@ -125,9 +142,15 @@ def reference_cycles(events, backlog, done):
     return result
 
 
+@pytest.fixture
+def unthrottled(settings):
+    """Each example asks for every figure: more than a user's rate in a minute."""
+    settings.KANDEV_FLOW_RATE = "100000/minute"
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=operations)
-def test_figures_equal_a_replay_of_the_history(api, workflow, ops):
+def test_figures_equal_a_replay_of_the_history(api, workflow, unthrottled, ops):
     steps = list(workflow.steps.order_by("position")) or [
         StepFactory(workflow=workflow, name=name, position=i, kind=kind)
         for i, (name, kind) in enumerate(
@@ -140,11 +163,19 @@ def test_figures_equal_a_replay_of_the_history(api, workflow, ops):
     window = {"from": FROM.isoformat().replace("+00:00", "Z"), "to": TO.isoformat().replace("+00:00", "Z")}
     step_ids = [str(s.pk) for s in steps]
 
-    cfd = api.get(f"/api/v1/workflows/{workflow.pk}/flow/cfd/", window).json()
+    wip = api.get(f"/api/v1/workflows/{workflow.pk}/flow/wip/", window).json()
     expected_points = [FROM + timedelta(days=k) for k in range(4)] + [TO]
-    assert [datetime.fromisoformat(p["at"]) for p in cfd["points"]] == expected_points
-    for point, instant in zip(cfd["points"], expected_points, strict=True):
+    assert [datetime.fromisoformat(p["at"]) for p in wip["points"]] == expected_points
+    for point, instant in zip(wip["points"], expected_points, strict=True):
         assert (point["counts"], point["queued"]) == replay_counts(events, instant, step_ids), instant
+
+    cfd = api.get(f"/api/v1/workflows/{workflow.pk}/flow/cfd/", window).json()
+    for point, instant in zip(cfd["points"], expected_points, strict=True):
+        assert point["arrived"] == replay_arrivals(events, instant, step_ids, step_ids[-1]), instant
+    for i, step_id in enumerate(step_ids):  # each line only rises, and never above the one before
+        line = [p["arrived"][step_id] for p in cfd["points"]]
+        assert line == sorted(line)
+        assert i == 0 or all(p["arrived"][step_id] <= p["arrived"][step_ids[i - 1]] for p in cfd["points"])
 
     cycles = api.get(f"/api/v1/workflows/{workflow.pk}/flow/cycle-times/", window).json()
     got = {i["task_id"]: (i["cycle_seconds"], i["lead_seconds"]) for i in cycles["items"]}

@@ -15,7 +15,19 @@ from tests.factories import StepFactory
 from tests.flow.factories import TaskEventFactory
 from workflows.models import Role
 
-ENDPOINTS = ["cfd", "cycle-times", "throughput", "aging", "limits", "queues"]
+ENDPOINTS = [
+    "cfd",
+    "wip",
+    "cycle-times",
+    "throughput",
+    "aging",
+    "limits",
+    "queues",
+    "sle",
+    "advice",
+    "blockers",
+    "efficiency",
+]
 YEAR = {"from": "2024-01-01T00:00:00Z", "to": "2024-12-31T00:00:00Z"}  # 8,760 hours, 365 days
 
 

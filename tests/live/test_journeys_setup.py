@@ -5,6 +5,7 @@ archive, invitations, the flow page. Each journey walks chapters (tests/live/con
 through the running server's API, and runs axe-core on the pages it visits."""
 
 import re
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,6 +15,7 @@ from playwright.sync_api import expect
 from boards.models import Priority
 from boards.structure import step_update
 from tests.factories import MembershipFactory, UserFactory
+from tests.flow.factories import TaskEventFactory
 from tests.live.pages import (
     agents_header,
     boards_of,
@@ -125,8 +127,10 @@ def test_people_join_by_invitation(journey):
 
 
 def test_the_flow_page_follows_a_burst_of_changes(journey):
-    """The flow page refetches its figures at most once every five seconds however fast the board changes."""
+    """The flow page refetches its figures at most once every five seconds however fast the board changes,
+    and answers "when will it be done" on a history whose answer is exact."""
     journey.walk(a_burst_of_board_changes_refreshes_the_figures_a_bounded_number_of_times)
+    journey.walk(the_flow_page_answers_when_it_will_be_done)
 
 
 # --- chapters ---
@@ -790,7 +794,7 @@ def a_burst_of_board_changes_refreshes_the_figures_a_bounded_number_of_times(
 
     page = open_page(owner, f"/workflows/{workflow.pk}/flow/", before_load=before_load)
     page.wait_for_selector('[data-role="live"][data-state="live"]')
-    expect(page.locator('[data-chart="cfd"] [data-role="summary"]')).to_contain_text("Backlog 0")
+    expect(page.locator('[data-chart="wip"] [data-role="summary"]')).to_contain_text("Backlog 0")
     assert page.evaluate("window.__refreshes") == 1
     (socket,) = sockets
 
@@ -805,7 +809,7 @@ def a_burst_of_board_changes_refreshes_the_figures_a_bounded_number_of_times(
     assert 2 <= refreshes <= CHANGES * SECONDS_BETWEEN // REFRESH_SECONDS + 1, refreshes
     # The figures end with the board after its last change. A change that came while a
     # refresh was still fetching is refreshed once more, an interval after it.
-    summary = page.locator('[data-chart="cfd"] [data-role="summary"]')
+    summary = page.locator('[data-chart="wip"] [data-role="summary"]')
     last = f"Backlog {CHANGES - 2}, In Progress 2 of 2"  # In Progress pulled two
     for _ in range(3):
         try:
@@ -816,3 +820,49 @@ def a_burst_of_board_changes_refreshes_the_figures_a_bounded_number_of_times(
     expect(summary).to_contain_text(last)
     assert page.errors == []
     page.clock.resume()  # timers run in real time again: axe-core's need them
+
+
+def the_flow_page_answers_when_it_will_be_done(open_page, owner, workflow, board, axe):
+    """One task finished at noon on each of the 30 days before today: every simulated
+    future finishes one a day, so the forecast is exact; each section is a named region."""
+    backlog, doing, done = board
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    for day in range(1, 31):
+        noon = today - timedelta(days=day) + timedelta(hours=12)
+        task = uuid.uuid4()
+        TaskEventFactory(
+            workflow=workflow, task_id=task, kind="created", to_step_id=doing.pk, at=noon - timedelta(hours=3)
+        )
+        TaskEventFactory(
+            workflow=workflow, task_id=task, kind="moved", from_step_id=doing.pk, to_step_id=done.pk, at=noon
+        )
+
+    page = open_page(owner, f"/workflows/{workflow.pk}/flow/")
+    for name in (
+        "Cumulative flow",
+        "Work in progress per step",
+        "When will it be done",
+        "Service levels",
+        "Limit advice",
+    ):
+        expect(page.get_by_role("region", name=name)).to_be_visible()
+    cfd = page.get_by_role("region", name="Cumulative flow")
+    expect(cfd.get_by_text("vertical distance between two lines is the work in progress")).to_be_visible()
+    expect(cfd.locator('[data-role="summary"]')).to_contain_text("30 tasks finished; 0 in progress")
+
+    when = page.get_by_role("region", name="When will it be done")
+    in_ten = (today + timedelta(days=10)).date().isoformat()
+    expect(when.locator('[data-role="summary"]')).to_contain_text(f"10 tasks done by {in_ten} (10 days) (50%)")
+    when.get_by_role("radio", name="How many tasks by").check()
+    when.get_by_label("Date").fill((today + timedelta(days=5)).date().isoformat())
+    when.get_by_role("button", name="Forecast").click()
+    expect(when.locator('[data-role="summary"]')).to_contain_text("at least 5 tasks (50%), 5 (85%), 5 (95%)")
+    when.get_by_text("Table view").click()
+    expect(when.locator('[data-role="table"]').get_by_role("row")).to_have_count(
+        2
+    )  # the head and one bar: 5 tasks in every future
+
+    levels = page.get_by_role("region", name="Service levels")
+    expect(levels.locator('[data-role="summary"]')).to_contain_text("standard: 85% within 1 day (30 tasks)")
+    axe(page, "the flow page with a forecast")
+    assert page.errors == []

@@ -84,6 +84,7 @@ ENDPOINTS = [
     Endpoint("board", "GET", "/api/v1/workflows/{workflow}/board/", "401 401 404 200 200 200 404"),
     Endpoint("workflow history", "GET", "/api/v1/workflows/{workflow}/events/", "401 401 404 200 200 200 404"),
     Endpoint("flow cfd", "GET", "/api/v1/workflows/{workflow}/flow/cfd/", "401 401 404 200 200 200 404"),
+    Endpoint("flow wip", "GET", "/api/v1/workflows/{workflow}/flow/wip/", "401 401 404 200 200 200 404"),
     Endpoint(
         "flow cycle-times", "GET", "/api/v1/workflows/{workflow}/flow/cycle-times/", "401 401 404 200 200 200 404"
     ),
@@ -91,6 +92,13 @@ ENDPOINTS = [
     Endpoint("flow aging", "GET", "/api/v1/workflows/{workflow}/flow/aging/", "401 401 404 200 200 200 404"),
     Endpoint("flow limits", "GET", "/api/v1/workflows/{workflow}/flow/limits/", "401 401 404 200 200 200 404"),
     Endpoint("flow queues", "GET", "/api/v1/workflows/{workflow}/flow/queues/", "401 401 404 200 200 200 404"),
+    Endpoint("flow sle", "GET", "/api/v1/workflows/{workflow}/flow/sle/", "401 401 404 200 200 200 404"),
+    Endpoint("flow advice", "GET", "/api/v1/workflows/{workflow}/flow/advice/", "401 401 404 200 200 200 404"),
+    Endpoint("flow blockers", "GET", "/api/v1/workflows/{workflow}/flow/blockers/", "401 401 404 200 200 200 404"),
+    Endpoint("flow efficiency", "GET", "/api/v1/workflows/{workflow}/flow/efficiency/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "flow forecast", "GET", "/api/v1/workflows/{workflow}/flow/forecast/?items=5", "401 401 404 200 200 200 404"
+    ),
     Endpoint("templates", "GET", "/api/v1/workflow-templates/", "401 401 200 200 200 200 200"),
     Endpoint("step list", "GET", "/api/v1/steps/?workflow={workflow}", "401 401 200 200 200 200 200"),
     Endpoint(

@@ -1,0 +1,204 @@
+"""The figures that judge a board's service and limits, from its history in a window:
+service-level expectations, limit advice by Little's law, blocker clusters and flow
+efficiency."""
+
+import math
+import re
+import statistics
+from collections import Counter
+
+from boards.models import ClassOfService, EventKind, Task, TaskEvent
+from flow import queries
+from flow.figures import Window, as_uuid, cycle_items, percentile, us
+from flow.kinds import BACKLOG, DONE, BoardSteps
+from workflows.models import StepGroup
+
+DAY_SECONDS = 86400
+SLE_PERCENTILE = 85
+
+
+def _classes_at_finish(workflow, items: list[dict]) -> dict:
+    """{task id: its class of service when it finished}. Only changes are recorded (a
+    `classified` event with the new class), and there are two classes: a task's class is
+    its last change before it finished; without one, the other class than its first change
+    after; without any, the class it has now (standard for a deleted task)."""
+    finished = {i["task_id"]: i["finished_at"] for i in items}
+    changes: dict = {}
+    for task_id, at, detail in (
+        TaskEvent.objects.filter(workflow=workflow, kind=EventKind.CLASSIFIED)
+        .order_by("at", "id")
+        .values_list("task_id", "at", "detail")
+    ):
+        if task_id in finished:
+            changes.setdefault(task_id, []).append((at, detail.get("class_of_service")))
+    expedite = set(
+        Task.objects.filter(workflow=workflow, class_of_service=ClassOfService.EXPEDITE).values_list("id", flat=True)
+    )
+    other = {ClassOfService.STANDARD: ClassOfService.EXPEDITE, ClassOfService.EXPEDITE: ClassOfService.STANDARD}
+    classes = {}
+    for task_id, at in finished.items():
+        before = [c for when, c in changes.get(task_id, []) if when <= at]
+        after = [c for when, c in changes.get(task_id, []) if when > at]
+        if before:
+            classes[task_id] = before[-1]
+        elif after:
+            classes[task_id] = other[after[0]]
+        else:
+            classes[task_id] = ClassOfService.EXPEDITE if task_id in expedite else ClassOfService.STANDARD
+    return classes
+
+
+def sle(workflow, window: Window, board: BoardSteps | None = None, items: list | None = None) -> dict:
+    """Per class of service, "85% of tasks finish within N days": the 85th percentile of
+    the cycle times finished in the window, rounded up to whole days, with its sample."""
+    items = [i for i in (items if items is not None else cycle_items(workflow, window, board)) if i["cycle_seconds"]]
+    classes = _classes_at_finish(workflow, items)
+    result = []
+    for cos in ClassOfService.values:
+        cycles = sorted(i["cycle_seconds"] for i in items if classes[i["task_id"]] == cos)
+        seconds = percentile(cycles, SLE_PERCENTILE)
+        result.append(
+            {
+                "class_of_service": cos,
+                "days": None if seconds is None else max(1, math.ceil(seconds / DAY_SECONDS)),
+                "cycle_seconds": seconds,
+                "percentile": SLE_PERCENTILE,
+                "sample": len(cycles),
+                "set_by": "history",
+            }
+        )
+    return {"sles": result}
+
+
+def advice(workflow, window: Window, board: BoardSteps | None = None) -> dict:
+    """Per limited step and step group: Little's law on the window, L = λ × W. L (average
+    WIP) and λ (departures per day) are measured; W (average days in the scope) is L / λ.
+    The suggested limit keeps the scope's share of the board's average cycle time while
+    the whole cycle meets the standard SLE: λ × W × SLE / (average cycle), rounded up."""
+    board = board or BoardSteps.of(workflow)
+    scopes = [("step", s.pk, s.name, s.wip_limit, [s.pk]) for s in board.steps if s.is_limited]
+    for group in StepGroup.objects.filter(workflow=workflow).prefetch_related("steps").order_by("created_at", "id"):
+        steps = [s.pk for s in group.steps.all()]
+        if steps:  # a group without steps holds nothing
+            scopes.append(("group", group.pk, group.name, group.wip_limit, steps))
+    items = cycle_items(workflow, window, board)
+    standard = next(s for s in sle(workflow, window, board, items)["sles"] if s["class_of_service"] == "standard")
+    cycles = [i["cycle_seconds"] / DAY_SECONDS for i in items if i["cycle_seconds"]]
+    mean_cycle = statistics.fmean(cycles) if cycles else None
+    days = window.seconds / DAY_SECONDS
+    stays = []
+    if scopes:
+        stays = queries.scope_stays(
+            workflow.pk,
+            scopes=[steps for *_, steps in scopes],
+            frm=window.start,
+            to=window.end,
+            from_us=us(window.start),
+            to_us=us(window.end),
+        )
+    result = []
+    for (scope, pk, name, limit, _steps), (_, held, departed) in zip(scopes, stays, strict=True):
+        avg_wip = held / 1e6 / window.seconds
+        throughput = departed / days
+        avg_days = avg_wip / throughput if throughput else None
+        suggested, arithmetic = None, "No task left it in the window: no throughput to judge by."
+        if avg_days is not None and standard["days"] and mean_cycle:
+            target = avg_days * standard["days"] / mean_cycle
+            suggested = max(1, math.ceil(throughput * target))
+            arithmetic = (
+                f"{throughput:.2f} tasks/day × {target:.2f} days = {throughput * target:.2f},"
+                f" rounded up to {suggested}:"
+                f" {avg_days:.2f} days on average here, scaled by the SLE of {standard['days']} days"
+                f" over the average cycle of {mean_cycle:.2f} days."
+            )
+        elif avg_days is not None:
+            arithmetic = "No finished task in the window: no SLE to aim at."
+        result.append(
+            {
+                "scope": scope,
+                "id": pk,
+                "name": name,
+                "limit": limit,
+                "avg_wip": avg_wip,
+                "throughput_per_day": throughput,
+                "avg_cycle_days": avg_days,
+                "suggested_limit": suggested,
+                "arithmetic": arithmetic,
+            }
+        )
+    return {"sle_days": standard["days"], "avg_cycle_days": mean_cycle, "limits": result}
+
+
+def _cluster(reason: str) -> str:
+    """Reasons that differ only in case and spacing are one cluster."""
+    return re.sub(r"\s+", " ", reason).strip().casefold()
+
+
+def blockers(workflow, window: Window) -> dict:
+    """Blocks that overlap the window, clustered by reason: how many, the blocked days
+    inside the window, and the median length of those that ended (whole, also outside)."""
+    start, end = us(window.start), us(window.end)
+    clusters: dict = {}
+    for reason, started, ended in queries.blocks(workflow.pk, frm=window.start, to=window.end):
+        c = clusters.setdefault(_cluster(reason), {"spellings": Counter(), "count": 0, "held": 0, "lengths": []})
+        c["spellings"][reason] += 1
+        c["count"] += 1
+        c["held"] += min(ended if ended is not None else end, end) - max(started, start)
+        if ended is not None:
+            c["lengths"].append((ended - started) / 1e6)
+    result = [
+        {
+            "reason": c["spellings"].most_common(1)[0][0],
+            "count": c["count"],
+            "blocked_days": c["held"] / 1e6 / DAY_SECONDS,
+            "median_seconds": statistics.median(c["lengths"]) if c["lengths"] else None,
+            "ongoing": c["count"] - len(c["lengths"]),
+        }
+        for c in clusters.values()
+    ]
+    result.sort(key=lambda r: (-r["blocked_days"], r["reason"]))
+    return {"blockers": result}
+
+
+def efficiency(workflow, window: Window, board: BoardSteps | None = None) -> dict:
+    """Per task first finished in the window: its lead time split into working (admitted in
+    an active step, less the time blocked in its cycle) and waiting (everything else:
+    backlog, queues, blocks); flow efficiency is working over lead."""
+    board = board or BoardSteps.of(workflow)
+    items = cycle_items(workflow, window, board)
+    if not items:
+        return {"items": [], "efficiency": None, "percentiles": {"50": None, "85": None, "95": None}}
+    active = dict(
+        (as_uuid(task_id), held / 1e6)
+        for task_id, held in queries.active_time(
+            workflow.pk,
+            done=board.ids(DONE),
+            not_active=board.ids(BACKLOG) + board.ids(DONE),
+            frm=window.start,
+            to=window.end,
+        )
+    )
+    result = []
+    for i in items:
+        working = max(0.0, active.get(i["task_id"], 0.0) - i["blocked_seconds"])
+        lead = i["lead_seconds"]
+        result.append(
+            {
+                "task_id": i["task_id"],
+                "title": i["title"],
+                "finished_at": i["finished_at"],
+                "lead_seconds": lead,
+                "active_seconds": active.get(i["task_id"], 0.0),
+                "blocked_seconds": i["blocked_seconds"],
+                "working_seconds": working,
+                "waiting_seconds": lead - working,
+                "efficiency": working / lead if lead else None,
+            }
+        )
+    ratios = sorted(r["efficiency"] for r in result if r["efficiency"] is not None)
+    total_lead = sum(r["lead_seconds"] for r in result)
+    return {
+        "items": result,
+        "efficiency": sum(r["working_seconds"] for r in result) / total_lead if total_lead else None,
+        "percentiles": {str(p): percentile(ratios, p) for p in (50, 85, 95)},
+    }
