@@ -35,3 +35,18 @@ class RedisCache(redis.RedisCache):
     def __init__(self, server, params):
         super().__init__(server, params)
         self._class = ProcessClient
+
+    @property
+    def server(self) -> str:
+        """The URL of the Redis it writes to."""
+        return self._servers[0]
+
+    def pipeline(self):
+        """A pipeline of this cache's client: its commands, and those `set_in()` queues, go in
+        one round trip."""
+        return self._cache.get_client(write=True).pipeline(transaction=False)
+
+    def set_in(self, pipeline, key, value, timeout) -> None:
+        """Queue `set(key, value, timeout)` on `pipeline`, written as `set()` writes it."""
+        key = self.make_and_validate_key(key)
+        pipeline.set(key, self._cache._serializer.dumps(value), ex=self.get_backend_timeout(timeout))
