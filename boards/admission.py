@@ -127,14 +127,14 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
         # Reordering inside a step is always allowed, even over the limit.
         outcome = Outcome.QUEUED if not task.admitted else Outcome.ADMITTED
         reorder(change, task, position)
-        task.save(update_fields=["position", "updated_at"])
+        sql.update(task, ["position", "updated_at"])
         change.record.event(task, EventKind.MOVED, from_step=source, to_step=target, action="reorder")
         change.record.announce("task.moved", task=task)
         return Admission(task, outcome)
     outcome = decide(change, target, task, source=source, force=force)
     leave(change, task)
     enter(change, task, target, outcome, None if position is None else key_at(change, target, task, position))
-    task.save(update_fields=MOVED_FIELDS)
+    sql.update(task, MOVED_FIELDS)
     kind = event_kind(outcome, EventKind.MOVED)
     change.record.event(task, kind, from_step=source, to_step=target, reason=reason, action="move")
     change.record.announce("task.moved", task=task)
