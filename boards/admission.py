@@ -7,7 +7,9 @@ locks (occupancy.py). A refusal raises `WipLimitReached` inside the transaction,
 refused request persists.
 """
 
-from boards.access import role_in
+import uuid
+
+from boards.access import member_step, role_in
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
 from boards.locking import board_transaction
@@ -106,16 +108,21 @@ def task_create(
 def task_move(
     *,
     task: Task,
-    to_step: WorkflowStep,
+    to_step: WorkflowStep | uuid.UUID,
     actor,
     position: int | None = None,
     force: bool = False,
     reason: str = "",
 ) -> Admission:
-    check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
+    """`to_step`: a step, or the id of one a request names. A step of the task's board needs
+    no access read of its own (the actor may write that board); another is "No such step."
+    unless the actor may see it, and then not in this workflow."""
+    step_id = getattr(to_step, "pk", to_step)
     with task_change(task, actor=actor) as (change, task):
-        target = change.board.step(to_step.pk)
-        return move(change, task, target, position=position, force=force, reason=reason)
+        if step_id not in change.steps and not isinstance(to_step, WorkflowStep):
+            member_step(actor, step_id)
+        check_force(workflow=change.workflow, actor=actor, force=force, reason=reason)
+        return move(change, task, change.board.step(step_id), position=position, force=force, reason=reason)
 
 
 def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None, force=False, reason="") -> Admission:
