@@ -106,7 +106,7 @@ def main() -> int:
     figures = {name: {kind: [] for kind in ("healthz", "create", "move")} for name in servers}
     try:
         for made in servers.values():
-            made.start()
+            made.start(timeout=300)  # a loaded machine starts two workers slowly
             asyncio.run(warm_up(made.port, key, warm.pk))
             for kind in ("create", "move"):
                 request_cpu._writes(made.port, key, args.clients, 1.0, kind, boards[kind], 99)

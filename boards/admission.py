@@ -7,6 +7,8 @@ locks (occupancy.py). A refusal raises `WipLimitReached` inside the transaction,
 refused request persists.
 """
 
+import uuid
+
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
 from boards.locking import board_transaction
@@ -30,7 +32,7 @@ from boards.quotas import check_open_tasks
 from boards.signals import task_retired
 from common import sql
 from common.errors import Conflict, Forbidden, Invalid
-from workflows.access import role_in
+from workflows.access import member_step, role_in
 from workflows.models import OnFull, Role, WorkflowStep
 
 
@@ -106,16 +108,21 @@ def task_create(
 def task_move(
     *,
     task: Task,
-    to_step: WorkflowStep,
+    to_step: WorkflowStep | uuid.UUID,
     actor,
     position: int | None = None,
     force: bool = False,
     reason: str = "",
 ) -> Admission:
-    check_force(workflow=task.workflow, actor=actor, force=force, reason=reason)
+    """`to_step`: a step, or the id of one a request names. A step of the task's board needs
+    no access read of its own (the actor may write that board); another is "No such step."
+    unless the actor may see it, and then not in this workflow."""
+    step_id = getattr(to_step, "pk", to_step)
     with task_change(task, actor=actor) as (change, task):
-        target = change.board.step(to_step.pk)
-        return move(change, task, target, position=position, force=force, reason=reason)
+        if step_id not in change.steps and not isinstance(to_step, WorkflowStep):
+            member_step(actor, step_id)
+        check_force(workflow=change.workflow, actor=actor, force=force, reason=reason)
+        return move(change, task, change.board.step(step_id), position=position, force=force, reason=reason)
 
 
 def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None, force=False, reason="") -> Admission:
@@ -127,14 +134,14 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
         # Reordering inside a step is always allowed, even over the limit.
         outcome = Outcome.QUEUED if not task.admitted else Outcome.ADMITTED
         reorder(change, task, position)
-        task.save(update_fields=["position", "updated_at"])
+        sql.update(task, ["position", "updated_at"])
         change.record.event(task, EventKind.MOVED, from_step=source, to_step=target, action="reorder")
         change.record.announce("task.moved", task=task)
         return Admission(task, outcome)
     outcome = decide(change, target, task, source=source, force=force)
     leave(change, task)
     enter(change, task, target, outcome, None if position is None else key_at(change, target, task, position))
-    task.save(update_fields=MOVED_FIELDS)
+    sql.update(task, MOVED_FIELDS)
     kind = event_kind(outcome, EventKind.MOVED)
     change.record.event(task, kind, from_step=source, to_step=target, reason=reason, action="move")
     change.record.announce("task.moved", task=task)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from boards.events import broadcast_on_commit, keep_change_on_commit
+from boards.events import publish_change_on_commit
 from boards.locking import LockedBoard, lock_board, take_back_bump
 from boards.messages import change_message
 from boards.occupancy import Occupancy
@@ -83,8 +83,7 @@ def close_change(change: BoardChange) -> None:
     for event in record.events:  # ties each event to its commit: history replays change by change
         event.detail["version"] = change.board.version
     message = change_message(change, sql.insert_statements(record.events))  # sent with the message's read
-    keep_change_on_commit(change.workflow.pk, message)
-    broadcast_on_commit(change.workflow.pk, message)
+    publish_change_on_commit(change.workflow.pk, message)
 
 
 @dataclass

@@ -145,3 +145,21 @@ def insert_statements(objs: list) -> list[tuple]:
             obj._state.adding, obj._state.db = False, connection.alias
         statements.append((head + ", ".join([row] * len(batch)), params, None))
     return statements
+
+
+@functools.cache
+def _update_statement(model, names: tuple, vendor: str) -> tuple[list, str]:
+    fields = [model._meta.get_field(name) for name in names]
+    assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+    return fields, f"UPDATE {table(model)} SET {assignments} WHERE {quote(model._meta.pk.column)} = %s"
+
+
+def update(obj, names: list) -> None:
+    """UPDATE the fields `names` of a saved instance's row as `save(update_fields=names)`
+    writes them (`pre_save` fills auto_now fields), without the ORM's compiler. No save
+    signals are sent (nothing listens to the models this is used for)."""
+    fields, statement = _update_statement(type(obj), tuple(names), connection.vendor)
+    params = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in fields]
+    params.append(type(obj)._meta.pk.get_db_prep_value(obj.pk, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)

@@ -6,8 +6,8 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from boards.models import Task
-from tests.conftest import member_client
-from tests.factories import WorkflowFactory
+from tests.conftest import board_state, member_client
+from tests.factories import StepFactory, WorkflowFactory
 from workflows.models import Role
 
 
@@ -45,6 +45,23 @@ def test_validation_errors_are_400_with_field_errors(api, board):
     assert body["code"] == "invalid"
     assert set(body["errors"]) == {"title", "priority"}
     assert Task.objects.count() == 0
+
+
+def test_a_move_to_another_boards_step_is_400_and_names_no_step_the_user_cannot_see(api, board, make_task, workflow):
+    """The step a move names is found on the locked board; only a step off it is asked about."""
+    backlog, _, _ = board
+    task = make_task(backlog, "a")
+    sibling = StepFactory(workflow=WorkflowFactory(workspace=workflow.workspace))  # a board the owner sees
+    foreign = StepFactory()  # another workspace's board
+    before = board_state(workflow)
+    path = f"/api/v1/tasks/{task.pk}/move/"
+    seen = api.post(path, {"step_id": str(sibling.pk)}, format="json")
+    unseen = api.post(path, {"step_id": str(foreign.pk)}, format="json")
+    forced = api.post(path, {"step_id": str(foreign.pk), "force": True}, format="json")  # no reason either
+    assert (seen.status_code, seen.json()["errors"]) == (400, {"step_id": ["No such step in this workflow."]})
+    assert (unseen.status_code, unseen.json()["errors"]) == (400, {"step_id": ["No such step."]})
+    assert (forced.status_code, forced.json()["errors"]) == (400, {"step_id": ["No such step."]})
+    assert board_state(workflow) == before
 
 
 def test_step_feeder_cycle_and_self_reference_are_400(api, board):
