@@ -85,7 +85,9 @@ class MeSerializer(serializers.Serializer):
 
     username = serializers.CharField(read_only=True, help_text="Changed by an administrator only.")
     name = serializers.CharField(max_length=150, required=False, allow_blank=True)
-    email = serializers.EmailField(max_length=254, required=False)
+    email = serializers.EmailField(
+        max_length=254, required=False, allow_null=True, help_text="null when the account has none; null clears it."
+    )
     time_zone = serializers.ChoiceField(choices=(), required=False, help_text="An IANA time zone, e.g. Europe/Paris.")
     theme = serializers.ChoiceField(choices=Theme.choices, required=False)
     notify = serializers.DictField(
@@ -103,7 +105,7 @@ class MeSerializer(serializers.Serializer):
         return {
             "username": user.get_username(),
             "name": profile.name,
-            "email": user.email,
+            "email": user.email or None,
             "time_zone": profile.time_zone,
             "theme": profile.theme,
             "notify": profile.notify_choices(),
@@ -113,6 +115,8 @@ class MeSerializer(serializers.Serializer):
         return clean_text(value)
 
     def validate_email(self, value):
+        if value is None:
+            return ""
         if profiles.email_in_use(value, besides=self.instance):
             raise serializers.ValidationError("Another account already uses this e-mail address.")
         return value

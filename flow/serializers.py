@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 from django.utils import timezone
 from rest_framework import serializers
 
+from boards.models import ClassOfService
 from flow import forecast as forecasting
 from flow.figures import Window
 
@@ -254,7 +255,7 @@ class ForecastSerializer(serializers.Serializer):
 
 
 class SleRow(serializers.Serializer):
-    class_of_service = serializers.ChoiceField(choices=["standard", "expedite"])
+    class_of_service = serializers.ChoiceField(choices=ClassOfService.choices)
     days = serializers.IntegerField(allow_null=True, help_text="85% finished within this many days (rounded up)")
     cycle_seconds = serializers.FloatField(allow_null=True, help_text="The 85th percentile itself")
     percentile = serializers.IntegerField()

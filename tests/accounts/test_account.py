@@ -81,6 +81,13 @@ class TestMe:
         assert moved.status_code == 200
         assert not profile_of(ana).email_verified
 
+    def test_no_email_reads_as_null_and_null_clears_it(self, api, ana):
+        cleared = api.patch("/api/v1/me/", {"email": None}, format="json")
+
+        assert cleared.status_code == 200 and cleared.json()["email"] is None
+        ana.refresh_from_db()
+        assert ana.email == ""
+
     @pytest.mark.parametrize(
         ("body", "field"),
         [

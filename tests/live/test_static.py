@@ -62,6 +62,7 @@ def test_board_assets_are_served_hashed_with_debug_off(chromium, production_serv
         "board/render.js",
         "board/waiting.js",
         "board/writes.js",
+        "site/site.css",
         "vendor/dompurify/purify.es.mjs",
         "vendor/marked/marked.esm.js",
         "vendor/sortablejs/Sortable.min.js",
