@@ -15,11 +15,11 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Subquery
 
-from boards import sessions
 from boards.change import BoardChange
 from boards.limits import limits
 from boards.models import LIVE, EventKind, Task
 from boards.placement import Outcome, after_admission, assignee_full, key_after, save_entered
+from boards.pullable import pullable
 from common import metrics
 from workflows.models import WorkflowStep
 
@@ -34,16 +34,9 @@ def settle(change: BoardChange) -> None:
 
 
 def pull_candidates(feeder: WorkflowStep):
-    """Feeder tasks a pull may take, in pull order. Rows another transaction holds are skipped,
-    and so are blocked tasks and tasks an agent is working on (a session starting or running)."""
-    return (
-        Task.objects.occupying()
-        .unblocked()
-        .filter(step=feeder)
-        .exclude(sessions.registered().working)
-        .in_pull_order()
-        .select_for_update(skip_locked=True)
-    )
+    """Feeder tasks a pull may take (`boards.pullable`), in pull order. Rows another
+    transaction holds are skipped."""
+    return pullable(Task.objects.filter(step=feeder)).in_pull_order().select_for_update(skip_locked=True)
 
 
 def room(change: BoardChange, step: WorkflowStep, source: WorkflowStep | None = None) -> int | None:
