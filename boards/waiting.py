@@ -29,7 +29,7 @@ def task_waiting(task: Task) -> dict | None:
     if not task.admitted:
         queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id")
         queue = list(queue.values_list("pk", flat=True))
-        full = [limit for limit in limits(view, step, task) if limit.full]
+        full = [limit for limit in limits(view, step, task) if not limit.allowance and limit.full]
         person_full = any(limit.scope == "person" for limit in full)
         return _waiting("queued", queue.index(task.pk) + 1, step, full, "assignee_full" if person_full else None)
     consumer = _consumer(view, step)
@@ -41,7 +41,7 @@ def task_waiting(task: Task) -> dict | None:
     for candidate in candidates:
         skipped = _skipped(view, consumer, step, candidate)
         if candidate.pk == task.pk:
-            full = [limit for limit in limits(view, consumer, task, source=step) if limit.full]
+            full = [limit for limit in limits(view, consumer, task, source=step) if not limit.allowance and limit.full]
             return _waiting("waiting_for_pull", ahead + 1, consumer, full, skipped)
         if skipped is None:
             ahead += 1
