@@ -177,12 +177,19 @@ def limits(change, step: WorkflowStep, task: Task | None, *, source=None, assign
     `source` is the step it comes from (None: from nowhere that counted — created, restored,
     made permanent, promoted from a queue); `assigning`: it stays in `source` (= `step`) and
     gets a new assignee: only the person's applies."""
-    if task is not None and task.is_ephemeral:
+    found = entry(step, task, source=source, assigning=assigning)
+    if found is None:
         return []
+    return [limit for limit in (kind.of(change, found) for kind in SOURCES) if limit is not None]
+
+
+def entry(step: WorkflowStep, task: Task | None, *, source=None, assigning=False) -> Entry | None:
+    """The entry `limits()` judges (its arguments'); None for an ephemeral task: no limit holds it."""
+    if task is not None and task.is_ephemeral:
+        return None
     if source is not None and task is not None and not task.admitted:
         source = None  # a queued task held no place where it waited: it takes one on entry
-    entry = Entry(step, task, source, assigning)
-    return [limit for limit in (kind.of(change, entry) for kind in SOURCES) if limit is not None]
+    return Entry(step, task, source, assigning)
 
 
 def limited_for(wip_limit: int, group_id, feeder_group_id) -> bool:

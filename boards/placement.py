@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.db.models import Case, Value, When
 
 from boards.change import BoardChange
-from boards.limits import limits
+from boards.limits import PersonLimit, entry, limits
 from boards.models import EventKind, Task
 from boards.signals import task_admitted
 from workflows.models import OnFull, WorkflowStep
@@ -49,7 +49,9 @@ class Admission:
 def assignee_full(change, step: WorkflowStep, task: Task, *, source: WorkflowStep | None = None) -> bool:
     """Is `task`'s assignee at their personal limit for its entry into `step` from `source`?
     A pull or a promotion passes such a task over (product.md §3)."""
-    return any(limit.scope == "person" and limit.full for limit in limits(change, step, task, source=source))
+    judged = entry(step, task, source=source)
+    person = PersonLimit.of(change, judged) if judged is not None else None
+    return person is not None and person.full
 
 
 def decide(
