@@ -11,6 +11,7 @@ import uuid
 
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
+from boards.limits import Entry, ExpediteAllowance, StepLimit
 from boards.locking import board_transaction
 from boards.models import ClassOfService, EventKind, Priority, Task, occupies
 from boards.placement import (
@@ -21,12 +22,10 @@ from boards.placement import (
     decide,
     enter,
     event_kind,
-    expedite_refusal,
     key_at,
     leave,
     reorder,
     save_entered,
-    step_refusal,
 )
 from boards.quotas import check_open_tasks
 from boards.signals import task_retired
@@ -178,10 +177,12 @@ def reclassify(change: BoardChange, task: Task, class_of_service: str) -> None:
     if class_of_service == task.class_of_service:
         return
     step = change.steps[task.step_id]
-    if occupies(task) and step.is_active:
-        expedited = change.occupancy.expedited()  # read before the change, then kept current
-        if class_of_service == ClassOfService.EXPEDITE and expedited >= change.workflow.expedite_limit:
-            raise expedite_refusal(change)
+    if occupies(task) and step.is_active and class_of_service == ClassOfService.EXPEDITE:
+        previous, task.class_of_service = task.class_of_service, class_of_service
+        allowance = ExpediteAllowance.of(change, Entry(step, task, None, False))  # an entry into the class
+        task.class_of_service = previous
+        if allowance.full:  # counted before the change
+            raise allowance.refusal(step)
     change.occupancy.leave(task, step)
     task.class_of_service = class_of_service
     change.occupancy.enter(task, step)
@@ -212,10 +213,10 @@ def bulk_move(change: BoardChange, tasks: list[Task], target: WorkflowStep) -> l
     step_counts = change.occupancy.step(target)
     room = max(target.wip_limit - step_counts.occupied, 0) if target.is_limited else counting
     if counting > room and target.on_full != OnFull.QUEUE:
-        raise step_refusal(
+        limit = StepLimit(target.pk, target.name, target.wip_limit, step_counts.occupied)
+        raise limit.refusal(
             target,
-            step_counts.occupied,
-            f'Step "{target.name}" has room for {room} of the {counting} tasks '
+            detail=f'Step "{target.name}" has room for {room} of the {counting} tasks '
             f"(WIP limit {target.wip_limit}, {step_counts.occupied} occupied).",
         )
     results = []

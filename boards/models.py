@@ -42,9 +42,6 @@ class TaskQuerySet(models.QuerySet):
     def queued(self):
         return self.filter(QUEUED)
 
-    def unblocked(self):
-        return self.filter(blocked_reason="")
-
     def in_board_order(self):
         return self.order_by(*BOARD_ORDER)
 

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from django.db.models import Case, Value, When
 
 from boards.change import BoardChange
-from boards.limits import Limit, limits
-from boards.models import ClassOfService, EventKind, Task, occupies
+from boards.limits import PersonLimit, entry, limits
+from boards.models import EventKind, Task
 from boards.signals import task_admitted
-from common.errors import WipLimitReached
 from workflows.models import OnFull, WorkflowStep
 
 MOVED_FIELDS = ["step", "position", "admitted", "queued_at", "entered_step_at", "updated_at"]
@@ -50,7 +49,9 @@ class Admission:
 def assignee_full(change, step: WorkflowStep, task: Task, *, source: WorkflowStep | None = None) -> bool:
     """Is `task`'s assignee at their personal limit for its entry into `step` from `source`?
     A pull or a promotion passes such a task over (product.md §3)."""
-    return any(limit.scope == "person" and limit.full for limit in limits(change, step, task, source=source))
+    judged = entry(step, task, source=source)
+    person = PersonLimit.of(change, judged) if judged is not None else None
+    return person is not None and person.full
 
 
 def decide(
@@ -64,71 +65,19 @@ def decide(
     can_queue: bool = True,
 ) -> Outcome:
     """The admission rule for every limit: admitted when each one that applies has room;
-    otherwise expedited (within the board's expedite allowance), forced (an owner's
-    override), queued (a queue-mode step) or refused, naming the first full limit."""
-    full = next((limit for limit in limits(change, step, task, source=source, assigning=assigning) if limit.full), None)
+    otherwise expedited (within an allowance that has room), forced (an owner's override),
+    queued (a queue-mode step) or refused, naming the first full limit."""
+    found = limits(change, step, task, source=source, assigning=assigning)
+    full = next((limit for limit in found if not limit.allowance and limit.full), None)
     if full is None:
         return Outcome.ADMITTED
-    if _may_expedite(change, step, task, source):
+    if any(limit.allowance and not limit.full for limit in found):
         return Outcome.EXPEDITED
     if force:
         return Outcome.FORCED
     if can_queue and step.on_full == OnFull.QUEUE:
         return Outcome.QUEUED
-    raise refusal(full, step)
-
-
-def _may_expedite(change: BoardChange, step: WorkflowStep, task: Task, source: WorkflowStep | None) -> bool:
-    """At most `expedite_limit` expedite tasks are in the board's active steps at once."""
-    if task.class_of_service != ClassOfService.EXPEDITE or not step.is_active:
-        return False
-    already = source is not None and source.is_active and occupies(task)  # counted where it is now
-    return change.occupancy.expedited() - already < change.workflow.expedite_limit
-
-
-def refusal(limit: Limit, step: WorkflowStep) -> WipLimitReached:
-    if limit.scope == "group":
-        return WipLimitReached(
-            scope="group",
-            group={"id": str(limit.id), "name": limit.name},
-            step={"id": str(step.pk), "name": step.name},
-            limit=limit.limit,
-            occupied=limit.occupied,
-            detail=f'Group "{limit.name}" is at its WIP limit ({limit.occupied} of {limit.limit}).',
-        )
-    if limit.scope == "person":
-        return WipLimitReached(
-            scope="person",
-            assignee={"id": limit.id, "username": limit.name},
-            limit=limit.limit,
-            occupied=limit.occupied,
-            detail=f"{limit.name} is at their WIP limit ({limit.occupied} of {limit.limit}).",
-        )
-    return step_refusal(
-        step, limit.occupied, f'Step "{step.name}" is at its WIP limit ({limit.occupied} of {limit.limit}).'
-    )
-
-
-def expedite_refusal(change: BoardChange) -> WipLimitReached:
-    limit, occupied = change.workflow.expedite_limit, change.occupancy.expedited()
-    task_word = "task" if occupied == 1 else "tasks"
-    return WipLimitReached(
-        scope="expedite",
-        limit=limit,
-        occupied=occupied,
-        detail=f"This board already has {occupied} expedite {task_word} in progress (limit {limit}).",
-    )
-
-
-def step_refusal(step: WorkflowStep, occupied: int, detail: str) -> WipLimitReached:
-    """A step refusal with a message of the door's own (a bulk move names its room)."""
-    return WipLimitReached(
-        scope="step",
-        step={"id": str(step.pk), "name": step.name},
-        limit=step.wip_limit,
-        occupied=occupied,
-        detail=detail,
-    )
+    raise full.refusal(step)
 
 
 def event_kind(outcome: Outcome, plain: str) -> str:

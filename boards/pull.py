@@ -15,11 +15,11 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Subquery
 
-from boards import sessions
 from boards.change import BoardChange
 from boards.limits import limits
 from boards.models import LIVE, EventKind, Task
 from boards.placement import Outcome, after_admission, assignee_full, key_after, save_entered
+from boards.pullable import pullable
 from common import metrics
 from workflows.models import WorkflowStep
 
@@ -34,16 +34,9 @@ def settle(change: BoardChange) -> None:
 
 
 def pull_candidates(feeder: WorkflowStep):
-    """Feeder tasks a pull may take, in pull order. Rows another transaction holds are skipped,
-    and so are blocked tasks and tasks an agent is working on (a session starting or running)."""
-    return (
-        Task.objects.occupying()
-        .unblocked()
-        .filter(step=feeder)
-        .exclude(sessions.registered().working)
-        .in_pull_order()
-        .select_for_update(skip_locked=True)
-    )
+    """Feeder tasks a pull may take (`boards.pullable`), in pull order. Rows another
+    transaction holds are skipped."""
+    return pullable(Task.objects.filter(step=feeder)).in_pull_order().select_for_update(skip_locked=True)
 
 
 def room(change: BoardChange, step: WorkflowStep, source: WorkflowStep | None = None) -> int | None:
@@ -78,9 +71,10 @@ def _take(change: BoardChange, step: WorkflowStep, source, candidates, free: int
 
 def fill(change: BoardChange, step: WorkflowStep) -> None:
     """Fill `step` while it has room: its own queue first, then its feeder."""
-    free = room(change, step)
-    if free is None or free > 0:
-        _promote_queue(change, step, free)
+    if change.occupancy.step(step).queued > 0:
+        free = room(change, step)
+        if free is None or free > 0:
+            _promote_queue(change, step, free)
     feeder = change.steps.get(step.pull_from_step_id)
     if feeder is None:
         return
@@ -133,15 +127,13 @@ def _filled(change: BoardChange, step: WorkflowStep, tasks: list[Task]) -> None:
         after_admission(change, task, Outcome.ADMITTED)
 
 
-def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) -> int:
+def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) -> None:
     queued = change.occupancy.step(step).queued
-    if queued <= 0:
-        return 0
     queue = Task.objects.queued().filter(step=step).in_queue_order()
     queue = _not_filled_before(change, step, queue.select_for_update(skip_locked=True))
     promoted, _ = _take(change, step, None, queue, queued if free is None else free)
     if not promoted:
-        return 0
+        return
     waits = {}
     for task in promoted:
         waits[task.pk] = (change.now - task.queued_at).total_seconds()
@@ -151,4 +143,3 @@ def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) ->
         change.record.event(task, EventKind.PROMOTED, to_step=step, action="promote", waited_seconds=waits[task.pk])
     change.record.announce("task.pulled", task=promoted[0])
     _filled(change, step, promoted)
-    return len(promoted)

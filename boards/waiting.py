@@ -11,11 +11,11 @@ import bisect
 import operator
 from typing import NamedTuple
 
-from boards import sessions
 from boards.change import BoardView, board_view
 from boards.limits import limited_for, limits
 from boards.models import ClassOfService, Task
 from boards.placement import assignee_full
+from boards.pullable import barred, card_pullable, with_bars
 from workflows.models import WorkflowStep
 
 
@@ -29,20 +29,19 @@ def task_waiting(task: Task) -> dict | None:
     if not task.admitted:
         queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id")
         queue = list(queue.values_list("pk", flat=True))
-        full = [limit for limit in limits(view, step, task) if limit.full]
+        full = [limit for limit in limits(view, step, task) if not limit.allowance and limit.full]
         person_full = any(limit.scope == "person" for limit in full)
         return _waiting("queued", queue.index(task.pk) + 1, step, full, "assignee_full" if person_full else None)
     consumer = _consumer(view, step)
     if consumer is None:
         return None
-    candidates = list(Task.objects.occupying().filter(step=step).in_pull_order())
-    running = set(Task.objects.filter(sessions.registered().working, step=step).values_list("pk", flat=True))
+    candidates = list(with_bars(Task.objects.occupying().filter(step=step)).in_pull_order())
     view.occupancy.lock_members({t.assignee_id for t in candidates})
     ahead = 0
     for candidate in candidates:
-        skipped = _skipped(view, consumer, step, candidate, running)
+        skipped = _skipped(view, consumer, step, candidate)
         if candidate.pk == task.pk:
-            full = [limit for limit in limits(view, consumer, task, source=step) if limit.full]
+            full = [limit for limit in limits(view, consumer, task, source=step) if not limit.allowance and limit.full]
             return _waiting("waiting_for_pull", ahead + 1, consumer, full, skipped)
         if skipped is None:
             ahead += 1
@@ -55,11 +54,9 @@ def _consumer(view: BoardView, feeder: WorkflowStep) -> WorkflowStep | None:
     return next((s for s in pulling if limited_for(s.wip_limit, s.group_id, feeder.group_id)), None)
 
 
-def _skipped(view, consumer, feeder, task, running) -> str | None:
-    if task.blocked_reason:
-        return "blocked"
-    if task.pk in running:
-        return "agent_running"
+def _skipped(view, consumer, feeder, task) -> str | None:
+    if word := barred(task):
+        return word
     if assignee_full(view, consumer, task, source=feeder):
         return "assignee_full"
     return None
@@ -106,7 +103,7 @@ def board_waiting(board: dict, *, unchanged_from: dict | None = None) -> dict:
     """The cards' `waiting` on the board (`null` or `{"state", "position"}`) from the snapshot
     alone, by step id: ({index in the column: waiting}, the column's `Orders`). It is the
     queue's order, and each limited consumer's pull order over its feeder's tasks that are
-    not blocked and have no agent at work (a person's limit spans boards, so the board leaves
+    a pull may take (`boards.pullable`; a person's limit spans boards, so the board leaves
     it to the task detail).
 
     A task's waiting depends only on its own column and on whether a limited step pulls from
@@ -175,15 +172,12 @@ def column_waiting(tasks: list[dict], *, pulled: bool, before: list | None = Non
     start = common_start(before, tasks) if known is not None else 0
     end = common_end(before, tasks, at_most=min(len(before), len(tasks)) - start) if known is not None else 0
     middle = Orders([], [], [])
-    working = sessions.registered().working_statuses
     for i in range(start, len(tasks) - end):
         t = tasks[i]
         if not t["admitted"]:
             middle.queue.append(i)
-        elif not t["is_ephemeral"] and not t["blocked_reason"]:
-            session = t.get("session")
-            if session is None or session["status"] not in working:
-                (middle.expedite if t["class_of_service"] == ClassOfService.EXPEDITE else middle.standard).append(i)
+        elif card_pullable(t):
+            (middle.expedite if t["class_of_service"] == ClassOfService.EXPEDITE else middle.standard).append(i)
     if known is not None:
         old_end, shift = len(before) - end, len(tasks) - len(before)
         orders = Orders(

@@ -39,7 +39,7 @@ class KandevError(Exception):
 class WipLimitReached(KandevError):
     """A limit that applies has no room (product.md §2b): `scope` names which one, and the
     body names the limit (`step`, `group` or `assignee`), its size and its occupancy.
-    boards/placement.py builds one for each scope."""
+    Each kind of limit (boards/limits.py) words its own."""
 
     status_code = status.HTTP_409_CONFLICT
     code = "wip_limit_reached"
