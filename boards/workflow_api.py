@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from boards import sessions, structure
 from boards.api import WorkflowEventFilter
+from boards.backup import backup_import, export_backup, result_body
 from boards.messages import step_data
 from boards.selectors import board_events, group_rows, step_counts
 from boards.serializers import TaskEventSerializer
@@ -33,7 +34,7 @@ from workflows.access import (
 )
 from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
 from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace
-from workflows.portable import export_document, templates
+from workflows.portable import templates
 from workflows.serializers import (
     ImportResultSerializer,
     PortableDocumentSerializer,
@@ -129,11 +130,21 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
         structure.workspace_delete(workspace=workspace)
 
     @extend_schema(
+        summary="Import a kandev export (its boards and their tasks)",
         request={
             "application/yaml": PortableDocumentSerializer,
             "application/json": PortableDocumentSerializer,
         },
-        responses={201: ImportResultSerializer, 400: ErrorSerializer, 413: ErrorSerializer},
+        parameters=[
+            OpenApiParameter("force", bool, description="Owners: admit tasks past full limits, each recorded as forced")
+        ],
+        responses={
+            201: ImportResultSerializer,
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+            409: ErrorSerializer,
+            413: ErrorSerializer,
+        },
     )
     @action(
         detail=True,
@@ -146,18 +157,29 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
         workspace = self.get_object()
         # Before the body is read: a viewer's upload is refused unparsed.
         require_role(request.user, workspace.pk, write=True)
-        workflows = services.workflow_import(workspace=workspace, document=request.data)
-        body = {"workflows": [_imported(w) for w in workflows]}
+        force = flag(request.query_params, "force")
+        imported = backup_import(workspace=workspace, document=request.data, actor=request.user, force=force)
+        body = {"workflows": [_imported(*entry) for entry in imported]}
         return Response(body, status=status.HTTP_201_CREATED)
 
 
-def _imported(workflow: Workflow) -> dict:
+def _imported(workflow: Workflow, result, unassigned) -> dict:
     steps = workflow.steps.order_by("position")
+    counts = step_counts([s.pk for s in steps])
     return {
         **WorkflowSerializer(workflow).data,
-        "steps": [step_data(s, 0, 0) for s in steps],
+        "steps": [step_data(s, *counts[s.pk]) for s in steps],
         "groups": group_rows(workflow.step_groups.all()),
+        "tasks": result_body(workflow, result, unassigned),
     }
+
+
+def flag(params, name: str) -> bool:
+    """A yes/no query parameter: 1/true/yes or 0/false/no (absent: no); anything else is a 400."""
+    value = params.get(name, "0").strip().lower()
+    if value not in {"1", "true", "yes", "0", "false", "no", ""}:
+        raise Invalid({name: ["Must be 1 or 0."]})
+    return value in {"1", "true", "yes"}
 
 
 @extend_schema_view(
@@ -209,15 +231,20 @@ class WorkflowViewSet(viewsets.ModelViewSet):
         return super().finalize_response(request, response, *args, **kwargs)
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=["yaml", "json"])],
-        responses={200: PortableDocumentSerializer, 404: ErrorSerializer},
+        summary="Export the board with its tasks (a backup), or its structure alone",
+        parameters=[
+            OpenApiParameter("format", str, enum=["yaml", "json"]),
+            OpenApiParameter("tasks", bool, description="0: the steps and limits only, as a template"),
+        ],
+        responses={200: PortableDocumentSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
     )
     @action(detail=True, methods=["get"], renderer_classes=[YAMLRenderer, JSONRenderer])
     def export(self, request, pk=None):
         workflow = self.get_object()
+        tasks = flag(request.query_params, "tasks") if "tasks" in request.query_params else True
         filename = f"{slugify(workflow.name) or 'workflow'}.{request.accepted_renderer.format}"
         return Response(
-            export_document([workflow]),
+            export_backup([workflow], tasks=tasks),
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
 
