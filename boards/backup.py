@@ -18,7 +18,7 @@ from django.db.models import Case, IntegerField, Value, When
 
 from boards.admission import check_force
 from boards.changes import board_change
-from boards.imports import ImportResult, TaskReader, check_count, check_open_tasks, place
+from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, place
 from boards.locking import board_transaction
 from boards.models import BOARD_ORDER, QUEUE_ORDER, Task
 from boards.priorities import PRIORITY_NAMES
@@ -71,10 +71,18 @@ def _task_row(task: Task, positions: dict) -> dict:
     }
 
 
-@board_transaction
-def backup_import(*, workspace, document, actor, force: bool = False) -> list[tuple]:
+def backup_import(*, workspace, document, actor, force: bool = False, dry_run: bool = False) -> list[tuple]:
     """Create the workflows of a portable document (version 1 or 2) and their tasks, all or
-    nothing: [(workflow, ImportResult, unassigned rows)]. `actor` None: an operator."""
+    nothing: [(workflow, ImportResult, unassigned rows)]. `actor` None: an operator. A
+    preview (`dry_run`) runs the very same import and rolls it back."""
+    try:
+        return _import(workspace=workspace, document=document, actor=actor, force=force, dry_run=dry_run)
+    except DryRun as preview:
+        return preview.result
+
+
+@board_transaction
+def _import(*, workspace, document, actor, force, dry_run) -> list[tuple]:
     task_docs = _task_docs(document)
     workflows = import_document(workspace, document)  # raises on any invalid structure
     reader = TaskReader(workspace.pk, unassign_strangers=True)
@@ -91,6 +99,8 @@ def backup_import(*, workspace, document, actor, force: bool = False) -> list[tu
             result = place(change, batch, strict=True, force=force, reason=RESTORED)
         unassigned = [row for row in reader.unassigned if row.startswith(f"workflows[{len(imported)}].")]
         imported.append((workflow, result, unassigned))
+    if dry_run:
+        raise DryRun(imported)  # inside the transaction: everything written rolls back
     return imported
 
 

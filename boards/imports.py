@@ -24,7 +24,8 @@ from common import sql
 from common.errors import Invalid, QuotaExceeded, WipLimitReached
 from common.text import clean_text
 from workflows.access import assignable
-from workflows.models import WorkflowStep
+from workflows.models import StepKind, Workflow, WorkflowStep
+from workflows.portable import build_steps
 
 MAX_TITLE = 500
 MAX_DESCRIPTION = 100_000
@@ -42,6 +43,7 @@ class ImportedTask:
     blocked_reason: str = ""
     archived: bool = False
     created_at: datetime.datetime | None = None
+    ref: object = None  # how a refusal names the row, when not by `row` (a CSV file: its line)
 
 
 @dataclass
@@ -250,7 +252,7 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
                 refusal.detail = f"{row.row}: {refusal.detail}"
                 raise
             else:
-                result.refused.append({"row": row.row, "reason": refusal.detail})
+                result.refused.append({"row": row.row if row.ref is None else row.ref, "reason": refusal.detail})
                 continue
         enter(change, task, step, outcome)
         placed.append((row, task, outcome))
@@ -293,3 +295,28 @@ def _keep_created_times(pairs) -> None:
             kept.append(task)
     if kept:
         Task.objects.bulk_update(kept, ["created_at"])
+
+
+def new_board(workspace, name: str, step_names: list[str]) -> Workflow:
+    """A board for imported work: its steps in the order given, the first the start step (a
+    backlog), the last a done step, those between active; no limits until the team sets them."""
+    kinds = [StepKind.ACTIVE] * len(step_names)
+    if len(kinds) > 1:
+        kinds[0], kinds[-1] = StepKind.BACKLOG, StepKind.DONE
+    workflow = Workflow.objects.create(workspace=workspace, name=name)
+    build_steps(
+        workflow,
+        [
+            {"name": step, "position": i, "kind": kind, "is_start_step": i == 0}
+            for i, (step, kind) in enumerate(zip(step_names, kinds, strict=True))
+        ],
+    )
+    return workflow
+
+
+class DryRun(Exception):  # noqa: N818 - not an error: how a preview takes its writes back
+    """Raised at the end of a preview's transaction, so that everything it wrote rolls back."""
+
+    def __init__(self, result):
+        super().__init__("dry run")
+        self.result = result

@@ -12,7 +12,7 @@ from common.validation import whole_number
 from workflows.portable import DocumentTooLarge, max_document_bytes, parse_document
 
 
-def _read_limited(stream, parser_context) -> bytes:
+def read_limited(stream, parser_context) -> bytes:
     request = parser_context["request"]
     limit = max_document_bytes()
     declared = whole_number(request.META.get("CONTENT_LENGTH") or "")
@@ -28,7 +28,7 @@ class YAMLDocumentParser(BaseParser):
     media_type = "application/yaml"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        return parse_document(_read_limited(stream, parser_context), fmt="yaml")
+        return parse_document(read_limited(stream, parser_context), fmt="yaml")
 
 
 class TextYAMLDocumentParser(YAMLDocumentParser):
@@ -43,7 +43,7 @@ class JSONDocumentParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        return parse_document(_read_limited(stream, parser_context), fmt="json")
+        return parse_document(read_limited(stream, parser_context), fmt="json")
 
 
 DOCUMENT_PARSERS = [YAMLDocumentParser, XYAMLDocumentParser, TextYAMLDocumentParser, JSONDocumentParser]
