@@ -238,8 +238,9 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
             workflow = member_workflow(request.user, parse_uuid(workflow, "workflow"), "workflow")
             if workflow.workspace_id != workspace.pk:
                 raise Invalid({"workflow": ["No such workflow."]})
+        raw = request.data if isinstance(request.data, bytes) else b""  # no body: DRF's empty {}
         body = csv_import(
-            workspace=workspace, raw=request.data, actor=request.user, name=name, workflow=workflow, dry_run=dry_run
+            workspace=workspace, raw=raw, actor=request.user, name=name, workflow=workflow, dry_run=dry_run
         )
         return Response(body, status=status.HTTP_200_OK if dry_run else status.HTTP_201_CREATED)
 
