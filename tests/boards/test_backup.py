@@ -190,3 +190,19 @@ def test_a_version_1_document_still_imports_as_an_empty_board(api, source):
     assert response.status_code == 201
     assert response.json()["workflows"][0]["tasks"]["created"] == 0
     assert not Task.objects.filter(workflow__name="Restored").exists()
+
+
+def test_a_dry_run_answers_what_the_import_would_do_and_writes_nothing(api, source):
+    before = (Workflow.objects.count(), Task.objects.count(), TaskEvent.objects.count())
+    response = import_(api, source.workspace, renamed(export(api, source)), "?dry_run=1")
+    assert response.status_code == 200
+    assert response.json() == {
+        "dry_run": True,
+        "workflows": [
+            {
+                "name": "Restored",
+                "tasks": {"created": 6, "queued": 1, "forced": 0, "archived": 1, "refused": [], "unassigned": []},
+            }
+        ],
+    }
+    assert (Workflow.objects.count(), Task.objects.count(), TaskEvent.objects.count()) == before
