@@ -6,15 +6,19 @@ from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from boards import sessions, structure
 from boards.api import WorkflowEventFilter
+from boards.backup import backup_import, export_backup, result_body
+from boards.csv_import import csv_import
 from boards.messages import step_data
 from boards.selectors import board_events, group_rows, step_counts
 from boards.serializers import TaskEventSerializer
 from boards.snapshots import board_json
+from boards.trello import trello_import
 from common.api import ErrorSerializer
 from common.errors import Invalid
 from common.renderers import JSONRenderer
@@ -31,9 +35,9 @@ from workflows.access import (
     visible_workflows,
     writable,
 )
-from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
+from workflows.formats import DOCUMENT_PARSERS, JSONDocumentParser, YAMLRenderer, read_limited
 from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace
-from workflows.portable import export_document, templates
+from workflows.portable import templates
 from workflows.serializers import (
     ImportResultSerializer,
     PortableDocumentSerializer,
@@ -46,6 +50,7 @@ from workflows.serializers import (
     WorkflowUpdateSerializer,
     WorkspaceSerializer,
 )
+from workflows.step_rules import name_errors
 
 
 class BoardTaskSerializer(serializers.Serializer):
@@ -99,6 +104,43 @@ class BoardSerializer(serializers.Serializer):
     groups = StepGroupSerializer(many=True)
 
 
+class CSVFileParser(BaseParser):
+    """A CSV file as its bytes (at most KANDEV_MAX_IMPORT_BYTES): boards/csv_import.py reads it."""
+
+    media_type = "text/csv"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        return read_limited(stream, parser_context)
+
+
+class ApplicationCSVFileParser(CSVFileParser):
+    media_type = "application/csv"
+
+
+class ImportAnswerSerializer(serializers.Serializer):
+    workflow_id = serializers.UUIDField(allow_null=True, help_text="null for a dry run")
+    created = serializers.IntegerField()
+    queued = serializers.IntegerField()
+    forced = serializers.IntegerField()
+    archived = serializers.IntegerField()
+    refused = serializers.ListField(child=serializers.DictField(), help_text='[{"row", "reason"}]')
+    dry_run = serializers.BooleanField()
+
+
+class CSVImportAnswerSerializer(ImportAnswerSerializer):
+    skipped_columns = serializers.ListField(child=serializers.CharField())
+
+
+class TrelloImportAnswerSerializer(ImportAnswerSerializer):
+    skipped = serializers.DictField(child=serializers.IntegerField(), help_text="what kandev has no place for yet")
+
+
+IMPORT_PARAMETERS = [
+    OpenApiParameter("dry_run", bool, description="1: answer what the import would do, and write nothing"),
+    OpenApiParameter("name", str, description="The new board's name"),
+]
+
+
 class WorkspaceViewSet(viewsets.ModelViewSet):
     serializer_class = WorkspaceSerializer
     queryset = Workspace.objects.none()  # the model, for the schema; rows come from get_queryset
@@ -129,11 +171,21 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
         structure.workspace_delete(workspace=workspace)
 
     @extend_schema(
+        summary="Import a kandev export (its boards and their tasks)",
         request={
             "application/yaml": PortableDocumentSerializer,
             "application/json": PortableDocumentSerializer,
         },
-        responses={201: ImportResultSerializer, 400: ErrorSerializer, 413: ErrorSerializer},
+        parameters=[
+            OpenApiParameter("force", bool, description="Owners: admit tasks past full limits, each recorded as forced")
+        ],
+        responses={
+            201: ImportResultSerializer,
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+            409: ErrorSerializer,
+            413: ErrorSerializer,
+        },
     )
     @action(
         detail=True,
@@ -146,18 +198,106 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
         workspace = self.get_object()
         # Before the body is read: a viewer's upload is refused unparsed.
         require_role(request.user, workspace.pk, write=True)
-        workflows = services.workflow_import(workspace=workspace, document=request.data)
-        body = {"workflows": [_imported(w) for w in workflows]}
+        force, dry_run = flag(request.query_params, "force"), flag(request.query_params, "dry_run")
+        imported = backup_import(
+            workspace=workspace, document=request.data, actor=request.user, force=force, dry_run=dry_run
+        )
+        if dry_run:  # the boards were rolled back: what they would hold
+            body = {"dry_run": True, "workflows": [_previewed(*entry) for entry in imported]}
+            return Response(body, status=status.HTTP_200_OK)
+        body = {"workflows": [_imported(*entry) for entry in imported]}
         return Response(body, status=status.HTTP_201_CREATED)
 
+    @extend_schema(
+        summary="Import tasks from a CSV file into a new board or an existing one",
+        request={"text/csv": str},
+        parameters=[
+            *IMPORT_PARAMETERS,
+            OpenApiParameter("workflow", str, description="An existing board of the workspace to import into"),
+        ],
+        responses={
+            200: CSVImportAnswerSerializer,
+            201: CSVImportAnswerSerializer,
+            400: ErrorSerializer,
+            413: ErrorSerializer,
+        },
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="import/csv",
+        url_name="import-csv",
+        parser_classes=[CSVFileParser, ApplicationCSVFileParser],
+    )
+    def import_csv(self, request, pk=None):
+        workspace = self.get_object()
+        require_role(request.user, workspace.pk, write=True)
+        dry_run, name = _import_options(request)
+        workflow = request.query_params.get("workflow")
+        if workflow:
+            workflow = member_workflow(request.user, parse_uuid(workflow, "workflow"), "workflow")
+            if workflow.workspace_id != workspace.pk:
+                raise Invalid({"workflow": ["No such workflow."]})
+        raw = request.data if isinstance(request.data, bytes) else b""  # no body: DRF's empty {}
+        body = csv_import(
+            workspace=workspace, raw=raw, actor=request.user, name=name, workflow=workflow, dry_run=dry_run
+        )
+        return Response(body, status=status.HTTP_200_OK if dry_run else status.HTTP_201_CREATED)
 
-def _imported(workflow: Workflow) -> dict:
+    @extend_schema(
+        summary="Import a Trello board (its JSON export) as a new board",
+        request={"application/json": dict},
+        parameters=IMPORT_PARAMETERS,
+        responses={
+            200: TrelloImportAnswerSerializer,
+            201: TrelloImportAnswerSerializer,
+            400: ErrorSerializer,
+            413: ErrorSerializer,
+        },
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="import/trello",
+        url_name="import-trello",
+        parser_classes=[JSONDocumentParser],
+    )
+    def import_trello(self, request, pk=None):
+        workspace = self.get_object()
+        require_role(request.user, workspace.pk, write=True)
+        dry_run, name = _import_options(request)
+        body = trello_import(workspace=workspace, document=request.data, actor=request.user, name=name, dry_run=dry_run)
+        return Response(body, status=status.HTTP_200_OK if dry_run else status.HTTP_201_CREATED)
+
+
+def _import_options(request) -> tuple[bool, str]:
+    name = request.query_params.get("name", "").strip()
+    if name and name_errors(name):
+        raise Invalid({"name": name_errors(name)})
+    return flag(request.query_params, "dry_run"), name
+
+
+def _imported(workflow: Workflow, result, unassigned) -> dict:
     steps = workflow.steps.order_by("position")
+    counts = step_counts([s.pk for s in steps])
     return {
         **WorkflowSerializer(workflow).data,
-        "steps": [step_data(s, 0, 0) for s in steps],
+        "steps": [step_data(s, *counts[s.pk]) for s in steps],
         "groups": group_rows(workflow.step_groups.all()),
+        "tasks": result_body(workflow, result, unassigned),
     }
+
+
+def _previewed(workflow: Workflow, result, unassigned) -> dict:
+    return {"name": workflow.name, "tasks": result_body(workflow, result, unassigned)}
+
+
+def flag(params, name: str) -> bool:
+    """A yes/no query parameter: 1/true/yes or 0/false/no (absent: no); anything else is a 400."""
+    value = params.get(name, "0").strip().lower()
+    if value not in {"1", "true", "yes", "0", "false", "no", ""}:
+        raise Invalid({name: ["Must be 1 or 0."]})
+    return value in {"1", "true", "yes"}
 
 
 @extend_schema_view(
@@ -209,15 +349,20 @@ class WorkflowViewSet(viewsets.ModelViewSet):
         return super().finalize_response(request, response, *args, **kwargs)
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=["yaml", "json"])],
-        responses={200: PortableDocumentSerializer, 404: ErrorSerializer},
+        summary="Export the board with its tasks (a backup), or its structure alone",
+        parameters=[
+            OpenApiParameter("format", str, enum=["yaml", "json"]),
+            OpenApiParameter("tasks", bool, description="0: the steps and limits only, as a template"),
+        ],
+        responses={200: PortableDocumentSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
     )
     @action(detail=True, methods=["get"], renderer_classes=[YAMLRenderer, JSONRenderer])
     def export(self, request, pk=None):
         workflow = self.get_object()
+        tasks = flag(request.query_params, "tasks") if "tasks" in request.query_params else True
         filename = f"{slugify(workflow.name) or 'workflow'}.{request.accepted_renderer.format}"
         return Response(
-            export_document([workflow]),
+            export_backup([workflow], tasks=tasks),
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
 

@@ -363,6 +363,10 @@ LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/"
 KANDEV_MAX_WORKSPACES_PER_USER = int(os.environ.get("KANDEV_MAX_WORKSPACES_PER_USER", "50"))
 KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE = int(os.environ.get("KANDEV_MAX_OPEN_INVITES_PER_WORKSPACE", "100"))
 KANDEV_MAX_OPEN_TASKS_PER_USER = int(os.environ.get("KANDEV_MAX_OPEN_TASKS_PER_USER", "10000"))
+# Imports (a kandev export, a CSV file, a Trello board): the largest body read, and the most
+# tasks one import brings (boards/imports.py).
+KANDEV_MAX_IMPORT_BYTES = int(os.environ.get("KANDEV_MAX_IMPORT_BYTES", str(4 * 1024 * 1024)))
+KANDEV_MAX_IMPORT_TASKS = int(os.environ.get("KANDEV_MAX_IMPORT_TASKS", "2000"))
 # Mail (password reset): EMAIL_URL or the EMAIL_HOST family, read and checked by
 # kandev/mail_settings.py. Without either this server cannot send mail, and the pages that
 # would send one say so (KANDEV_CAN_SEND_EMAIL) instead of pretending a link is on its way.

@@ -1,6 +1,6 @@
 """HTTP formats of portable workflow documents: YAML and JSON bodies in, YAML out.
 
-Both parsers read at most MAX_DOCUMENT_BYTES (413 beyond) and leave the parsing, with its
+Both parsers read at most KANDEV_MAX_IMPORT_BYTES (413 beyond) and leave the parsing, with its
 guards against alias bombs and deep nesting, to workflows.portable.
 """
 
@@ -9,16 +9,17 @@ from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer
 
 from common.validation import whole_number
-from workflows.portable import MAX_DOCUMENT_BYTES, DocumentTooLarge, parse_document
+from workflows.portable import DocumentTooLarge, max_document_bytes, parse_document
 
 
-def _read_limited(stream, parser_context) -> bytes:
+def read_limited(stream, parser_context) -> bytes:
     request = parser_context["request"]
+    limit = max_document_bytes()
     declared = whole_number(request.META.get("CONTENT_LENGTH") or "")
-    if declared is not None and declared > MAX_DOCUMENT_BYTES:
+    if declared is not None and declared > limit:
         raise DocumentTooLarge()
-    raw = stream.read(MAX_DOCUMENT_BYTES + 1)
-    if len(raw) > MAX_DOCUMENT_BYTES:
+    raw = stream.read(limit + 1)
+    if len(raw) > limit:
         raise DocumentTooLarge()
     return raw
 
@@ -27,7 +28,7 @@ class YAMLDocumentParser(BaseParser):
     media_type = "application/yaml"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        return parse_document(_read_limited(stream, parser_context), fmt="yaml")
+        return parse_document(read_limited(stream, parser_context), fmt="yaml")
 
 
 class TextYAMLDocumentParser(YAMLDocumentParser):
@@ -42,7 +43,7 @@ class JSONDocumentParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        return parse_document(_read_limited(stream, parser_context), fmt="json")
+        return parse_document(read_limited(stream, parser_context), fmt="json")
 
 
 DOCUMENT_PARSERS = [YAMLDocumentParser, XYAMLDocumentParser, TextYAMLDocumentParser, JSONDocumentParser]

@@ -3,12 +3,16 @@
 Steps refer to each other by position (`pull_from_step_position`, and
 `{"step_position": N}` in move_to_step actions), and groups to their steps likewise
 (`step_positions`), never by instance id.
+
+Version 2 documents also carry each workflow's `tasks` (written and read by the boards app,
+boards/backup.py: tasks are a board's); version 1 documents (structure only) still import.
 """
 
 import json
 from pathlib import Path
 
 import yaml
+from django.conf import settings
 from rest_framework import status
 
 from common.errors import Invalid, KandevError
@@ -29,8 +33,8 @@ from workflows.step_rules import (
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 DOCUMENT_TYPE = "kandev_workflow"
-DOCUMENT_VERSION = 1
-MAX_DOCUMENT_BYTES = 1024 * 1024
+DOCUMENT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 MAX_WORKFLOWS = 100  # per document
 # A real document nests about nine levels deep; far deeper is an attack on the parser.
 MAX_DOCUMENT_DEPTH = 24
@@ -47,7 +51,12 @@ class DocumentTooLarge(KandevError):
     code = "payload_too_large"
 
     def __init__(self):
-        super().__init__(f"The document is larger than {MAX_DOCUMENT_BYTES // 1024} KiB.")
+        super().__init__(f"The document is larger than {max_document_bytes() // 1024} KiB.")
+
+
+def max_document_bytes() -> int:
+    """The largest import body read (KANDEV_MAX_IMPORT_BYTES): a backup carries its tasks."""
+    return settings.KANDEV_MAX_IMPORT_BYTES
 
 
 class _PlainLoader(yaml.SafeLoader):
@@ -212,8 +221,9 @@ def _workflow_docs(document) -> list:
     errors = {}
     if document.get("type") != DOCUMENT_TYPE:
         errors["type"] = [f'Must be "{DOCUMENT_TYPE}".']
-    if _int(document.get("version"), None) != DOCUMENT_VERSION:
-        errors["version"] = [f"Unsupported version; this server reads version {DOCUMENT_VERSION}."]
+    if _int(document.get("version"), None) not in READABLE_VERSIONS:
+        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+        errors["version"] = [f"Unsupported version; this server reads versions {readable}."]
     workflows = document.get("workflows")
     if not isinstance(workflows, list) or not workflows:
         errors["workflows"] = ["A list of at least one workflow is required."]

@@ -156,10 +156,17 @@ class PortableWorkflowSerializer(serializers.Serializer):
     expedite_limit = serializers.IntegerField(required=False, help_text="1 when absent")
     steps = PortableStepSerializer(many=True)
     groups = PortableGroupSerializer(many=True, required=False)
+    tasks = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="Version 2: {title, description, step, step_position, priority, class_of_service, "
+        "assignee, blocked_reason, archived, created_at}, live tasks in board order, then archived ones",
+    )
 
 
 class PortableDocumentSerializer(serializers.Serializer):
-    """`{version: 1, type: kandev_workflow, workflows: [...]}` (product.md §4), YAML or JSON."""
+    """`{version: 2, type: kandev_workflow, workflows: [...]}`, YAML or JSON; version 1
+    documents (no tasks) still import."""
 
     version = serializers.IntegerField()
     type = serializers.CharField()
@@ -169,9 +176,12 @@ class PortableDocumentSerializer(serializers.Serializer):
 class ImportedWorkflowSerializer(WorkflowSerializer):
     steps = StepSerializer(many=True)
     groups = StepGroupSerializer(many=True)
+    tasks = serializers.DictField(
+        help_text='{"created", "queued", "forced", "archived", "refused", "unassigned"}: what became of its tasks'
+    )
 
     class Meta(WorkflowSerializer.Meta):
-        fields = [*WorkflowSerializer.Meta.fields, "steps", "groups"]
+        fields = [*WorkflowSerializer.Meta.fields, "steps", "groups", "tasks"]
 
 
 class ImportResultSerializer(serializers.Serializer):

@@ -9,7 +9,7 @@ from django.utils.text import slugify
 
 from common.errors import Invalid, QuotaExceeded
 from workflows.models import Membership, OnSessionLimit, Role, Workflow, Workspace
-from workflows.portable import build_steps, import_document, templates
+from workflows.portable import build_steps, templates
 from workflows.signals import session_limits_changed_on_commit
 
 
@@ -66,12 +66,6 @@ def workspace_update(*, workspace: Workspace, **fields) -> Workspace:
     if limit_changed:
         session_limits_changed_on_commit(workspace_id=workspace.pk)
     return workspace
-
-
-@transaction.atomic(durable=True)
-def workflow_import(*, workspace: Workspace, document) -> list[Workflow]:
-    """Create the workflows of a portable document (product.md §4): all of them, or none."""
-    return import_document(workspace, document)
 
 
 def _check_workspace_quota(*, owner) -> None:

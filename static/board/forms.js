@@ -15,15 +15,47 @@ function fields(form) {
   return data;
 }
 
-/** Browsers label YAML files variously (application/x-yaml, text/yaml or nothing): name the
-    format the server reads by the file's extension. */
-const documentType = (file) => (/\.json$/i.test(file.name) ? "application/json" : "application/yaml");
+/** Browsers label YAML and CSV files variously (application/x-yaml, text/yaml,
+    application/vnd.ms-excel or nothing): name the format the server reads by the extension. */
+function documentType(file) {
+  if (/\.json$/i.test(file.name)) return "application/json";
+  return /\.csv$/i.test(file.name) ? "text/csv" : "application/yaml";
+}
 
-function request(form) {
-  const { apiMethod, apiUrl, upload } = form.dataset;
+/** An import form sends to the importer its `data-import-kind` select names; its Preview
+    button asks for a dry run, which writes nothing. */
+function target(form, preview) {
+  const kind = form.querySelector("[data-import-kind]");
+  const url = kind ? kind.value : form.dataset.apiUrl;
+  return preview ? `${url}?dry_run=1` : url;
+}
+
+function request(form, preview) {
+  const { apiMethod, upload } = form.dataset;
+  const apiUrl = target(form, preview);
   if (upload === undefined) return send(apiMethod, apiUrl, apiMethod === "DELETE" ? undefined : fields(form));
   const file = form.elements[upload].files[0];
   return file ? sendFile(apiMethod, apiUrl, file, documentType(file)) : null;
+}
+
+/** What an import did, or (a preview) would do: the tasks created, queued and archived, and
+    each row a full limit refused. A kandev export answers per board; the others for one board. */
+function importText(data, preview) {
+  const results = data.workflows ? data.workflows.map((w) => w.tasks) : [data];
+  const sum = (key) => results.reduce((n, r) => n + (r[key] || 0), 0);
+  const refused = results.reduce((n, r) => n + r.refused.length, 0);
+  const lines = [
+    `${preview ? "Preview, nothing imported yet: would create" : "Imported:"} ${sum("created")} tasks, ` +
+      `${sum("queued")} queued, ${sum("archived")} archived, ${refused} refused.`,
+  ];
+  for (const r of results) for (const refusal of r.refused) lines.push(`Row ${refusal.row}: ${refusal.reason}`);
+  const skipped = Object.entries(data.skipped || {}).filter(([, n]) => n > 0);
+  if (skipped.length) {
+    const counts = skipped.map(([kind, n]) => `${n} ${kind.replace("_", " ")}`);
+    lines.push(`Not imported (no place in kandev yet): ${counts.join(", ")}.`);
+  }
+  if (data.skipped_columns?.length) lines.push(`Columns skipped: ${data.skipped_columns.join(", ")}.`);
+  return lines.join("\n");
 }
 
 function show(form, lines) {
@@ -49,17 +81,24 @@ document.addEventListener("submit", async (event) => {
   if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
   for (const field of form.querySelectorAll("[aria-invalid]")) field.removeAttribute("aria-invalid");
   show(form, []);
-  const pending = request(form);
+  const preview = event.submitter?.name === "preview";
+  const previewBox = form.querySelector("[data-import-preview]");
+  if (previewBox) previewBox.textContent = "";
+  const pending = request(form, preview);
   if (!pending) return show(form, ["Choose a file to import."]);
   const button = form.querySelector('[type="submit"]');
   button.disabled = true;
   try {
     const result = await pending;
-    if (result.ok) {
+    if (result.ok && (preview || result.data.refused?.length)) {
+      // A preview, or an import some of whose rows were refused: say which before moving on.
+      previewBox.textContent = importText(result.data, preview);
+    } else if (result.ok) {
       location.reload();
       return;
+    } else {
+      showRefusal(form, result);
     }
-    showRefusal(form, result);
   } catch {
     show(form, ["Network error: nothing was saved. Check your connection and try again."]);
   }

@@ -7,6 +7,7 @@ through the running server's API, and runs axe-core on the pages it visits."""
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
@@ -91,6 +92,7 @@ def test_an_owner_sets_up_workspaces_and_boards(journey):
     world = journey.walk(members_rename_but_only_owners_see_delete)
     journey.walk(owner_renames_exports_and_deletes_a_board, **world)
     journey.walk(owner_creates_a_workspace_and_a_board_from_a_template_then_imports)
+    journey.walk(an_owner_restores_a_board_with_its_cards_and_brings_work_from_trello_and_csv)
 
 
 def test_an_owner_shapes_the_steps(journey):
@@ -274,17 +276,73 @@ def owner_creates_a_workspace_and_a_board_from_a_template_then_imports(open_page
     bad, good = tmp_path / "broken.yaml", tmp_path / "imported.yaml"
     bad.write_text(BAD_BOARD)
     good.write_text(GOOD_BOARD)
-    panel.get_by_label("Board file (YAML or JSON)").set_input_files(bad)
+    panel.get_by_label("File", exact=True).set_input_files(bad)
     panel.get_by_role("button", name="Import").click()
     expect(panel.get_by_role("alert").last).to_contain_text("workflows[0].steps[0].wip_limit:")
     assert "Broken" not in boards_of(api, workspace["id"])  # all or nothing
 
-    panel.get_by_label("Board file (YAML or JSON)").set_input_files(good)
+    panel.get_by_label("File", exact=True).set_input_files(good)
     panel.get_by_role("button", name="Import").click()
     expect(panel.get_by_role("link", name="Imported")).to_be_visible()
     imported = boards_of(api, workspace["id"])["Imported"]
     steps = api.get(f"/api/v1/workflows/{imported['id']}/board/").json()["steps"]
     assert [(s["name"], s["wip_limit"]) for s in steps] == [("Todo", 0), ("Doing", 2)]
+    assert page.errors == []
+
+
+def an_owner_restores_a_board_with_its_cards_and_brings_work_from_trello_and_csv(
+    open_page, api, owner, workflow, board, make_task, tmp_path
+):
+    backlog, doing, _ = board
+    make_task(backlog, "Plan the launch")
+    make_task(doing, "Build the page")
+    page = open_page(owner, "/")
+    panel = workspace_panel(page, workflow.workspace.name)
+    with page.expect_download() as download:
+        panel.get_by_role("listitem", name="Delivery").get_by_role("link", name="Export").click()
+    backup = tmp_path / "delivery.yaml"
+    backup.write_text(open(download.value.path()).read().replace("- name: Delivery\n", "- name: Restored\n"))
+
+    def import_file(kind, path, button="Import"):
+        panel.get_by_label("Import from").select_option(label=kind)
+        panel.get_by_label("File", exact=True).set_input_files(path)
+        panel.get_by_role("button", name=button, exact=True).click()
+
+    import_file("kandev export (YAML or JSON)", backup, "Preview")
+    expect(panel.get_by_role("status")).to_contain_text("Preview, nothing imported yet: would create 2 tasks")
+    assert "Restored" not in boards_of(api, workflow.workspace_id)
+    import_file("kandev export (YAML or JSON)", backup)
+    panel.get_by_role("link", name="Restored").click()
+    expect(page.get_by_text("Plan the launch")).to_be_visible()
+    expect(page.get_by_text("Build the page")).to_be_visible()
+
+    page.goto(page.url.split("/workflows/")[0] + "/")
+    panel = workspace_panel(page, workflow.workspace.name)
+    trello = Path(__file__).parents[1] / "boards" / "fixtures" / "trello_board.json"
+    import_file("Trello (the board's JSON export)", trello, "Preview")
+    status = panel.get_by_role("status")
+    expect(status).to_contain_text("would create 4 tasks, 0 queued, 2 archived, 0 refused")
+    expect(status).to_contain_text("Not imported (no place in kandev yet): 2 labels")
+    assert "Website" not in boards_of(api, workflow.workspace_id)
+    import_file("Trello (the board's JSON export)", trello)
+    expect(panel.get_by_role("link", name="Website")).to_be_visible()
+
+    bad, good = tmp_path / "bad.csv", tmp_path / "tasks.csv"
+    bad.write_text("title,step,priority\nWrite the post,Doing,urgent\n")
+    good.write_text("title,step,priority\nWrite the post,Doing,high\nPlan the talk,Backlog,\n")
+    panel = workspace_panel(page, workflow.workspace.name)
+    import_file("CSV (a header with title, step, priority…)", bad, "Preview")
+    expect(panel.get_by_role("alert").last).to_contain_text("rows[2].priority: Must be one of critical")
+    import_file("CSV (a header with title, step, priority…)", good, "Preview")
+    expect(panel.get_by_role("status")).to_contain_text("would create 2 tasks")
+    import_file("CSV (a header with title, step, priority…)", good)
+    expect(panel.get_by_role("link", name="Imported tasks")).to_be_visible()
+    csv_board = boards_of(api, workflow.workspace_id)["Imported tasks"]
+    steps = api.get(f"/api/v1/workflows/{csv_board['id']}/board/").json()["steps"]
+    assert [(s["name"], [t["title"] for t in s["tasks"]]) for s in steps] == [
+        ("Doing", ["Write the post"]),
+        ("Backlog", ["Plan the talk"]),
+    ]
     assert page.errors == []
 
 

@@ -214,6 +214,16 @@ ENDPOINTS = [
         "401 401 404 403 201 201 404",
         "{export}",
     ),
+    Endpoint(
+        "trello import",
+        "POST",
+        "/api/v1/workspaces/{workspace}/import/trello/",
+        "401 401 404 403 201 201 404",
+        {"name": "From Trello", "lists": [{"id": "l1", "name": "To Do"}], "cards": [{"idList": "l1", "name": "Card"}]},
+    ),
+    # The matrix sends JSON: a member's CSV upload is then refused for its type (415), after
+    # the access checks; tests/boards/test_imports.py sends real CSV.
+    Endpoint("csv import", "POST", "/api/v1/workspaces/{workspace}/import/csv/", "401 401 404 403 415 415 404", {}),
     Endpoint("intake list", "GET", "/api/v1/intakes/?workflow={workflow}", "401 401 200 200 200 200 200"),
     Endpoint(
         "intake create",

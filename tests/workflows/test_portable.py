@@ -81,7 +81,7 @@ class TestExport:
         assert 'filename="team-board.yaml"' in response["Content-Disposition"]
         document = yaml.safe_load(response.content)
         assert {k: document[k] for k in ("version", "type")} == {
-            "version": 1,
+            "version": 2,
             "type": "kandev_workflow",
         }
         [exported] = document["workflows"]
@@ -259,7 +259,7 @@ class TestImport:
                 "workflows[0].expedite_limit",
             ),
             ({**valid_document(), "type": "trello_board"}, "type"),
-            ({**valid_document(), "version": 2}, "version"),
+            ({**valid_document(), "version": 3}, "version"),
             ({**valid_document(), "version": True}, "version"),
             ({**valid_document(), "workflows": []}, "workflows"),
             ({**valid_document(), "workflows": [{"name": "No steps"}]}, "workflows[0].steps"),
@@ -336,7 +336,8 @@ class TestImport:
         assert response.json()["code"] == "parse_error"
 
     @pytest.mark.parametrize("content_type", IMPORT_TYPES)
-    def test_bodies_over_one_megabyte_are_413(self, api, workflow, content_type):
+    def test_bodies_over_the_import_size_are_413(self, api, workflow, content_type, settings):
+        settings.KANDEV_MAX_IMPORT_BYTES = 1024 * 1024
         body = b"#" + b" " * (1024 * 1024)
         response = import_(api, workflow.workspace, body, content_type)
         assert response.status_code == 413
@@ -345,7 +346,8 @@ class TestImport:
             "detail": "The document is larger than 1024 KiB.",
         }
 
-    def test_a_one_megabyte_body_is_read(self, api, workflow):
+    def test_a_body_of_the_import_size_is_read(self, api, workflow, settings):
+        settings.KANDEV_MAX_IMPORT_BYTES = 1024 * 1024
         body = yaml.safe_dump(valid_document()).encode()
         body += b"#" + b" " * (1024 * 1024 - len(body) - 2) + b"\n"
         assert len(body) == 1024 * 1024
@@ -389,7 +391,7 @@ class TestCommands:
         result = io.StringIO()
         call_command("import_workflow", kanban.workspace.slug, str(path), stdout=result)
         copy = Workflow.objects.filter(name="Team board").exclude(pk=kanban.pk).get()
-        assert result.getvalue() == f'Imported "Team board" ({copy.pk}) with 4 steps.\n'
+        assert result.getvalue() == f'Imported "Team board" ({copy.pk}) with 4 steps and 0 tasks.\n'
         again = io.StringIO()
         call_command("export_workflow", str(copy.pk), stdout=again)
         assert again.getvalue() == out.getvalue()

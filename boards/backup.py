@@ -1,0 +1,166 @@
+"""A board's backup: the portable workflow document (workflows/portable.py) with its tasks,
+version 2, and its import into new boards with the tasks admitted as creates.
+
+Each workflow of a version 2 document carries `tasks`: live ones step by step in board order
+(a queue-mode step's queued tasks after its admitted ones, in queue order), then archived
+ones. A task names its step by position (`step_position`) and, for people reading the file,
+by name (`step`); its assignee by username. Ephemeral tasks are scratch work and stay out.
+A document without `tasks` (version 1, or an export with `?tasks=0`) brings empty boards.
+
+Importing is all-or-nothing: a document with any invalid field, or a task a full limit
+refuses, writes nothing (400 naming every field, or the WIP conflict naming the task). The
+source board was settled within its limits, so its tasks fit the new board; only one that
+was over a limit (forced, or a limit lowered) does not, and an owner may then import with
+`force`, which records each such admission as a `forced` event.
+"""
+
+from django.db.models import Case, IntegerField, Value, When
+
+from boards.admission import check_force
+from boards.changes import board_change
+from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, place
+from boards.locking import board_transaction
+from boards.models import BOARD_ORDER, QUEUE_ORDER, Task
+from boards.priorities import PRIORITY_NAMES
+from common.errors import Invalid
+from workflows.portable import export_document, import_document
+
+RESTORED = "Imported from a kandev export."
+
+
+def export_backup(workflows, *, tasks: bool = True) -> dict:
+    """The version 2 document of `workflows`, with their tasks unless `tasks` is False (the
+    structure alone: a board to start from, as a template)."""
+    document = export_document(workflows)
+    if tasks:
+        for doc, workflow in zip(document["workflows"], workflows, strict=True):
+            doc["tasks"] = export_tasks(workflow)
+    return document
+
+
+def export_tasks(workflow) -> list[dict]:
+    positions = {s.pk: (s.position, s.name) for s in workflow.steps.all()}
+    # Admitted before queued in each step; queued ones in the order they would be admitted.
+    queued_last = Case(When(admitted=False, then=Value(1)), default=Value(0), output_field=IntegerField())
+    tasks = (
+        Task.objects.filter(workflow=workflow, is_ephemeral=False)
+        .select_related("assignee")
+        .annotate(queued_last=queued_last)
+    )
+    live = sorted(
+        tasks.filter(archived_at__isnull=True).order_by("queued_last", *QUEUE_ORDER[:1], *BOARD_ORDER),
+        key=lambda t: (positions[t.step_id][0], t.queued_last),  # stable: keeps the order above
+    )
+    archived = tasks.filter(archived_at__isnull=False).order_by("archived_at", "id")
+    return [_task_row(task, positions) for task in [*live, *archived]]
+
+
+def _task_row(task: Task, positions: dict) -> dict:
+    position, name = positions[task.step_id]
+    return {
+        "title": task.title,
+        "description": task.description,
+        "step": name,
+        "step_position": position,
+        "priority": PRIORITY_NAMES[task.priority],
+        "class_of_service": task.class_of_service,
+        "assignee": task.assignee.username if task.assignee else None,
+        "blocked_reason": task.blocked_reason,
+        "archived": task.archived_at is not None,
+        "created_at": task.created_at.isoformat(),
+    }
+
+
+def backup_import(*, workspace, document, actor, force: bool = False, dry_run: bool = False) -> list[tuple]:
+    """Create the workflows of a portable document (version 1 or 2) and their tasks, all or
+    nothing: [(workflow, ImportResult, unassigned rows)]. `actor` None: an operator. A
+    preview (`dry_run`) runs the very same import and rolls it back."""
+    try:
+        return _import(workspace=workspace, document=document, actor=actor, force=force, dry_run=dry_run)
+    except DryRun as preview:
+        return preview.result
+
+
+@board_transaction
+def _import(*, workspace, document, actor, force, dry_run) -> list[tuple]:
+    task_docs = _task_docs(document)
+    workflows = import_document(workspace, document)  # raises on any invalid structure
+    reader = TaskReader(workspace.pk, unassign_strangers=True)
+    rows = [
+        _read_tasks(reader, i, workflow, docs)
+        for i, (workflow, docs) in enumerate(zip(workflows, task_docs, strict=True))
+    ]
+    reader.check()
+    check_force(workflow=workflows[0], actor=actor, force=force, reason=RESTORED)
+    check_open_tasks(actor=actor, adding=sum(not r.archived for batch in rows for r in batch))
+    imported = []
+    for workflow, batch in zip(workflows, rows, strict=True):
+        with board_change(workflow.pk, actor=actor) as change:
+            result = place(change, batch, strict=True, force=force, reason=RESTORED)
+        unassigned = [row for row in reader.unassigned if row.startswith(f"workflows[{len(imported)}].")]
+        imported.append((workflow, result, unassigned))
+    if dry_run:
+        raise DryRun(imported)  # inside the transaction: everything written rolls back
+    return imported
+
+
+def _task_docs(document) -> list[list]:
+    """Each workflow's task documents, bounded before anything is read or written."""
+    workflows = document.get("workflows") if isinstance(document, dict) else None
+    if not isinstance(workflows, list):
+        return []  # import_document says what is wrong
+    if document.get("version") == 1:
+        return [[] for _ in workflows]
+    docs, errors = [], {}
+    for i, workflow in enumerate(workflows):
+        tasks = workflow.get("tasks", []) if isinstance(workflow, dict) else []
+        if not isinstance(tasks, list):
+            errors[f"workflows[{i}].tasks"] = ["Must be a list of tasks."]
+            tasks = []
+        docs.append(tasks)
+    if errors:
+        raise Invalid(errors, detail="The workflow document is invalid; nothing was imported.")
+    check_count(sum(len(tasks) for tasks in docs), "workflows")
+    return docs
+
+
+def _read_tasks(reader: TaskReader, i: int, workflow, docs: list) -> list:
+    steps = list(workflow.steps.order_by("position"))
+    by_name = {}
+    for step in steps:
+        by_name.setdefault(step.name, []).append(step)
+    rows = []
+    for j, doc in enumerate(docs):
+        row = f"workflows[{i}].tasks[{j}]"
+        if not isinstance(doc, dict):
+            reader.error(row, "Must be a mapping with title, step and the task's fields.")
+            continue
+        step = _step_of(reader, row, doc, steps, by_name)
+        task = reader.read(row, step, doc)
+        if task is not None:
+            rows.append(task)
+    return rows
+
+
+def _step_of(reader: TaskReader, row: str, doc: dict, steps: list, by_name: dict):
+    """The task's step: by `step_position` when given (names may repeat), else by `step` name."""
+    position = doc.get("step_position")
+    if position is not None:
+        if isinstance(position, int) and not isinstance(position, bool) and 0 <= position < len(steps):
+            return steps[position]
+        reader.error(f"{row}.step_position", f"No step at position {position}.")
+        return None
+    named = by_name.get(doc.get("step")) if isinstance(doc.get("step"), str) else None
+    if not named:
+        reader.error(f"{row}.step", "Name a step of the workflow (step or step_position).")
+        return None
+    if len(named) > 1:
+        reader.error(f"{row}.step", f'Several steps are named "{doc["step"]}": give step_position.')
+        return None
+    return named[0]
+
+
+def result_body(workflow, result: ImportResult, unassigned: list) -> dict:
+    body = result.as_body()
+    body.pop("workflow_id")
+    return {**body, "unassigned": unassigned}

@@ -1,0 +1,322 @@
+"""Tasks brought in from a document (a kandev export, a CSV file, a Trello board): read,
+checked and admitted through the one admission rule (boards/placement.py's `decide`).
+
+Every format turns its rows into `ImportedTask`s with `read_task()`, which collects each
+row's field errors under the row's path (`tasks[3].priority`, `rows[7].title`); a document
+with any error is refused whole (400) before anything is written. `place()` then admits the
+rows into a locked board in one change, each as a create would be: admitted, queued
+(queue-mode step), expedited, forced (only when the importer asked for it) or refused by a
+full limit. Archived rows are written archived: they occupy nothing and need no admission.
+"""
+
+import datetime
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from boards.change import BoardChange
+from boards.models import BLOCKED_REASON_MAX, NOT_ASSIGNABLE, ClassOfService, EventKind, Priority, Task
+from boards.placement import Outcome, after_admission, decide, enter, event_kind
+from boards.priorities import PRIORITY_RANKS
+from common import sql
+from common.errors import Invalid, QuotaExceeded, WipLimitReached
+from common.text import clean_text
+from workflows.access import assignable
+from workflows.models import StepKind, Workflow, WorkflowStep
+from workflows.portable import build_steps
+
+MAX_TITLE = 500
+MAX_DESCRIPTION = 100_000
+
+
+@dataclass
+class ImportedTask:
+    row: str  # where the row is in its document, for errors and refusals
+    step: WorkflowStep
+    title: str
+    description: str = ""
+    priority: int = Priority.MEDIUM
+    class_of_service: str = ClassOfService.STANDARD
+    assignee_id: int | None = None
+    blocked_reason: str = ""
+    archived: bool = False
+    created_at: datetime.datetime | None = None
+    ref: object = None  # how a refusal names the row, when not by `row` (a CSV file: its line)
+
+
+@dataclass
+class ImportResult:
+    """What an import did; `refused` lists the rows a full limit turned away."""
+
+    workflow_id: object = None
+    created: int = 0
+    queued: int = 0
+    forced: int = 0
+    archived: int = 0
+    refused: list = field(default_factory=list)
+
+    def as_body(self) -> dict:
+        return {
+            "workflow_id": None if self.workflow_id is None else str(self.workflow_id),
+            "created": self.created,
+            "queued": self.queued,
+            "forced": self.forced,
+            "archived": self.archived,
+            "refused": self.refused,
+        }
+
+
+def max_tasks() -> int:
+    return settings.KANDEV_MAX_IMPORT_TASKS
+
+
+def check_count(count: int, path: str) -> None:
+    """A document brings at most KANDEV_MAX_IMPORT_TASKS tasks: checked before any row is read."""
+    if count > max_tasks():
+        raise Invalid(
+            {path: [f"An import brings at most {max_tasks()} tasks; this one has {count}."]},
+            detail="The document is too large to import; nothing was imported.",
+        )
+
+
+class TaskReader:
+    """Reads rows into ImportedTasks for one workspace, collecting every row's errors."""
+
+    def __init__(self, workspace_id, *, unassign_strangers: bool = False):
+        self.workspace_id = workspace_id
+        self.errors: dict[str, list[str]] = {}
+        # A backup brought to another workspace names people who are not in it: its tasks
+        # come in unassigned, the rows listed (`unassigned`), rather than the import refused.
+        self.unassign_strangers = unassign_strangers
+        self.unassigned: list[str] = []
+        self._users: dict[str, int | None] = {}
+
+    def error(self, key: str, message: str) -> None:
+        self.errors.setdefault(key, []).append(message)
+
+    def read(self, row: str, step: WorkflowStep | None, values: dict) -> ImportedTask | None:
+        """An ImportedTask of `values` (title, description, priority, class_of_service,
+        assignee (a username), blocked_reason, archived, created_at), or None with its errors
+        recorded. Absent or empty values take a create's defaults."""
+        before = len(self.errors)
+        title = self._text(row, "title", values.get("title"), MAX_TITLE, required=True)
+        description = self._text(row, "description", values.get("description"), MAX_DESCRIPTION, multiline=True)
+        blocked = self._text(row, "blocked_reason", values.get("blocked_reason"), BLOCKED_REASON_MAX)
+        priority = values.get("priority") or "medium"
+        if not isinstance(priority, str) or priority.strip().lower() not in PRIORITY_RANKS:
+            self.error(f"{row}.priority", f"Must be one of {', '.join(PRIORITY_RANKS)}.")
+            priority = "medium"
+        service = values.get("class_of_service") or ClassOfService.STANDARD
+        if service not in ClassOfService.values:
+            self.error(f"{row}.class_of_service", 'Must be "standard" or "expedite".')
+        archived = values.get("archived", False)
+        if not isinstance(archived, bool):
+            self.error(f"{row}.archived", "Must be true or false.")
+        created_at = self._instant(row, values.get("created_at"))
+        assignee_id = self._assignee(row, values.get("assignee"))
+        if step is None or len(self.errors) > before:
+            return None
+        return ImportedTask(
+            row=row,
+            step=step,
+            title=title,
+            description=description,
+            priority=PRIORITY_RANKS[priority.strip().lower()],
+            class_of_service=service,
+            assignee_id=assignee_id,
+            blocked_reason=blocked,
+            archived=archived,
+            created_at=created_at,
+        )
+
+    def check(self, detail: str = "The document is invalid; nothing was imported.") -> None:
+        if self.errors:
+            raise Invalid(self.errors, detail=detail)
+
+    def _text(self, row, name, value, maximum, *, required=False, multiline=False) -> str:
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            self.error(f"{row}.{name}", "Must be text.")
+            return ""
+        value = value.strip() if not multiline else value
+        if required and not value.strip():
+            self.error(f"{row}.{name}", "This field may not be blank.")
+        elif len(value) > maximum:
+            self.error(f"{row}.{name}", f"Ensure this field has no more than {maximum} characters.")
+        else:
+            try:
+                return clean_text(value, multiline=multiline)
+            except serializers.ValidationError as exc:
+                self.error(f"{row}.{name}", str(exc.detail[0]))
+        return ""
+
+    def _instant(self, row, value) -> datetime.datetime | None:
+        if value in (None, ""):
+            return None
+        if isinstance(value, datetime.datetime):  # YAML reads an unquoted timestamp as one
+            instant = value
+        else:
+            try:
+                instant = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            except ValueError:
+                self.error(f"{row}.created_at", "Must be an ISO 8601 date-time.")
+                return None
+        if instant.tzinfo is None:
+            instant = instant.replace(tzinfo=datetime.UTC)
+        if instant > datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=1):
+            self.error(f"{row}.created_at", "Must not be in the future.")
+            return None
+        return instant
+
+    def _assignee(self, row, username) -> int | None:
+        if username in (None, ""):
+            return None
+        if not isinstance(username, str):
+            self.error(f"{row}.assignee", "Must be a username.")
+            return None
+        if username not in self._users:
+            user = get_user_model().objects.filter(username=username).values_list("pk", flat=True).first()
+            self._users[username] = user if user is not None and assignable(self.workspace_id, user) else None
+        if self._users[username] is None:
+            if self.unassign_strangers:
+                self.unassigned.append(row)
+            else:
+                self.error(f"{row}.assignee", f'"{username}": {NOT_ASSIGNABLE}')
+        return self._users[username]
+
+
+def check_open_tasks(*, actor, adding: int) -> None:
+    """An import counts against its importer's open-task quota (boards/quotas.py) as the creates
+    it makes would, all at once: refused whole when they do not all fit."""
+    limit = settings.KANDEV_MAX_OPEN_TASKS_PER_USER
+    if not limit or actor is None or not adding:
+        return
+    open_tasks = (
+        Task.objects.filter(
+            archived_at__isnull=True,
+            events__actor=actor,
+            events__kind__in=(EventKind.CREATED, EventKind.QUEUED, EventKind.FORCED, EventKind.EXPEDITED),
+            events__detail__action="create",
+        )
+        .distinct()
+        .count()
+    )
+    if open_tasks + adding > limit:
+        raise QuotaExceeded(
+            quota="open_tasks",
+            limit=limit,
+            detail=f"This import would bring your open tasks to {open_tasks + adding}; one account may "
+            f"have {limit}. Archive finished tasks, or import fewer.",
+        )
+
+
+def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force: bool = False, reason: str = ""):
+    """Admit `rows` into the locked board of `change`, in order, each as a create. A row a full
+    limit refuses is left out and listed in the result, or, when `strict`, refuses the whole
+    import (the WIP conflict, naming the row). `force` (an owner's choice, checked by the
+    caller) admits past full limits, each recorded as a `forced` event with `reason`."""
+    result = ImportResult(workflow_id=change.workflow.pk)
+    change.occupancy.lock_members(sorted({r.assignee_id for r in rows if r.assignee_id is not None}))
+    placed: list[tuple[ImportedTask, Task, Outcome | None]] = []  # outcome None: archived
+    for row in rows:
+        step = change.steps[row.step.pk]
+        task = Task(
+            workflow=change.workflow,
+            title=row.title,
+            description=row.description,
+            priority=row.priority,
+            class_of_service=row.class_of_service,
+            assignee_id=row.assignee_id,
+            blocked_reason=row.blocked_reason,
+            blocked_at=change.now if row.blocked_reason else None,
+        )
+        if row.archived:
+            _place_archived(change, task, step)
+            placed.append((row, task, None))
+            continue
+        if row.assignee_id is not None:
+            try:
+                change.occupancy.assignable(row.assignee_id)
+            except Invalid:  # left the workspace since the rows were read
+                raise Invalid({f"{row.row}.assignee": [NOT_ASSIGNABLE]}) from None
+        try:
+            outcome = decide(change, step, task)
+        except WipLimitReached as refusal:
+            if force:  # only where a create would be refused: a queue-mode step still queues
+                outcome = decide(change, step, task, force=True)
+            elif strict:
+                refusal.extra["row"] = row.row
+                refusal.detail = f"{row.row}: {refusal.detail}"
+                raise
+            else:
+                result.refused.append({"row": row.row if row.ref is None else row.ref, "reason": refusal.detail})
+                continue
+        enter(change, task, step, outcome)
+        placed.append((row, task, outcome))
+    sql.insert([task for _, task, _ in placed])
+    _keep_created_times([(task, row.created_at) for row, task, _ in placed])
+    for row, task, outcome in placed:
+        step = change.steps[task.step_id]
+        kind = EventKind.CREATED if outcome is None else event_kind(outcome, EventKind.CREATED)
+        change.record.created.add(task.pk)
+        change.record.event(task, kind, to_step=step, reason=reason, action="create", source="import", row=row.row)
+        if task.blocked_reason:
+            change.record.event(task, EventKind.BLOCKED, to_step=step, reason=task.blocked_reason, action="block")
+        if outcome is None:
+            change.record.event(task, EventKind.ARCHIVED, from_step=step, action="archive")
+            result.archived += 1
+            continue
+        result.queued += outcome is Outcome.QUEUED
+        result.forced += outcome is Outcome.FORCED
+        result.created += outcome is not Outcome.QUEUED
+        after_admission(change, task, outcome)
+    if placed:
+        change.record.announce("task.created", task=placed[0][1])
+    return result
+
+
+def _place_archived(change: BoardChange, task: Task, step: WorkflowStep) -> None:
+    """An archived task keeps its step (where a restore puts it back) and counts nowhere."""
+    task.step = step
+    task.archived_at = task.entered_step_at = task.updated_at = change.now
+    task.admitted, task.queued_at = True, None
+    task.position = 0  # a restore gives it a key at the end of its step
+
+
+def _keep_created_times(pairs) -> None:
+    """The document's creation times, where it has them (an insert stamps `now`)."""
+    kept = []
+    for task, created_at in pairs:
+        if created_at is not None:
+            task.created_at = created_at
+            kept.append(task)
+    if kept:
+        Task.objects.bulk_update(kept, ["created_at"])
+
+
+def new_board(workspace, name: str, step_names: list[str]) -> Workflow:
+    """A board for imported work: its steps in the order given, the first the start step (a
+    backlog), the last a done step, those between active; no limits until the team sets them."""
+    kinds = [StepKind.ACTIVE] * len(step_names)
+    if len(kinds) > 1:
+        kinds[0], kinds[-1] = StepKind.BACKLOG, StepKind.DONE
+    workflow = Workflow.objects.create(workspace=workspace, name=name)
+    build_steps(
+        workflow,
+        [
+            {"name": step, "position": i, "kind": kind, "is_start_step": i == 0}
+            for i, (step, kind) in enumerate(zip(step_names, kinds, strict=True))
+        ],
+    )
+    return workflow
+
+
+class DryRun(Exception):  # noqa: N818 - not an error: how a preview takes its writes back
+    """Raised at the end of a preview's transaction, so that everything it wrote rolls back."""
+
+    def __init__(self, result):
+        super().__init__("dry run")
+        self.result = result

@@ -1,0 +1,130 @@
+"""A Trello board's JSON export (Trello: Board menu, Print and export, Export as JSON) into a
+new kandev board.
+
+Open lists become the steps, in Trello's order (`pos`): the first is the start step (a
+backlog), the last a done step. Cards become tasks in their list's step, in their order;
+a closed (archived) card, or a card of a closed list (in the first step), comes in archived.
+A card keeps its name (the title) and description. What kandev has no place for yet
+(labels, due dates, checklists, comments, attachments, members) is counted in the answer's
+`skipped`, so nobody takes its absence for a loss the import hid.
+"""
+
+from boards.changes import board_change
+from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, new_board, place
+from boards.locking import board_transaction
+from common.errors import Invalid
+from workflows.step_rules import MAX_NAME, MAX_STEPS, name_errors
+
+NOT_TRELLO = "Not a Trello board export: a JSON object with lists and cards."
+
+
+def trello_import(*, workspace, document, actor, name: str = "", dry_run: bool = False) -> dict:
+    lists, cards, skipped = _read(document)
+    try:
+        result = _import(
+            workspace=workspace, lists=lists, cards=cards, actor=actor, name=name or _name(document), dry_run=dry_run
+        )
+    except DryRun as preview:
+        result = preview.result
+        result.workflow_id = None
+    return {**result.as_body(), "dry_run": dry_run, "skipped": skipped}
+
+
+def _name(document) -> str:
+    name = document.get("name")
+    name = name.strip()[:MAX_NAME] if isinstance(name, str) else ""
+    return name if name and not name_errors(name) else "Imported from Trello"
+
+
+def _read(document) -> tuple[list[dict], list[tuple[int, dict]], dict]:
+    """The open lists in order, the cards (with their index in the file) in list and card
+    order, and the counts of what is skipped. Shape errors are a 400, nothing read further."""
+    if not isinstance(document, dict) or not isinstance(document.get("lists"), list):
+        raise Invalid({"lists": [NOT_TRELLO]}, detail=NOT_TRELLO)
+    if not isinstance(document.get("cards"), list):
+        raise Invalid({"cards": [NOT_TRELLO]}, detail=NOT_TRELLO)
+    check_count(len(document["cards"]), "cards")
+    errors = {}
+    lists = []
+    for i, item in enumerate(document["lists"]):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("name"), str):
+            errors[f"lists[{i}]"] = ["A list needs an id and a name."]
+            continue
+        problems = name_errors(item["name"].strip())
+        if problems and not item.get("closed"):
+            errors[f"lists[{i}].name"] = problems
+        lists.append({**item, "_index": i})
+    open_lists = sorted((x for x in lists if not x.get("closed")), key=lambda x: (_pos(x), x["_index"]))
+    if not open_lists:
+        errors.setdefault("lists", []).append("The board has no open list to make a step of.")
+    if len(open_lists) > MAX_STEPS:
+        errors["lists"] = [f"A board holds at most {MAX_STEPS} steps; this one has {len(open_lists)} open lists."]
+    known = {x["id"]: x for x in lists}
+    order = {x["id"]: n for n, x in enumerate(open_lists)}
+    cards = []
+    for i, card in enumerate(document["cards"]):
+        if not isinstance(card, dict):
+            errors[f"cards[{i}]"] = ["A card must be an object."]
+        elif card.get("idList") not in known:
+            errors[f"cards[{i}].idList"] = ["Not a list of this board."]
+        else:
+            cards.append((i, card))
+    if errors:
+        raise Invalid(errors, detail="The Trello export has errors; nothing was imported.")
+    cards.sort(key=lambda entry: (order.get(entry[1]["idList"], -1), _pos(entry[1]), entry[0]))
+    return open_lists, cards, _skipped(document, cards, known)
+
+
+def _pos(item: dict) -> float:
+    pos = item.get("pos")
+    return float(pos) if isinstance(pos, int | float) and not isinstance(pos, bool) else 0.0
+
+
+def _skipped(document: dict, cards: list, lists: dict) -> dict:
+    def count(name):
+        items = document.get(name)
+        return len(items) if isinstance(items, list) else 0
+
+    card_ids = {card.get("id") for _, card in cards}
+    checklists = [c for c in document.get("checklists") or [] if isinstance(c, dict) and c.get("idCard") in card_ids]
+    comments = [
+        a
+        for a in document.get("actions") or []
+        if isinstance(a, dict) and a.get("type") == "commentCard"  # the export holds the latest actions only
+    ]
+    return {
+        "labels": sum(len(c.get("idLabels") or []) for _, c in cards if isinstance(c.get("idLabels"), list)),
+        "due_dates": sum(1 for _, c in cards if c.get("due")),
+        "checklists": len(checklists),
+        "checklist_items": sum(len(c.get("checkItems") or []) for c in checklists),
+        "comments": len(comments),
+        "attachments": sum(len(c.get("attachments") or []) for _, c in cards if isinstance(c.get("attachments"), list)),
+        "members": count("members"),
+        "closed_lists": sum(1 for x in lists.values() if x.get("closed")),
+    }
+
+
+@board_transaction
+def _import(*, workspace, lists, cards, actor, name, dry_run) -> ImportResult:
+    workflow = new_board(workspace, name, [x["name"].strip() for x in lists])
+    steps = {x["id"]: step for x, step in zip(lists, workflow.steps.order_by("position"), strict=True)}
+    first = steps[lists[0]["id"]]
+    reader = TaskReader(workspace.pk)
+    tasks = []
+    for i, card in cards:
+        step = steps.get(card["idList"])
+        values = {
+            "title": card.get("name"),
+            "description": card.get("desc") or "",
+            "archived": bool(card.get("closed")) or step is None,  # a card of a closed list
+        }
+        task = reader.read(f"cards[{i}]", step or first, values)
+        if task is not None:
+            tasks.append(task)
+    reader.check("The Trello export has errors; nothing was imported.")
+    check_open_tasks(actor=actor, adding=sum(not t.archived for t in tasks))
+    with board_change(workflow.pk, actor=actor) as change:
+        result = place(change, tasks, strict=False)
+    if dry_run:
+        raise DryRun(result)  # inside the transaction: everything written rolls back
+    return result

@@ -1,0 +1,208 @@
+"""A board's backup: export version 2 with its tasks, import with the tasks admitted as
+creates (boards/backup.py), all or nothing."""
+
+import datetime
+import json
+
+import pytest
+
+from boards import services
+from boards.admission import task_archive, task_create
+from boards.backup import export_tasks
+from boards.models import ClassOfService, EventKind, Priority, Task, TaskEvent
+from tests import factories
+from tests.conftest import member_client
+from tests.factories import MembershipFactory, UserFactory
+from workflows.models import OnFull, Role, Workflow
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def source(workflow, owner):
+    """Backlog -> In Progress (2, pulls from Backlog) -> Review (1, queue mode) -> Done, with
+    tasks of every kind: admitted, queued, blocked, assigned, expedite, archived."""
+    backlog, doing, review, done = factories.board(workflow, active={"In Progress": 2, "Review": 1})
+    review.on_full = OnFull.QUEUE
+    review.save(update_fields=["on_full"])
+    ada = UserFactory(username="ada")
+    MembershipFactory(workspace=workflow.workspace, user=ada, role=Role.MEMBER)
+
+    def make(step, title, **fields):
+        return task_create(workflow=workflow, step=step, actor=owner, title=title, **fields).task
+
+    make(doing, "Build the importer", assignee_id=ada.pk, priority=Priority.HIGH)
+    make(doing, "Write the docs", class_of_service=ClassOfService.EXPEDITE)
+    first = make(backlog, "Plan the release", description="Line one\n\n- a list", priority=Priority.LOW)
+    services.task_block(task=make(backlog, "Call the vendor"), actor=owner, reason="waiting on their answer")
+    make(review, "Review the schema")
+    make(review, "Review the page")  # queued: Review is full
+    task_archive(task=make(done, "Ship v1"), actor=owner)
+    make(done, "Ship v2", priority=Priority.CRITICAL)
+    Task.objects.filter(pk=first.pk).update(created_at=datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.UTC))
+    return workflow
+
+
+def export(api, workflow, query=""):
+    response = api.get(f"/api/v1/workflows/{workflow.pk}/export/?format=json{query}")
+    assert response.status_code == 200
+    return json.loads(response.content)
+
+
+def import_(client, workspace, document, query=""):
+    return client.post(
+        f"/api/v1/workspaces/{workspace.pk}/workflows/import/{query}",
+        data=json.dumps(document),
+        content_type="application/json",
+    )
+
+
+def renamed(document, name="Restored"):
+    document["workflows"][0]["name"] = name
+    return document
+
+
+def test_the_export_carries_version_2_and_every_task_in_board_order(api, source):
+    document = export(api, source)
+    assert document["version"] == 2
+    tasks = document["workflows"][0]["tasks"]
+    assert [(t["step"], t["title"], t["archived"]) for t in tasks] == [
+        ("Backlog", "Plan the release", False),
+        ("Backlog", "Call the vendor", False),
+        ("In Progress", "Build the importer", False),
+        ("In Progress", "Write the docs", False),
+        ("Review", "Review the schema", False),
+        ("Review", "Review the page", False),  # the queued one after the admitted one
+        ("Done", "Ship v2", False),
+        ("Done", "Ship v1", True),  # archived tasks last
+    ]
+    assert tasks[0] == {
+        "title": "Plan the release",
+        "description": "Line one\n\n- a list",
+        "step": "Backlog",
+        "step_position": 0,
+        "priority": "low",
+        "class_of_service": "standard",
+        "assignee": None,
+        "blocked_reason": "",
+        "archived": False,
+        "created_at": "2025-01-02T03:04:05+00:00",
+    }
+    assert tasks[1]["blocked_reason"] == "waiting on their answer"
+    assert tasks[2]["assignee"] == "ada"
+    assert tasks[3]["class_of_service"] == "expedite"
+
+
+def test_the_structure_alone_is_still_available(api, source):
+    assert "tasks" not in export(api, source, "&tasks=0")["workflows"][0]
+    assert api.get(f"/api/v1/workflows/{source.pk}/export/?tasks=maybe").status_code == 400
+
+
+def test_an_export_imported_back_brings_every_task_back(api, source):
+    response = import_(api, source.workspace, renamed(export(api, source)))
+    assert response.status_code == 201, response.json()
+    [imported] = response.json()["workflows"]
+    assert imported["tasks"] == {
+        "created": 6,
+        "queued": 1,
+        "forced": 0,
+        "archived": 1,
+        "refused": [],
+        "unassigned": [],
+    }
+    copy = Workflow.objects.get(pk=imported["id"])
+    assert export_tasks(copy) == export_tasks(source)  # every field, in the same order
+    queued = Task.objects.get(workflow=copy, title="Review the page")
+    assert (queued.admitted, queued.queued_at is not None) == (False, True)
+    blocked = Task.objects.get(workflow=copy, title="Call the vendor")
+    assert blocked.blocked_at is not None
+    kinds = set(TaskEvent.objects.filter(workflow=copy).values_list("kind", flat=True))
+    assert kinds == {EventKind.CREATED, EventKind.QUEUED, EventKind.BLOCKED, EventKind.ARCHIVED}
+
+
+def test_a_task_over_a_limit_refuses_the_whole_import_unless_an_owner_forces_it(api, source, owner):
+    document = renamed(export(api, source))
+    doing = document["workflows"][0]["tasks"][2]
+    # After the expedite one (admitted past the limit, within the board's expedite allowance).
+    document["workflows"][0]["tasks"].insert(4, {**doing, "title": "A third one", "assignee": None})
+    response = import_(api, source.workspace, document)
+    assert response.status_code == 409
+    body = response.json()
+    assert body["code"] == "wip_limit_reached"
+    assert body["row"] == "workflows[0].tasks[4]"
+    assert body["detail"] == 'workflows[0].tasks[4]: Step "In Progress" is at its WIP limit (2 of 2).'
+    assert not Workflow.objects.filter(name="Restored").exists()
+
+    member = member_client(source.workspace, Role.MEMBER)
+    assert import_(member, source.workspace, document, "?force=1").status_code == 403
+    assert not Workflow.objects.filter(name="Restored").exists()
+
+    response = import_(api, source.workspace, document, "?force=1")
+    assert response.status_code == 201
+    assert response.json()["workflows"][0]["tasks"]["forced"] == 1
+    forced = TaskEvent.objects.get(workflow__name="Restored", kind=EventKind.FORCED)
+    assert (forced.actor, forced.reason) == (owner, "Imported from a kandev export.")
+
+
+def test_bad_tasks_are_400_naming_each_field_and_nothing_is_written(api, source):
+    document = renamed(export(api, source))
+    tasks = document["workflows"][0]["tasks"]
+    tasks[0]["priority"] = "urgent"
+    tasks[1]["title"] = " "
+    tasks[2]["step_position"] = 9
+    tasks[3]["created_at"] = "yesterday"
+    tasks[4]["archived"] = "no"
+    tasks[5] = "a string"
+    response = import_(api, source.workspace, document)
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "workflows[0].tasks[0].priority": ["Must be one of critical, high, medium, low, none."],
+        "workflows[0].tasks[1].title": ["This field may not be blank."],
+        "workflows[0].tasks[2].step_position": ["No step at position 9."],
+        "workflows[0].tasks[3].created_at": ["Must be an ISO 8601 date-time."],
+        "workflows[0].tasks[4].archived": ["Must be true or false."],
+        "workflows[0].tasks[5]": ["Must be a mapping with title, step and the task's fields."],
+    }
+    assert not Workflow.objects.filter(name="Restored").exists()
+
+
+def test_the_task_count_is_bounded(api, source, settings):
+    settings.KANDEV_MAX_IMPORT_TASKS = 5
+    response = import_(api, source.workspace, renamed(export(api, source)))
+    assert response.status_code == 400
+    assert response.json()["errors"] == {"workflows": ["An import brings at most 5 tasks; this one has 8."]}
+
+
+def test_people_who_are_not_in_the_workspace_leave_their_tasks_unassigned(api, source, owner):
+    document = renamed(export(api, source))
+    other = factories.WorkspaceFactory()
+    MembershipFactory(workspace=other, user=owner, role=Role.OWNER)
+    response = import_(api, other, document)
+    assert response.status_code == 201
+    assert response.json()["workflows"][0]["tasks"]["unassigned"] == ["workflows[0].tasks[2]"]
+    assert not Task.objects.filter(workflow__workspace=other, assignee__isnull=False).exists()
+
+
+def test_a_version_1_document_still_imports_as_an_empty_board(api, source):
+    document = renamed(export(api, source, "&tasks=0"))
+    document["version"] = 1
+    response = import_(api, source.workspace, document)
+    assert response.status_code == 201
+    assert response.json()["workflows"][0]["tasks"]["created"] == 0
+    assert not Task.objects.filter(workflow__name="Restored").exists()
+
+
+def test_a_dry_run_answers_what_the_import_would_do_and_writes_nothing(api, source):
+    before = (Workflow.objects.count(), Task.objects.count(), TaskEvent.objects.count())
+    response = import_(api, source.workspace, renamed(export(api, source)), "?dry_run=1")
+    assert response.status_code == 200
+    assert response.json() == {
+        "dry_run": True,
+        "workflows": [
+            {
+                "name": "Restored",
+                "tasks": {"created": 6, "queued": 1, "forced": 0, "archived": 1, "refused": [], "unassigned": []},
+            }
+        ],
+    }
+    assert (Workflow.objects.count(), Task.objects.count(), TaskEvent.objects.count()) == before
