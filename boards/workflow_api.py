@@ -31,9 +31,10 @@ from workflows.access import (
     visible_workflows,
     writable,
 )
+from workflows.catalog import catalog
 from workflows.formats import DOCUMENT_PARSERS, YAMLRenderer
 from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace
-from workflows.portable import export_document, templates
+from workflows.portable import export_document
 from workflows.serializers import (
     ImportResultSerializer,
     PortableDocumentSerializer,
@@ -387,4 +388,4 @@ class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
 class TemplateListView(APIView):
     @extend_schema(responses=TemplateSerializer(many=True))
     def get(self, request):
-        return Response(list(templates().values()))
+        return Response(catalog())

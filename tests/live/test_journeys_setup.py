@@ -264,12 +264,18 @@ def owner_creates_a_workspace_and_a_board_from_a_template_then_imports(open_page
     names = [api_t["name"] for api_t in api.get("/api/v1/workflow-templates/").json()]
     assert {"Kanban", "PR Review"} <= set(names)
     expect(template.locator("option")).to_have_text(["Empty board (no steps)", *names])
+    description = panel.locator(".template-description")
+    expect(description).to_have_text("No steps yet: add the first step on the board's page.")
+    template.select_option(label="Agent pipeline")
+    expect(description).to_contain_text("starts an agent) → Review")
     template.select_option(label="Kanban")
+    expect(description).to_contain_text("In Progress (limit 3, pulls from Ready)")
+    expect(template).to_have_accessible_description(re.compile("Backlog holds options"))
     panel.get_by_role("button", name="New board").click()
     expect(panel.get_by_role("link", name="Delivery")).to_be_visible()
     delivery = boards_of(api, workspace["id"])["Delivery"]
     steps = api.get(f"/api/v1/workflows/{delivery['id']}/board/").json()["steps"]
-    assert [s["name"] for s in steps] == ["Backlog", "In Progress", "Review", "Done"]
+    assert [s["name"] for s in steps] == ["Backlog", "Ready", "In Progress", "Review", "Done"]
 
     bad, good = tmp_path / "broken.yaml", tmp_path / "imported.yaml"
     bad.write_text(BAD_BOARD)
