@@ -82,14 +82,17 @@ class BoardWorkflowSerializer(serializers.Serializer):
 
 
 class BoardAgentsSerializer(serializers.Serializer):
-    """Sessions holding a slot (`running`: starting or running) and waiting for one, with the
-    limits (0 = unlimited), for the board and for its workspace."""
+    """Sessions a runner holds (`running`), sessions holding a slot that no runner has claimed
+    yet (`unclaimed`) and sessions waiting for a slot (`queued`), with the limits (0 =
+    unlimited, bounding running and unclaimed together), for the board and its workspace."""
 
     running = serializers.IntegerField()
+    unclaimed = serializers.IntegerField()
     queued = serializers.IntegerField()
     workflow_limit = serializers.IntegerField()
     workspace_limit = serializers.IntegerField()
     workspace_running = serializers.IntegerField()
+    workspace_unclaimed = serializers.IntegerField()
     workspace_queued = serializers.IntegerField()
 
 
