@@ -306,7 +306,7 @@ def step_settings_show_field_errors_and_save(open_board, owner, workflow, board)
     doing_form.locator("input[name=wip_limit]").fill("-1")
     doing_form.locator("button[type=submit]").click()
     wip_error = doing_form.locator('[data-error-for="wip_limit"]')
-    expect(wip_error).to_contain_text("greater than or equal to 0")
+    expect(wip_error).to_have_text("Use 0 or more.")
     expect(doing_form.locator("input[name=wip_limit]")).to_have_attribute("aria-invalid", "true")
 
     backlog_form = page.locator(f'form[data-step-id="{backlog.pk}"]')
@@ -619,9 +619,7 @@ def the_settings_edit_the_session_limits_and_show_a_refused_value(
     # A refused value: the server's message at the field, nothing saved
     board_limit.fill("-1")
     limits.get_by_role("button", name="Save board limits").click()
-    expect(limits.locator("#max_parallel_sessions-error")).to_have_text(
-        "Ensure this value is greater than or equal to 0."
-    )
+    expect(limits.locator("#max_parallel_sessions-error")).to_have_text("Use 0 or more.")
     expect(board_limit).to_have_attribute("aria-invalid", "true")
     shot(page, "settings-agent-limits-refused")
     assert api.get(f"/api/v1/workflows/{workflow.pk}/").json()["max_parallel_sessions"] == 1
