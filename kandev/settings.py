@@ -258,10 +258,12 @@ SPECTACULAR_SETTINGS = {
         "QueueOrRejectEnum": "workflows.models.OnFull",
         "StepKindEnum": "workflows.models.StepKind",
         "EventKindEnum": "boards.models.EventKind",
+        "ClassOfServiceEnum": "boards.models.ClassOfService",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "common.schema.document_errors",
+        "common.schema.tag_and_summarize",
     ],
 }
 

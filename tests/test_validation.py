@@ -1,4 +1,5 @@
-"""Field errors in words a person understands, in the structure DRF gives them."""
+"""Field errors in words a person understands, in the structure DRF gives them, whether
+kandev checks the input (validated) or DRF does (the exception handler)."""
 
 import pytest
 from rest_framework import serializers
@@ -58,3 +59,9 @@ def test_kandev_s_own_messages_are_kept():
     with pytest.raises(Invalid) as refused:
         validated(Checked, {"title": "1"})
     assert refused.value.extra["errors"] == {"title": ["A title needs a letter."]}
+
+
+def test_a_serializer_checked_by_drf_itself_answers_in_the_same_words(api, workflow):
+    response = api.patch(f"/api/v1/workflows/{workflow.pk}/", {"max_parallel_sessions": -1}, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == {"max_parallel_sessions": ["Use 0 or more."]}
