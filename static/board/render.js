@@ -131,8 +131,7 @@ function fillAgent(agent, session) {
     unlimited), with "1 waiting for a runner" between when a session no runner claimed holds a slot. */
 function fillCapacity(scope, running, limit, queued, unclaimed) {
   scope.querySelector('[data-role="running"]').textContent = String(running);
-  scope.querySelector('[data-role="unclaimed-part"]').hidden = !unclaimed;
-  scope.querySelector('[data-role="unclaimed"]').textContent = String(unclaimed ?? 0);
+  scope.querySelector('[data-role="unclaimed"]').textContent = unclaimed ? `${unclaimed} waiting for a runner, ` : "";
   const limitPart = scope.querySelector('[data-role="limit"]');
   limitPart.hidden = !limit;
   limitPart.textContent = limit ? `/${limit}` : "";

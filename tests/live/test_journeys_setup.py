@@ -91,6 +91,7 @@ def test_an_owner_sets_up_workspaces_and_boards(journey):
     world = journey.walk(members_rename_but_only_owners_see_delete)
     journey.walk(owner_renames_exports_and_deletes_a_board, **world)
     journey.walk(owner_creates_a_workspace_and_a_board_from_a_template_then_imports)
+    journey.walk(an_empty_board_offers_to_add_its_first_column)
 
 
 def test_an_owner_shapes_the_steps(journey):
@@ -294,6 +295,20 @@ def owner_creates_a_workspace_and_a_board_from_a_template_then_imports(open_page
     assert page.errors == []
 
 
+def an_empty_board_offers_to_add_its_first_column(open_board, axe, owner, workflow):
+    assert not workflow.steps.exists()
+    page = open_board(owner, workflow)
+    empty = page.get_by_role("region", name="This board has no steps yet")
+    expect(empty).to_be_visible()
+    axe(page, "an empty board")
+    empty.get_by_label("Column name").fill("To do")
+    empty.get_by_role("button", name="Add a column").click()
+    expect(page.locator(".column")).to_have_count(1)
+    expect(page.get_by_role("region", name="This board has no steps yet")).to_have_count(0)
+    assert list(workflow.steps.values_list("name", "is_start_step")) == [("To do", True)]
+    assert page.errors == []
+
+
 def step_settings_show_field_errors_and_save(open_board, owner, workflow, board):
     backlog, doing, done = board
     page = open_board(owner, workflow)
@@ -329,6 +344,9 @@ def step_settings_show_field_errors_and_save(open_board, owner, workflow, board)
     doing_form.locator("button[type=submit]").click()
     expect(page.locator(f'form[data-step-id="{doing.pk}"] h2')).to_have_text("2. Doing")
     page.wait_for_load_state()
+    # The page reloaded with the change, says so, and the keyboard is where it was
+    expect(page.locator("#settings-saved")).to_have_text("Step saved.")
+    expect(page.locator(f'form[data-step-id="{doing.pk}"] button[type=submit]')).to_be_focused()
     saved = WorkflowStep.objects.get(pk=doing.pk)
     assert (saved.name, saved.wip_limit, saved.on_full) == ("Doing", 3, "queue")
     assert saved.pull_from_step_id is None
@@ -347,6 +365,8 @@ def step_settings_show_field_errors_and_save(open_board, owner, workflow, board)
         ["1. Backlog", "2. Doing", "3. Review", "4. Done"]
     )
     page.wait_for_load_state()
+    expect(page.locator("#settings-saved")).to_have_text("Step moved.")
+    expect(page.locator('form[data-role="step-form"]').nth(2).locator('button[data-action="up"]')).to_be_focused()
     page.on("dialog", lambda dialog: dialog.accept())
     forms = page.locator('form[data-role="step-form"]')
     forms.nth(2).locator('button[data-action="delete"]').click()
