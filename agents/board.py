@@ -18,7 +18,8 @@ from workflows.models import Workflow, Workspace
 
 
 def task_sessions(*, workflow_id, task_ids=None, writes=()) -> dict:
-    """{task id: {"id", "status", "queue_position"}} for the board's tasks (or just `task_ids`),
+    """{task id: {"id", "status", "queue_position", "waiting_for_runner", "detail"}} for the
+    board's tasks (or just `task_ids`),
     in one query, whatever the number of tasks.
 
     A card shows its task's live session, or the last one when it failed in the step the task
@@ -34,13 +35,15 @@ def task_sessions(*, workflow_id, task_ids=None, writes=()) -> dict:
     statement = _shown_sessions(connection.vendor, of_tasks=task_ids is not None)
     *_, rows = sql.fetch_together(*writes, (statement, params, ()))
     sessions, queued = {}, 0
-    for task_id, session_id, status in rows:
+    for task_id, session_id, status, runner, detail in rows:
         if status == SessionStatus.QUEUED:
             queued += 1
         sessions[sql.uuid_value(task_id)] = {
             "id": str(sql.uuid_value(session_id)),
             "status": status,
             "queue_position": queued if status == SessionStatus.QUEUED else None,
+            "waiting_for_runner": status == SessionStatus.STARTING and not runner,
+            "detail": detail if status == SessionStatus.FAILED else "",
         }
     return sessions
 
@@ -63,7 +66,7 @@ def _shown_sessions(vendor: str, *, of_tasks: bool) -> str:
         f" OR ({of('created_at', 'later')} = {of('created_at')} AND {of('id', 'later')} > {of('id')}))"
     )
     statement = (
-        f"SELECT {of('task')}, {of('id')}, {of('status')} FROM {session}"
+        f"SELECT {of('task')}, {of('id')}, {of('status')}, {of('runner')}, {of('detail')} FROM {session}"
         f" JOIN {task} ON {task}.{sql.column(Task, 'id')} = {of('task')}"
         f" WHERE {of('workflow')} = %s AND ({of('status')} IN ({', '.join(['%s'] * len(LIVE))})"
         f" OR ({of('status')} = %s"
@@ -77,28 +80,36 @@ def _shown_sessions(vendor: str, *, of_tasks: bool) -> str:
 
 
 def agent_figures(workflow: Workflow) -> dict:
-    """The agent capacity of the board and of its workspace, in one query: sessions holding a
-    slot (`running`: starting or running), those waiting for one, and the limits (0 = none)."""
+    """The agent capacity of the board and of its workspace, in one query: sessions a runner
+    holds (`running`: claimed, starting or running), those holding a slot that no runner has
+    claimed yet (`unclaimed`), those waiting for a slot (`queued`), and the limits (0 = none),
+    which bound running and unclaimed together."""
     holding, queued = Q(live__status__in=HOLDING_SLOT), Q(live__status=SessionStatus.QUEUED)
+    unclaimed = Q(live__status=SessionStatus.STARTING, live__runner="")
+    claimed = holding & ~unclaimed
     here = Q(live__workflow_id=workflow.pk)
     live = FilteredRelation("workflows__agent_sessions", condition=Q(workflows__agent_sessions__status__in=LIVE))
     workspace = (
         Workspace.objects.only("max_concurrent_sessions")
         .annotate(live=live)
         .annotate(
-            running=Count("live", filter=holding & here),
+            running=Count("live", filter=claimed & here),
+            unclaimed=Count("live", filter=unclaimed & here),
             queued=Count("live", filter=queued & here),
-            workspace_running=Count("live", filter=holding),
+            workspace_running=Count("live", filter=claimed),
+            workspace_unclaimed=Count("live", filter=unclaimed),
             workspace_queued=Count("live", filter=queued),
         )
         .get(pk=workflow.workspace_id)
     )
     return {
         "running": workspace.running,
+        "unclaimed": workspace.unclaimed,
         "queued": workspace.queued,
         "workflow_limit": workflow.max_parallel_sessions,
         "workspace_limit": workspace.session_limit,
         "workspace_running": workspace.workspace_running,
+        "workspace_unclaimed": workspace.workspace_unclaimed,
         "workspace_queued": workspace.workspace_queued,
     }
 
@@ -109,6 +120,8 @@ class BoardSessionSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=SessionStatus.choices)
     queue_position = serializers.IntegerField(allow_null=True, help_text="1-based among the board's queued sessions")
+    waiting_for_runner = serializers.BooleanField(help_text="Starting, but no runner has claimed it yet")
+    detail = serializers.CharField(help_text="Why it failed (empty unless failed)")
 
 
 SESSIONS = Sessions(

@@ -15,7 +15,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Min, OuterRef, Subquery
+from django.db.models import F, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 from rest_framework import status as http
 
@@ -436,21 +436,37 @@ def session_claim(*, user, runner: str, workspace_id=None) -> AgentSession | Non
 # --- recovery (the background worker) ---------------------------------------------------
 
 
+NO_RUNNER = "No runner claimed it within {seconds} seconds."
+
+
+def _unclaimed_since(now):
+    """Starting sessions no runner claimed before the claim timeout ran out (none when it is 0)."""
+    timeout = settings.KANDEV_RUNNER_CLAIM_TIMEOUT_SECONDS
+    if not timeout:
+        return Q(pk__in=[])
+    return Q(status=SessionStatus.STARTING, runner="", started_at__lt=now - timedelta(seconds=timeout))
+
+
+def _abandoned(now):
+    """Sessions to fail: their runner's lease expired, or no runner ever claimed them."""
+    return Q(status__in=HOLDING_SLOT, lease_expires_at__lt=now) | _unclaimed_since(now)
+
+
 @board_transaction
-def expire_board_leases(*, workflow_id) -> int:
+def expire_board_leases(*, workflow_id, now=None) -> int:
+    """Fail this board's abandoned sessions (`now`, when given, is the time they are judged
+    at) and free their slots."""
     with board_change(workflow_id) as change:
+        now = now or change.now
         expired = list(
-            AgentSession.objects.filter(
-                workflow=change.workflow, status__in=HOLDING_SLOT, lease_expires_at__lt=change.now
-            ).select_for_update(skip_locked=True)
+            AgentSession.objects.filter(_abandoned(now), workflow=change.workflow).select_for_update(skip_locked=True)
         )
         for session in expired:
-            _set_status(
-                session,
-                SessionStatus.FAILED,
-                now=change.now,
-                detail="The runner's lease expired (no heartbeat).",
-            )
+            if session.runner:
+                detail = "The runner's lease expired (no heartbeat)."
+            else:
+                detail = NO_RUNNER.format(seconds=settings.KANDEV_RUNNER_CLAIM_TIMEOUT_SECONDS)
+            _set_status(session, SessionStatus.FAILED, now=change.now, detail=detail)
         AgentSession.objects.bulk_update(expired, ["status", "finished_at", "lease_expires_at", "detail"])
         if expired:
             change.record.announce("session.updated")
@@ -461,16 +477,13 @@ def expire_board_leases(*, workflow_id) -> int:
         return len(expired)
 
 
-def reconcile_sessions() -> tuple[int, int]:
-    """Fail sessions whose lease expired, then promote queued sessions that fit, board by
-    board (oldest queue first). Returns (failed, promoted)."""
-    now = timezone.now()
-    boards = (
-        AgentSession.objects.filter(status__in=HOLDING_SLOT, lease_expires_at__lt=now)
-        .values_list("workflow_id", flat=True)
-        .distinct()
-    )
-    failed = _each_board(expire_board_leases, boards)
+def reconcile_sessions(now=None) -> tuple[int, int]:
+    """Fail sessions whose lease expired or that no runner claimed in time, then promote
+    queued sessions that fit, board by board (oldest queue first). Returns (failed,
+    promoted). `now` judges the sessions at another time (tests)."""
+    now = now or timezone.now()
+    boards = AgentSession.objects.filter(_abandoned(now)).values_list("workflow_id", flat=True).distinct()
+    failed = _each_board(partial(expire_board_leases, now=now), boards)
     queued = (
         AgentSession.objects.filter(status=SessionStatus.QUEUED)
         .values("workflow_id")
@@ -488,5 +501,5 @@ def _each_board(service, workflow_ids) -> int:
         try:
             done += service(workflow_id=workflow_id)
         except Exception:  # one broken board must not stop the others
-            logger.exception("%s failed for board %s", service.__name__, workflow_id)
+            logger.exception("%s failed for board %s", getattr(service, "func", service).__name__, workflow_id)
     return done

@@ -17,8 +17,8 @@ from boards.priorities import PRIORITY_RANKS
 from boards.snapshots import board_snapshot
 from teams.invitations import invitations_for
 from workflows.access import WRITE_ROLES, memberships_of, role_in
+from workflows.catalog import catalog
 from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow
-from workflows.portable import templates
 from workflows.step_rules import ACTION_TYPES
 
 # Name -> pull rank, for the add-task select and the script's card order.
@@ -76,7 +76,7 @@ def home(request):
             "memberships": memberships,
             "write_roles": WRITE_ROLES,
             "owner_role": Role.OWNER,
-            "templates": templates().values(),  # what GET /api/v1/workflow-templates/ lists
+            "templates": catalog(),  # what GET /api/v1/workflow-templates/ lists
             "invitations": invitations_for(request.user),
         },
     )

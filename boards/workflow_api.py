@@ -35,9 +35,9 @@ from workflows.access import (
     visible_workflows,
     writable,
 )
+from workflows.catalog import catalog
 from workflows.formats import DOCUMENT_PARSERS, JSONDocumentParser, YAMLRenderer, read_limited
 from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace
-from workflows.portable import templates
 from workflows.serializers import (
     ImportResultSerializer,
     PortableDocumentSerializer,
@@ -86,14 +86,17 @@ class BoardWorkflowSerializer(serializers.Serializer):
 
 
 class BoardAgentsSerializer(serializers.Serializer):
-    """Sessions holding a slot (`running`: starting or running) and waiting for one, with the
-    limits (0 = unlimited), for the board and for its workspace."""
+    """Sessions a runner holds (`running`), sessions holding a slot that no runner has claimed
+    yet (`unclaimed`) and sessions waiting for a slot (`queued`), with the limits (0 =
+    unlimited, bounding running and unclaimed together), for the board and its workspace."""
 
     running = serializers.IntegerField()
+    unclaimed = serializers.IntegerField()
     queued = serializers.IntegerField()
     workflow_limit = serializers.IntegerField()
     workspace_limit = serializers.IntegerField()
     workspace_running = serializers.IntegerField()
+    workspace_unclaimed = serializers.IntegerField()
     workspace_queued = serializers.IntegerField()
 
 
@@ -532,4 +535,4 @@ class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
 class TemplateListView(APIView):
     @extend_schema(responses=TemplateSerializer(many=True))
     def get(self, request):
-        return Response(list(templates().values()))
+        return Response(catalog())

@@ -5,6 +5,7 @@ exceptions) into the `{"code", "detail", ...}` body of api.md.
 """
 
 import logging
+import re
 import sys
 
 from django.conf import settings
@@ -68,13 +69,70 @@ class QuotaExceeded(Conflict):
         super().__init__(detail, code="quota_exceeded", quota=quota, limit=limit)
 
 
+# DRF's own messages, by their code, as a person would say them (the field's label is shown
+# beside each): a pattern of DRF's English wording and its replacement.
+_PLAIN = {
+    "required": (r".*", "Please fill this in."),
+    "blank": (r".*", "Please fill this in."),
+    "null": (r".*", "Please fill this in."),
+    "invalid": (r"A valid integer is required\.|Must be a valid UUID\.|Must be a valid boolean\.", None),
+    "max_string_length": (r".*", "That number is too large."),
+    "min_length": (r"Ensure this field has at least (\d+) (elements|characters)\.", None),
+    "max_length": (r"Ensure this field has no more than (\d+) (elements|characters)\.", None),
+    "min_value": (r"Ensure this value is greater than or equal to (\S+)\.", r"Use \1 or more."),
+    "max_value": (r"Ensure this value is less than or equal to (\S+)\.", r"Use \1 or less."),
+    "not_a_list": (r".*", "Please give a list."),
+    "not_a_dict": (r".*", "Please give an object."),
+    "invalid_choice": (r'"(.*)" is not a valid choice\.', r'"\1" is not one of the choices.'),
+}
+_INVALID = {
+    "A valid integer is required.": "Please give a whole number.",
+    "Must be a valid UUID.": "Must be a valid id.",
+    "Must be a valid boolean.": "Must be true or false.",
+}
+_COUNTED = {
+    ("min_length", "elements"): "Choose at least {n}.",
+    ("max_length", "elements"): "Choose at most {n}.",
+    ("min_length", "characters"): "Use at least {n} characters.",
+    ("max_length", "characters"): "Use at most {n} characters.",
+}
+
+
+def human(message) -> str:
+    """One of DRF's field messages (an ErrorDetail, with its code) in plain words; any other
+    message (kandev's own are written for people) unchanged."""
+    code = getattr(message, "code", None)
+    text = str(message)
+    if code not in _PLAIN:
+        return text
+    pattern, replacement = _PLAIN[code]
+    match = re.fullmatch(pattern, text)
+    if match is None:
+        return text
+    if code == "invalid":
+        return _INVALID[text]
+    if replacement is None:
+        return _COUNTED[(code, match.group(2))].format(n=match.group(1))
+    return match.expand(replacement)
+
+
+def human_errors(errors):
+    """A serializer's errors with each message in plain words, in the same structure (a
+    field's list, a nested object's fields, a list's items)."""
+    if isinstance(errors, dict):
+        return {key: human_errors(value) for key, value in errors.items()}
+    if isinstance(errors, list):
+        return [human_errors(item) for item in errors]
+    return human(errors)
+
+
 class Invalid(KandevError):
     """Validation failure with field errors: 400 {"code": "invalid", "errors": {...}}."""
 
     code = "invalid"
 
     def __init__(self, errors: dict[str, list[str]], detail: str = "Invalid input."):
-        super().__init__(detail, errors=errors)
+        super().__init__(detail, errors=human_errors(errors))
 
 
 class Forbidden(KandevError):
@@ -112,7 +170,7 @@ def exception_handler(exc, context):
         exc = exceptions.PermissionDenied()
     if isinstance(exc, exceptions.ValidationError):
         set_rollback()
-        errors = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        errors = human_errors(exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail})
         return Response(
             {"code": "invalid", "detail": "Invalid input.", "errors": errors},
             status=status.HTTP_400_BAD_REQUEST,

@@ -1,5 +1,6 @@
 """Input checks every door shares (REST, MCP, webhooks): run a serializer, read an id, read
-a whole number. Each failure is the one `Invalid` error: a 400 naming the field."""
+a whole number. Each failure is the one `Invalid` error: a 400 naming the field (in words a
+person understands: common.errors)."""
 
 import uuid
 

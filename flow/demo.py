@@ -1,7 +1,7 @@
 """A month of generated history for the demo board (seed_demo), so the flow page has
 something to show on first run: two people finishing tasks one after another, each
-through In Progress and Review into Done, archived a day later (the board stays as
-seed_demo always showed it)."""
+committed from Backlog to Ready, pulled into In Progress, moved to Review and into Done,
+archived a day later (the board stays as seed_demo always showed it)."""
 
 import random
 from datetime import timedelta
@@ -16,7 +16,7 @@ DAYS = 30
 def seed_month(board, actor) -> int:
     """Write finished tasks and their events over the last month; the number of tasks."""
     steps = list(board.steps.order_by("position"))
-    backlog, doing, review, done = steps[0], steps[1], steps[2], steps[-1]
+    backlog, ready, doing, review, done = steps  # the Kanban template's
     rng = random.Random(16)  # the same month on every fresh database
     start = timezone.now() - timedelta(days=DAYS)
     tasks, events, times = [], [], []
@@ -24,6 +24,7 @@ def seed_month(board, actor) -> int:
         at = start + timedelta(hours=rng.uniform(0, 12))
         while True:
             created = at - timedelta(hours=rng.uniform(2, 72))
+            committed = created + (at - created) * rng.random()
             started = at
             reviewed = started + timedelta(hours=rng.lognormvariate(2.8, 0.6))
             finished = reviewed + timedelta(hours=rng.lognormvariate(1.5, 0.7))
@@ -40,8 +41,9 @@ def seed_month(board, actor) -> int:
             tasks.append(task)
             for kind, src, dst, when in (
                 (EventKind.CREATED, None, backlog, created),
-                (EventKind.PULLED, backlog, doing, started),
-                (EventKind.PULLED, doing, review, reviewed),
+                (EventKind.MOVED, backlog, ready, committed),
+                (EventKind.PULLED, ready, doing, started),
+                (EventKind.MOVED, doing, review, reviewed),
                 (EventKind.MOVED, review, done, finished),
                 (EventKind.ARCHIVED, done, None, task.archived_at),
             ):

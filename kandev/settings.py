@@ -7,6 +7,7 @@ DATABASE_POOL_MAX_SIZE  PostgreSQL connection pool per process (0 = off); set it
 REDIS_URL     when set: Redis channel layer (several ASGI workers); else in-memory
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS, STATIC_ROOT (collectstatic target)
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
+KANDEV_RUNNER_CLAIM_TIMEOUT_SECONDS (300; 0 = wait for a runner forever),
 KANDEV_METRICS_TOKEN; KANDEV_BACKGROUND (embedded|worker: who runs the background work);
 PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 EMAIL_URL or EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS,
@@ -262,6 +263,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "common.schema.document_errors",
+        "common.schema.tag_and_summarize",
     ],
 }
 
@@ -403,6 +405,8 @@ X_FRAME_OPTIONS = "DENY"
 # Agent sessions: 0 = unlimited; a workspace's own max_concurrent_sessions overrides the default.
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE = int(os.environ.get("KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE", "0"))
 KANDEV_SESSION_LEASE_SECONDS = int(os.environ.get("KANDEV_SESSION_LEASE_SECONDS", "60"))
+# A starting session no runner claims within this many seconds fails and frees its slot.
+KANDEV_RUNNER_CLAIM_TIMEOUT_SECONDS = int(os.environ.get("KANDEV_RUNNER_CLAIM_TIMEOUT_SECONDS", "300"))
 
 # Every handler redacts `?token=` keys (common/logs.py). uvicorn's own handlers are declared
 # again here, with uvicorn's formatters, so its access and WebSocket lines are redacted too;

@@ -1,5 +1,6 @@
 from io import StringIO
 
+import yaml
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
@@ -45,3 +46,30 @@ def test_openapi_schema_and_docs_are_served(db):
     assert schema.status_code == 200
     assert b"/api/v1/tasks/{id}/move/" in schema.content
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_every_api_operation_is_tagged_by_its_resource_and_summed_up(db):
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    paths = yaml.safe_load(client.get("/api/schema/").content)["paths"]
+    operations = {(m, p): op for p, item in paths.items() for m, op in item.items()}
+    assert all(len(op["tags"]) == 1 and op["tags"] != ["v1"] and op["summary"] for op in operations.values())
+    assert {op["tags"][0] for op in operations.values()} == {
+        "Agent sessions",
+        "Boards",
+        "Flow analytics",
+        "Members and invites",
+        "Review watches",
+        "Step groups",
+        "Steps",
+        "Tasks",
+        "Webhook intakes",
+        "Workspaces",
+        "Your account",
+    }
+    summaries = [op["summary"] for op in operations.values()]
+    assert len(set(summaries)) == len(summaries)  # each says which operation it is
+    move = operations[("post", "/api/v1/tasks/{id}/move/")]
+    assert (move["tags"], move["summary"]) == (["Tasks"], "Move a task to a step (admitted by its limits)")
+    assert operations[("get", "/api/v1/workflows/{id}/flow/cfd/")]["summary"] == "A board's cumulative flow diagram"
+    assert operations[("delete", "/api/v1/tokens/{id}/")]["summary"] == "Delete an API token"

@@ -123,6 +123,8 @@ class TemplateSerializer(serializers.Serializer):
     id = serializers.CharField()
     name = serializers.CharField()
     description = serializers.CharField()
+    starts_agents = serializers.BooleanField(help_text="Whether a step of it starts an agent (needs a runner).")
+    summary = serializers.CharField(help_text="Its steps, limits, pulls and agents in one line.")
     steps = serializers.ListField(child=serializers.DictField())
 
 

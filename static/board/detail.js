@@ -106,7 +106,7 @@ export class TaskDetail {
       this.#block();
     });
     this.form?.elements.description.addEventListener("input", (event) => {
-      this.part("description-html").replaceChildren(markdownFragment(event.target.value));
+      this.#showDescription(event.target.value);
     });
     window.addEventListener("popstate", () => this.followUrl());
   }
@@ -187,6 +187,12 @@ export class TaskDetail {
     this.#loadSessions();
   }
 
+  /** The description as the card reads it, and its section only when there is one. */
+  #showDescription(text) {
+    this.part("description").hidden = !text?.trim();
+    this.part("description-html").replaceChildren(markdownFragment(text ?? ""));
+  }
+
   #dirty(field) {
     return this.form.elements[field].value !== String(this.#task[field] ?? "");
   }
@@ -229,7 +235,7 @@ export class TaskDetail {
       this.blockForm.querySelector('[data-action="unblock"]').hidden = !task.blocked_reason;
     }
     const shownText = this.form && !force && this.#dirty("description") ? this.form.elements.description.value : task.description;
-    this.part("description-html").replaceChildren(markdownFragment(shownText));
+    this.#showDescription(shownText);
     const archive = this.dialog.querySelector('[data-action="archive"]');
     if (archive) {
       archive.hidden = Boolean(task.archived_at);

@@ -104,3 +104,10 @@ document.addEventListener("submit", async (event) => {
   }
   button.disabled = false;
 });
+
+// A select with data-describe shows its chosen option's data-description in the named element.
+document.addEventListener("change", (event) => {
+  const select = event.target.closest("select[data-describe]");
+  if (!select) return;
+  document.getElementById(select.dataset.describe).textContent = select.selectedOptions[0]?.dataset.description ?? "";
+});

@@ -113,19 +113,25 @@ function fillAssignee(assignee, person) {
   assignee.querySelector('[data-role="assignee-name"]').textContent = person ? `Assigned to ${person.name}` : "";
 }
 
-/** The card's agent session: "Agent queued (2nd)", "Agent starting", "Agent running", "Agent failed". */
+/** The card's agent session: "Agent queued (2nd)", "Agent waiting for a runner", "Agent
+    running", "Agent failed: No runner claimed it within 300 seconds." */
 function fillAgent(agent, session) {
   agent.hidden = !session;
   agent.dataset.status = session?.status ?? "";
-  agent.querySelector('[data-role="agent-status"]').textContent = session?.status ?? "";
+  let words = session?.status ?? "";
+  if (session?.waiting_for_runner) words = "waiting for a runner";
+  else if (session?.detail) words = `${session.status}: ${session.detail}`;
+  agent.querySelector('[data-role="agent-status"]').textContent = words;
   const position = agent.querySelector('[data-role="agent-position"]');
   position.hidden = !session?.queue_position;
   position.textContent = session?.queue_position ? ` (${ordinal(session.queue_position)})` : "";
 }
 
-/** One scope of the header's agent capacity: "2/3 running, 1 queued" ("2 running" when unlimited). */
-function fillCapacity(scope, running, limit, queued) {
+/** One scope of the header's agent capacity: "2/3 running, 1 queued" ("2 running" when
+    unlimited), with "1 waiting for a runner" between when a session no runner claimed holds a slot. */
+function fillCapacity(scope, running, limit, queued, unclaimed) {
   scope.querySelector('[data-role="running"]').textContent = String(running);
+  scope.querySelector('[data-role="unclaimed"]').textContent = unclaimed ? `${unclaimed} waiting for a runner, ` : "";
   const limitPart = scope.querySelector('[data-role="limit"]');
   limitPart.hidden = !limit;
   limitPart.textContent = limit ? `/${limit}` : "";
@@ -224,8 +230,14 @@ export class BoardView {
     const figures = this.model.agents;
     if (!figures) return;
     const scope = (name) => this.agents.querySelector(`[data-role="agents-${name}"]`);
-    fillCapacity(scope("board"), figures.running, figures.workflow_limit, figures.queued);
-    fillCapacity(scope("workspace"), figures.workspace_running, figures.workspace_limit, figures.workspace_queued);
+    fillCapacity(scope("board"), figures.running, figures.workflow_limit, figures.queued, figures.unclaimed);
+    fillCapacity(
+      scope("workspace"),
+      figures.workspace_running,
+      figures.workspace_limit,
+      figures.workspace_queued,
+      figures.workspace_unclaimed,
+    );
   }
 
   /** Each band's name and count: its steps' occupancy, as their headers count it. */

@@ -88,8 +88,47 @@ const LIMIT_WRITES = {
   },
 };
 
+// A write that reloads the page says so after the reload, and keyboard focus goes back to
+// where it was (the same field or button of the same form).
+const SAVED_KEY = "kandev.settings.saved";
+
+function formSelector(form) {
+  if (form.dataset.stepId) return `form[data-step-id="${form.dataset.stepId}"]`;
+  if (form.dataset.groupId) return `form[data-group-id="${form.dataset.groupId}"]`;
+  return `form[data-role="${form.dataset.role}"]`;
+}
+
+function reloadSaying(form, text) {
+  const active = document.activeElement;
+  const within = form.contains(active) ? active : null;
+  const field = within?.name || within?.dataset.action || (within?.type === "submit" ? "submit" : "");
+  sessionStorage.setItem(SAVED_KEY, JSON.stringify({ text, form: formSelector(form), field }));
+  location.reload();
+}
+
+function restoreAfterSave() {
+  const saved = JSON.parse(sessionStorage.getItem(SAVED_KEY) ?? "null");
+  sessionStorage.removeItem(SAVED_KEY);
+  if (!saved) return;
+  document.getElementById("settings-saved").textContent = saved.text;
+  const form = root.querySelector(saved.form);
+  if (!form) return;
+  const target =
+    (saved.field === "submit" && form.querySelector('[type="submit"]')) ||
+    (saved.field && (form.elements[saved.field] || form.querySelector(`[data-action="${saved.field}"]`))) ||
+    form.querySelector('[type="submit"]');
+  (target instanceof RadioNodeList ? target[0] : target)?.focus();
+}
+
+const SAVED_TEXT = {
+  "step-form": "Step saved.",
+  "new-step-form": "Step added.",
+  "group-form": "Group saved.",
+  "new-group-form": "Group added.",
+};
+
 /** Send a form's write; on success `saved()` (by default the page reloads with the change). */
-async function submit(form, request, saved = () => location.reload()) {
+async function submit(form, request, saved = () => reloadSaying(form, SAVED_TEXT[form.dataset.role] ?? "Saved.")) {
   let result;
   try {
     result = await request;
@@ -126,18 +165,20 @@ root.addEventListener("click", (event) => {
   if (action === "up" || action === "down") {
     const forms = [...root.querySelectorAll('[data-role="step-form"]')];
     const position = forms.indexOf(form) + (action === "up" ? -1 : 1);
-    submit(form, send("PATCH", `/api/v1/steps/${stepId}/`, { position }));
+    submit(form, send("PATCH", `/api/v1/steps/${stepId}/`, { position }), () => reloadSaying(form, "Step moved."));
   } else if (action === "delete-group") {
     if (!window.confirm(`Delete the group "${form.elements.name.defaultValue}"? Its steps keep their own limits.`)) return;
-    submit(form, send("DELETE", `/api/v1/step-groups/${form.dataset.groupId}/`));
+    submit(form, send("DELETE", `/api/v1/step-groups/${form.dataset.groupId}/`), () => reloadSaying(form, "Group deleted."));
   } else if (action === "delete") {
     if (!window.confirm(`Delete the step "${form.elements.name.defaultValue}"?`)) return;
     const target = form.elements.move_tasks_to.value;
     const query = target ? `?move_tasks_to=${encodeURIComponent(target)}` : "";
-    submit(form, send("DELETE", `/api/v1/steps/${stepId}/${query}`));
+    submit(form, send("DELETE", `/api/v1/steps/${stepId}/${query}`), () => reloadSaying(form, "Step deleted."));
   }
 });
 
 root.addEventListener("change", (event) => onEditorChange(event.target));
 
 paintStepColors(root.querySelectorAll("[data-step-color]"));
+
+restoreAfterSave();

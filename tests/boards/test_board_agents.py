@@ -59,14 +59,18 @@ def test_the_board_shows_each_task_s_session_and_the_agent_figures(api, workflow
     # c and d wait for a slot, in promotion order; a's agent runs, b's starts
     assert shown(board) == {"a": ("running", None), "b": ("starting", None), "c": ("queued", 1), "d": ("queued", 2)}
     assert sessions_on(board)["plain"] is None
+    # b's holds a slot, but no runner has claimed it: it is not counted as running
     assert board["agents"] == {
-        "running": 2,
+        "running": 1,
+        "unclaimed": 1,
         "queued": 2,
         "workflow_limit": 2,
         "workspace_limit": 0,
-        "workspace_running": 2,
+        "workspace_running": 1,
+        "workspace_unclaimed": 1,
         "workspace_queued": 2,
     }
+    assert sessions_on(board)["b"]["waiting_for_runner"] and not sessions_on(board)["a"]["waiting_for_runner"]
     assert sessions_on(board)["a"]["id"] == str(session_of(tasks["a"]).pk)
 
 
@@ -178,7 +182,7 @@ def test_a_session_change_shows_on_the_other_boards_of_the_workspace(api, workfl
     # When a task here queues behind it, and then the other board's agent finishes
     (message,) = broadcasts(other, lambda: here.setdefault("task", make_task(agents[0], "here")))
     assert message["type"] == "session.updated" and message["tasks"] == []
-    assert (message["agents"]["workspace_running"], message["agents"]["workspace_queued"]) == (1, 1)
+    assert (message["agents"]["workspace_unclaimed"], message["agents"]["workspace_queued"]) == (1, 1)
 
     messages = broadcasts(workflow, lambda: services.session_event(session=session_of(waiting), type="failed"))
 
@@ -186,7 +190,7 @@ def test_a_session_change_shows_on_the_other_boards_of_the_workspace(api, workfl
     (promoted,) = messages
     assert [t["session"]["status"] for t in promoted["tasks"]] == ["starting"]
     assert promoted["agents"] == board_of(api, workflow)["agents"]
-    assert (promoted["agents"]["workspace_running"], promoted["agents"]["workspace_limit"]) == (1, 1)
+    assert (promoted["agents"]["workspace_unclaimed"], promoted["agents"]["workspace_limit"]) == (1, 1)
 
 
 def test_raising_the_workspace_limit_starts_queued_sessions_on_every_board(
@@ -208,7 +212,7 @@ def test_raising_the_workspace_limit_starts_queued_sessions_on_every_board(
     messages = broadcasts(workflow, patch)
     assert messages and all(m["agents"]["workspace_limit"] == 3 for m in messages)
     assert session_of(queued).status == S.STARTING
-    assert board_of(api, other)["agents"]["workspace_running"] == 2
+    assert board_of(api, other)["agents"]["workspace_unclaimed"] == 2  # no runner claimed either
 
 
 def test_only_owners_change_the_workspace_limit(workflow):

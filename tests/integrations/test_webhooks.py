@@ -196,11 +196,11 @@ class TestDelivery:
         [
             (b"{not json", {"body": ["Must be a JSON object."]}),
             (b"[1, 2]", {"body": ["Must be a JSON object."]}),
-            (b'{"title": "t"}', {"external_ref": ["This field is required."]}),
-            (b'{"external_ref": "x", "title": ""}', {"title": ["This field may not be blank."]}),
+            (b'{"title": "t"}', {"external_ref": ["Please fill this in."]}),
+            (b'{"external_ref": "x", "title": ""}', {"title": ["Please fill this in."]}),
             (
                 b'{"external_ref": "x", "title": "t", "priority": "urgent"}',
-                {"priority": ['"urgent" is not a valid choice.']},
+                {"priority": ['"urgent" is not one of the choices.']},
             ),
         ],
     )

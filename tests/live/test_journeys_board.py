@@ -391,8 +391,12 @@ def a_card_opens_by_click_and_enter_and_saves_markdown_safely(open_board, owner,
     expect(page).to_have_url(f"{board_url}tasks/{task.pk}/")
     expect(field(page, "Title")).to_have_value("Write the brief")
     expect(field(page, "Title")).to_be_focused()
+    # No heading over an empty description: its preview appears as it is written
+    preview = dialog(page).get_by_role("heading", name="Description preview")
+    expect(preview).to_be_hidden()
     field(page, "Title").fill("Write the product brief")
     field(page, "Description").fill(PAYLOAD)
+    expect(preview).to_be_visible()
     field(page, "Priority").select_option("high")
     button(page, "Save").click()
     expect(dialog(page).get_by_role("status")).to_have_text("Saved.")
@@ -825,7 +829,7 @@ def cards_show_assignee_expedite_and_why_they_wait_as_the_api_says_through_chang
 
     # When an agent starts on Idea 2, a pull passes it over: Idea 1 is next again.
     assert live_api.post(f"/api/v1/tasks/{ideas[2].pk}/sessions/", json={}).status_code == 201
-    expect(card(page, ideas[2]).locator('[data-role="agent"]')).to_have_text("Agent starting")
+    expect(card(page, ideas[2]).locator('[data-role="agent"]')).to_have_text("Agent waiting for a runner")
     expect(card(page, ideas[1]).locator('[data-role="waiting"]')).to_have_text("next for In Progress")
     board_now = api_board(live_api, workflow)
     assert shown_labels(page, board_now) == expected_labels(page, board_now)
@@ -1109,9 +1113,11 @@ def sessions_started_through_the_api_show_on_the_cards_and_in_the_header_live(
     # When both are started by hand: one slot, so the second waits for it
     answers = [api.post(f"/api/v1/tasks/{task.pk}/sessions/", json={}).status_code for task in (first, second)]
     assert answers == [201, 202]  # started; queued
-    expect(card_titled(page, "Fix the login").locator('[data-role="agent"]')).to_have_text("Agent starting")
+    expect(card_titled(page, "Fix the login").locator('[data-role="agent"]')).to_have_text("Agent waiting for a runner")
     expect(card_titled(page, "Write the docs").locator('[data-role="agent"]')).to_have_text("Agent queued (1st)")
-    expect(agents_header(page)).to_have_text("Agents: 1/1 running, 1 queued Workspace: 1 running, 1 queued")
+    expect(agents_header(page)).to_have_text(
+        "Agents: 0/1 running, 1 waiting for a runner, 1 queued Workspace: 0 running, 1 waiting for a runner, 1 queued"
+    )
     expect(card_titled(page, "Shipped").locator('[data-role="agent"]')).to_be_hidden()
     assert [session_of(api, t)["status"] for t in (first, second)] == ["starting", "queued"]
     axe(page, "the board with agents")
@@ -1125,10 +1131,15 @@ def sessions_started_through_the_api_show_on_the_cards_and_in_the_header_live(
     shot(page, "board-agents-running-and-queued")
     report(api, session_of(api, first), "failed")
     expect(card_titled(page, "Fix the login").locator('[data-role="agent"]')).to_have_text("Agent failed")
-    expect(card_titled(page, "Write the docs").locator('[data-role="agent"]')).to_have_text("Agent starting")
-    expect(agents_header(page)).to_have_text("Agents: 1/1 running, 0 queued Workspace: 1 running, 0 queued")
+    expect(card_titled(page, "Write the docs").locator('[data-role="agent"]')).to_have_text(
+        "Agent waiting for a runner"
+    )
+    expect(agents_header(page)).to_have_text(
+        "Agents: 0/1 running, 1 waiting for a runner, 0 queued Workspace: 0 running, 1 waiting for a runner, 0 queued"
+    )
     assert [session_of(api, t)["status"] for t in (first, second)] == ["failed", "starting"]
-    assert api.get(f"/api/v1/workflows/{workflow.pk}/board/").json()["agents"]["running"] == 1
+    agents = api.get(f"/api/v1/workflows/{workflow.pk}/board/").json()["agents"]
+    assert (agents["running"], agents["unclaimed"]) == (0, 1)  # no runner has claimed it
     axe(page, "the board with a failed agent")
     assert plain and page.errors == []
 
@@ -1142,17 +1153,19 @@ def a_step_s_agents_queue_in_line_and_move_up_live(open_board, api, owner, workf
     tasks = [make_task(doing, title) for title in ("Alpha", "Bravo", "Charlie", "Delta")]
     page = open_board(owner, workflow)
     expect(page.locator('[data-role="agent"]:visible')).to_have_text(
-        ["Agent starting", "Agent queued (1st)", "Agent queued (2nd)", "Agent queued (3rd)"]
+        ["Agent waiting for a runner", "Agent queued (1st)", "Agent queued (2nd)", "Agent queued (3rd)"]
     )
-    expect(agents_header(page)).to_have_text("Agents: 1/1 running, 3 queued Workspace: 1/4 running, 3 queued")
+    expect(agents_header(page)).to_have_text(
+        "Agents: 0/1 running, 1 waiting for a runner, 3 queued Workspace: 0/4 running, 1 waiting for a runner, 3 queued"
+    )
 
     # When Alpha's turn completes, everyone behind it moves up one place
     report(api, session_of(api, tasks[0]), "boot_ready")
     report(api, session_of(api, tasks[0]), "turn_completed")
     expect(page.locator('[data-role="agent"]:visible')).to_have_text(
-        ["Agent starting", "Agent queued (1st)", "Agent queued (2nd)"]
+        ["Agent waiting for a runner", "Agent queued (1st)", "Agent queued (2nd)"]
     )
-    expect(card_titled(page, "Bravo").locator('[data-role="agent"]')).to_have_text("Agent starting")
+    expect(card_titled(page, "Bravo").locator('[data-role="agent"]')).to_have_text("Agent waiting for a runner")
     expect(card_titled(page, "Alpha").locator('[data-role="agent"]')).to_be_hidden()
     assert [session_of(api, t)["status"] for t in tasks] == ["completed", "starting", "queued", "queued"]
     shot(page, "board-agents-queue")

@@ -93,6 +93,7 @@ def test_an_owner_sets_up_workspaces_and_boards(journey):
     journey.walk(owner_renames_exports_and_deletes_a_board, **world)
     journey.walk(owner_creates_a_workspace_and_a_board_from_a_template_then_imports)
     journey.walk(an_owner_restores_a_board_with_its_cards_and_brings_work_from_trello_and_csv)
+    journey.walk(an_empty_board_offers_to_add_its_first_column)
 
 
 def test_an_owner_shapes_the_steps(journey):
@@ -266,12 +267,18 @@ def owner_creates_a_workspace_and_a_board_from_a_template_then_imports(open_page
     names = [api_t["name"] for api_t in api.get("/api/v1/workflow-templates/").json()]
     assert {"Kanban", "PR Review"} <= set(names)
     expect(template.locator("option")).to_have_text(["Empty board (no steps)", *names])
+    description = panel.locator(".template-description")
+    expect(description).to_have_text("No steps yet: add the first step on the board's page.")
+    template.select_option(label="Agent pipeline")
+    expect(description).to_contain_text("starts an agent) → Review")
     template.select_option(label="Kanban")
+    expect(description).to_contain_text("In Progress (limit 3, pulls from Ready)")
+    expect(template).to_have_accessible_description(re.compile("Backlog holds options"))
     panel.get_by_role("button", name="New board").click()
     expect(panel.get_by_role("link", name="Delivery")).to_be_visible()
     delivery = boards_of(api, workspace["id"])["Delivery"]
     steps = api.get(f"/api/v1/workflows/{delivery['id']}/board/").json()["steps"]
-    assert [s["name"] for s in steps] == ["Backlog", "In Progress", "Review", "Done"]
+    assert [s["name"] for s in steps] == ["Backlog", "Ready", "In Progress", "Review", "Done"]
 
     bad, good = tmp_path / "broken.yaml", tmp_path / "imported.yaml"
     bad.write_text(BAD_BOARD)
@@ -343,6 +350,19 @@ def an_owner_restores_a_board_with_its_cards_and_brings_work_from_trello_and_csv
         ("Doing", ["Write the post"]),
         ("Backlog", ["Plan the talk"]),
     ]
+
+
+def an_empty_board_offers_to_add_its_first_column(open_board, axe, owner, workflow):
+    assert not workflow.steps.exists()
+    page = open_board(owner, workflow)
+    empty = page.get_by_role("region", name="This board has no steps yet")
+    expect(empty).to_be_visible()
+    axe(page, "an empty board")
+    empty.get_by_label("Column name").fill("To do")
+    empty.get_by_role("button", name="Add a column").click()
+    expect(page.locator(".column")).to_have_count(1)
+    expect(page.get_by_role("region", name="This board has no steps yet")).to_have_count(0)
+    assert list(workflow.steps.values_list("name", "is_start_step")) == [("To do", True)]
     assert page.errors == []
 
 
@@ -358,7 +378,7 @@ def step_settings_show_field_errors_and_save(open_board, owner, workflow, board)
     doing_form.locator("input[name=wip_limit]").fill("-1")
     doing_form.locator("button[type=submit]").click()
     wip_error = doing_form.locator('[data-error-for="wip_limit"]')
-    expect(wip_error).to_contain_text("greater than or equal to 0")
+    expect(wip_error).to_have_text("Use 0 or more.")
     expect(doing_form.locator("input[name=wip_limit]")).to_have_attribute("aria-invalid", "true")
 
     backlog_form = page.locator(f'form[data-step-id="{backlog.pk}"]')
@@ -381,6 +401,9 @@ def step_settings_show_field_errors_and_save(open_board, owner, workflow, board)
     doing_form.locator("button[type=submit]").click()
     expect(page.locator(f'form[data-step-id="{doing.pk}"] h2')).to_have_text("2. Doing")
     page.wait_for_load_state()
+    # The page reloaded with the change, says so, and the keyboard is where it was
+    expect(page.locator("#settings-saved")).to_have_text("Step saved.")
+    expect(page.locator(f'form[data-step-id="{doing.pk}"] button[type=submit]')).to_be_focused()
     saved = WorkflowStep.objects.get(pk=doing.pk)
     assert (saved.name, saved.wip_limit, saved.on_full) == ("Doing", 3, "queue")
     assert saved.pull_from_step_id is None
@@ -399,6 +422,8 @@ def step_settings_show_field_errors_and_save(open_board, owner, workflow, board)
         ["1. Backlog", "2. Doing", "3. Review", "4. Done"]
     )
     page.wait_for_load_state()
+    expect(page.locator("#settings-saved")).to_have_text("Step moved.")
+    expect(page.locator('form[data-role="step-form"]').nth(2).locator('button[data-action="up"]')).to_be_focused()
     page.on("dialog", lambda dialog: dialog.accept())
     forms = page.locator('form[data-role="step-form"]')
     forms.nth(2).locator('button[data-action="delete"]').click()
@@ -671,9 +696,7 @@ def the_settings_edit_the_session_limits_and_show_a_refused_value(
     # A refused value: the server's message at the field, nothing saved
     board_limit.fill("-1")
     limits.get_by_role("button", name="Save board limits").click()
-    expect(limits.locator("#max_parallel_sessions-error")).to_have_text(
-        "Ensure this value is greater than or equal to 0."
-    )
+    expect(limits.locator("#max_parallel_sessions-error")).to_have_text("Use 0 or more.")
     expect(board_limit).to_have_attribute("aria-invalid", "true")
     shot(page, "settings-agent-limits-refused")
     assert api.get(f"/api/v1/workflows/{workflow.pk}/").json()["max_parallel_sessions"] == 1

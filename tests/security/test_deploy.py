@@ -86,3 +86,15 @@ def test_development_mode_still_runs_on_the_development_key():
         text=True,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_commands_in_a_development_checkout_need_no_debug_setting():
+    """Once `bin/dev` made the checkout's development key, commands run as the README writes
+    them (no DEBUG=1, no SECRET_KEY); DEBUG=0 still asks for a real key (above)."""
+    environ = {k: v for k, v in without_secret_key().items() if k != "DEBUG"}
+    made = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env={**environ, "DEBUG": "1"})
+    assert made.returncode == 0 and (ROOT / ".secret_key").exists()
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=environ, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr

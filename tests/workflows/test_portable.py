@@ -19,8 +19,9 @@ IMPORT_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "applicat
 
 @pytest.fixture
 def kanban(workflow, owner):
-    """The Kanban template, with a queue-mode Review that sends finished turns back to Backlog."""
-    board = services.workflow_create(workspace=workflow.workspace, name="Team board", template="kanban")
+    """The agent pipeline template (feeders, an agent), with a queue-mode Review that sends
+    finished turns back to Backlog."""
+    board = services.workflow_create(workspace=workflow.workspace, name="Team board", template="agent_pipeline")
     backlog, _, review, _ = board.steps.order_by("position")
     structure.step_update(
         step=review,
@@ -95,7 +96,7 @@ class TestExport:
             ("Review", 2, 2, 1, "queue"),
             ("Done", 3, 0, None, "reject"),
         ]
-        assert [s["is_start_step"] for s in exported["steps"]] == [False, True, False, False]
+        assert [s["is_start_step"] for s in exported["steps"]] == [True, False, False, False]
         assert exported["steps"][1]["events"]["on_enter"] == [{"type": "auto_start_agent"}]
         assert exported["steps"][2]["events"]["on_turn_complete"] == [
             {"type": "move_to_step", "config": {"step_position": 0}}
@@ -179,7 +180,7 @@ class TestImport:
         assert steps["Review"]["events"]["on_turn_complete"] == [
             {"type": "move_to_step", "config": {"step_id": steps["Backlog"]["id"]}}
         ]
-        assert steps["In Progress"]["is_start_step"] is True
+        assert steps["Backlog"]["is_start_step"] is True
 
     def test_the_imported_board_enforces_its_limits_and_pulls(self, api, workflow):
         response = import_(api, workflow.workspace, valid_document())

@@ -79,10 +79,10 @@ def test_a_group_over_a_busier_board_shows_over_limit(api, steps, make_task, own
 @pytest.mark.parametrize(
     ("overrides", "field", "message"),
     [
-        ({"wip_limit": 0}, "wip_limit", "Ensure this value is greater than or equal to 1."),
-        ({"wip_limit": 100_001}, "wip_limit", "Ensure this value is less than or equal to 100000."),
-        ({"name": ""}, "name", "This field may not be blank."),
-        ({"step_ids": "one"}, "step_ids", 'Expected a list of items but got type "str".'),
+        ({"wip_limit": 0}, "wip_limit", "Use 1 or more."),
+        ({"wip_limit": 100_001}, "wip_limit", "Use 100000 or less."),
+        ({"name": ""}, "name", "Please fill this in."),
+        ({"step_ids": "one"}, "step_ids", "Please give a list."),
     ],
 )
 def test_the_fields_are_bounded(api, steps, overrides, field, message):
@@ -103,7 +103,7 @@ def test_a_group_needs_two_different_steps_of_its_workflow_none_in_another_group
     before = version(workflow)
 
     cases = {
-        "one": ([str(doing.pk)], "Ensure this field has at least 2 elements."),
+        "one": ([str(doing.pk)], "Choose at least 2."),
         "twice": ([str(doing.pk), str(doing.pk)], "Each step is named once."),
         "foreign": ([str(doing.pk), str(foreign.pk)], "Every step must be a step of this workflow."),
         "taken": ([str(doing.pk), str(review.pk)], 'Step "Review" is already in group "Taken".'),

@@ -68,7 +68,14 @@ class TestStepApi:
 
 class TestTemplates:
     EXPECTED = {
-        "kanban": [("Backlog", "backlog"), ("In Progress", "active"), ("Review", "active"), ("Done", "done")],
+        "kanban": [
+            ("Backlog", "backlog"),
+            ("Ready", "backlog"),
+            ("In Progress", "active"),
+            ("Review", "active"),
+            ("Done", "done"),
+        ],
+        "agent_pipeline": [("Backlog", "backlog"), ("In Progress", "active"), ("Review", "active"), ("Done", "done")],
         "pr_review": [("Waiting", "backlog"), ("Review", "active"), ("Done", "done")],
     }
 
@@ -77,7 +84,7 @@ class TestTemplates:
         for template_id, expected in self.EXPECTED.items():
             assert [(s["name"], s["kind"]) for s in listed[template_id]["steps"]] == expected
 
-    @pytest.mark.parametrize("template_id", ["kanban", "pr_review"])
+    @pytest.mark.parametrize("template_id", ["kanban", "agent_pipeline", "pr_review"])
     def test_a_board_from_a_template_gets_its_kinds(self, api, workflow, template_id):
         response = api.post(
             "/api/v1/workflows/",
@@ -90,7 +97,7 @@ class TestTemplates:
 
 class TestPortable:
     def test_export_carries_kinds_and_import_restores_them(self, api, workflow, owner):
-        board = services.workflow_create(workspace=workflow.workspace, name="Team board", template="kanban")
+        board = services.workflow_create(workspace=workflow.workspace, name="Team board", template="agent_pipeline")
         review = board.steps.get(name="Review")
         structure.step_update(step=review, actor=owner, kind="done")  # a team that ends at Review
         document = yaml.safe_load(export(api, board).content)

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from agents.models import AgentSession
 from boards.models import Task
 from tests.conftest import member_client
 from workflows import services
@@ -27,36 +28,83 @@ def board_of(api, workflow_id):
     return api.get(f"/api/v1/workflows/{workflow_id}/board/").json()
 
 
-def test_templates_are_listed_with_their_limits_feeders_and_events(api):
+HUMAN = ["kanban", "scrum", "support"]
+AGENTS = ["agent_pipeline", "pr_review"]
+
+
+def test_templates_are_listed_for_people_first_each_saying_what_it_does(api):
     response = api.get("/api/v1/workflow-templates/")
     assert response.status_code == 200
-    listed = {t["id"]: t for t in response.json()}
-    assert {"kanban", "pr_review"} <= set(listed)
-    kanban = listed["kanban"]
+    listed = response.json()
+    assert [t["id"] for t in listed] == HUMAN + AGENTS
+    assert [t["starts_agents"] for t in listed] == [False] * 3 + [True] * 2
+    kanban = listed[0]
     assert kanban["name"] == "Kanban"
-    in_progress = kanban["steps"][1]
-    assert (in_progress["wip_limit"], in_progress["pull_from_step_position"]) == (3, 0)
-    assert in_progress["on_full"] == "reject"
-    assert in_progress["events"]["on_enter"] == [{"type": "auto_start_agent"}]
+    assert "commits" in kanban["description"]
+    assert kanban["summary"] == (
+        "Backlog → Ready (limit 5) → In Progress (limit 3, pulls from Ready) → Review (limit 2) → Done. No agents."
+    )
+    assert listed[3]["summary"] == (
+        "Backlog → In Progress (limit 3, pulls from Backlog, starts an agent) → Review (limit 2, pulls from "
+        "In Progress) → Done. Starts agents: needs a runner."
+    )
 
 
-def test_kanban_builds_its_steps_limits_feeder_events_and_start_step(api, workflow):
+def test_kanban_has_a_commitment_point_and_starts_no_agent(api, workflow):
     response = create_from(api, workflow.workspace, "kanban")
     assert response.status_code == 201
     steps = board_of(api, response.json()["id"])["steps"]
     ids = {s["name"]: s["id"] for s in steps}
-    assert [(s["name"], s["position"], s["wip_limit"], s["pull_from_step_id"], s["on_full"]) for s in steps] == [
-        ("Backlog", 0, 0, None, "reject"),
-        ("In Progress", 1, 3, ids["Backlog"], "reject"),
-        ("Review", 2, 2, ids["In Progress"], "reject"),
-        ("Done", 3, 0, None, "reject"),
+    assert [(s["name"], s["position"], s["kind"], s["wip_limit"], s["pull_from_step_id"]) for s in steps] == [
+        ("Backlog", 0, "backlog", 0, None),
+        ("Ready", 1, "backlog", 5, None),
+        ("In Progress", 2, "active", 3, ids["Ready"]),
+        ("Review", 3, "active", 2, None),
+        ("Done", 4, "done", 0, None),
     ]
-    assert [s["name"] for s in steps if s["is_start_step"]] == ["In Progress"]
-    assert steps[1]["events"] == {
-        "on_enter": [{"type": "auto_start_agent"}],
-        "on_turn_complete": [],
-        "on_exit": [],
-    }
+    assert [s["name"] for s in steps if s["is_start_step"]] == ["Backlog"]
+    assert all(s["events"] == {"on_enter": [], "on_turn_complete": [], "on_exit": []} for s in steps)
+
+
+@pytest.mark.parametrize("template_id", HUMAN + AGENTS)
+def test_every_template_starts_at_its_first_step(template_id):
+    steps = sorted(templates()[template_id]["steps"], key=lambda s: s["position"])
+    assert [s["is_start_step"] for s in steps] == [True] + [False] * (len(steps) - 1)
+
+
+@pytest.mark.parametrize("template_id", HUMAN)
+def test_a_human_template_holds_its_options_and_starts_no_agent(template_id):
+    """Nothing pulls from the start step (people commit to a card by moving it) and no step
+    starts an agent."""
+    steps = templates()[template_id]["steps"]
+    assert all(s.get("pull_from_step_position") != 0 for s in steps)
+    assert not any(actions for s in steps for actions in s["events"].values())
+
+
+def test_ideas_typed_into_a_kanban_board_stay_in_backlog_until_someone_commits(api, workflow):
+    workflow_id = create_from(api, workflow.workspace, "kanban").json()["id"]
+    created = [
+        api.post("/api/v1/tasks/", {"workflow_id": workflow_id, "title": f"idea {n}"}, format="json") for n in range(5)
+    ]
+    assert [r.status_code for r in created] == [201] * 5
+    steps = board_of(api, workflow_id)["steps"]
+    assert [len(s["tasks"]) for s in steps] == [5, 0, 0, 0, 0]
+    assert AgentSession.objects.count() == 0
+    # Committing to one (moving it to Ready) lets In Progress pull it at once.
+    ready = steps[1]["id"]
+    moved = api.post(f"/api/v1/tasks/{created[0].json()['id']}/move/", {"step_id": ready}, format="json")
+    assert moved.status_code == 200
+    steps = board_of(api, workflow_id)["steps"]
+    assert [[t["title"] for t in s["tasks"]] for s in steps][:3] == [[f"idea {n}" for n in range(1, 5)], [], ["idea 0"]]
+    assert AgentSession.objects.count() == 0
+
+
+def test_the_agent_pipeline_pulls_from_backlog_and_starts_an_agent(api, workflow):
+    workflow_id = create_from(api, workflow.workspace, "agent_pipeline").json()["id"]
+    api.post("/api/v1/tasks/", {"workflow_id": workflow_id, "title": "fix the build"}, format="json")
+    backlog, in_progress, _, _ = board_of(api, workflow_id)["steps"]
+    assert (backlog["tasks"], [t["title"] for t in in_progress["tasks"]]) == ([], ["fix the build"])
+    assert AgentSession.objects.get().task.title == "fix the build"
 
 
 def test_pr_review_builds_waiting_review_done(api, workflow):
@@ -100,7 +148,7 @@ def test_every_template_exports_back_to_its_own_steps(workflow, template_id):
 
 
 def test_unknown_template_is_400_and_creates_nothing(api, workflow):
-    response = create_from(api, workflow.workspace, "scrum")
+    response = create_from(api, workflow.workspace, "waterfall")
     assert response.status_code == 400
     assert "template" in response.json()["errors"]
     assert Workflow.objects.count() == 1
@@ -135,23 +183,26 @@ class TestSeedDemo:
         board = Workflow.objects.get(name="Demo board")
         client = APIClient()
         client.force_login(board.workspace.memberships.get(role=Role.OWNER).user)
-        backlog, in_progress, review, done = board_of(client, board.pk)["steps"]
+        backlog, ready, in_progress, review, done = board_of(client, board.pk)["steps"]
+        assert in_progress["pull_from_step_id"] == ready["id"]
+        assert backlog["is_start_step"] and ready["pull_from_step_id"] is None
+        assert (ready["wip_limit"], ready["occupied"]) == (5, 4)
         assert (in_progress["wip_limit"], in_progress["occupied"]) == (3, 3)
-        assert in_progress["pull_from_step_id"] == backlog["id"]
         assert (review["wip_limit"], review["occupied"]) == (2, 2)
-        assert len(backlog["tasks"]) == 12
+        assert len(backlog["tasks"]) == 8
         assert len({t["priority"] for t in backlog["tasks"]}) >= 3
         assert [t["priority"] for t in review["tasks"]] == ["critical", "critical"]
+        assert [t["priority"] for t in in_progress["tasks"]] == ["high"] * 3
         assert done["tasks"] == []
-        # The pull is visible at once: finishing a task pulls the next one through.
+        # The pull is visible at once: a task leaving In Progress pulls the next one from Ready.
         finished = client.post(
-            f"/api/v1/tasks/{review['tasks'][0]['id']}/move/",
+            f"/api/v1/tasks/{in_progress['tasks'][0]['id']}/move/",
             {"step_id": done["id"]},
             format="json",
         )
         assert finished.status_code == 200
-        backlog, in_progress, review, _ = board_of(client, board.pk)["steps"]
-        assert (len(backlog["tasks"]), in_progress["occupied"], review["occupied"]) == (11, 3, 2)
+        backlog, ready, in_progress, _, _ = board_of(client, board.pk)["steps"]
+        assert (len(backlog["tasks"]), ready["occupied"], in_progress["occupied"]) == (8, 3, 3)
 
     def test_a_changed_password_is_not_reset_unless_asked(self, db):
         self.run()

@@ -5,7 +5,6 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.utils.crypto import salted_hmac
 
-from boards import structure
 from boards.admission import task_create
 from boards.changes import reconcile_board
 from boards.models import Priority, Task
@@ -15,8 +14,9 @@ from workflows.models import Membership, Role, Workflow, Workspace
 
 USERNAME = "demo"
 BOARD_NAME = "Demo board"
-# Ranked into Backlog by priority; reconciling the board then pulls the five most urgent into
-# In Progress (limit 3) and on into Review (limit 2), and a dozen stay in Backlog.
+# Ranked by priority: the two most urgent are in Review (limit 2), the next seven were
+# committed to Ready, from which In Progress (limit 3) pulled three, and the rest are options
+# in Backlog.
 TASKS = [
     ("Fix login redirect loop", Priority.CRITICAL),
     ("Rotate the leaked staging key", Priority.CRITICAL),
@@ -67,20 +67,16 @@ class Command(BaseCommand):
             board = services.workflow_create(
                 workspace=workspace,
                 name=BOARD_NAME,
-                description="In Progress (WIP limit 3) pulls from Backlog; Review (limit 2) pulls "
-                "from In Progress. Move a card out of a full column and watch the next one arrive.",
+                description="Backlog holds options; moving a card to Ready commits to it. In Progress "
+                "(WIP limit 3) pulls from Ready: move a card out of it and watch the next one arrive.",
                 template="kanban",
             )
-            # No agent runner runs beside `bin/dev`: sessions would stay "starting" and hold
-            # their tasks in place (a task with a live agent is never pulled). The demo shows
-            # the pull itself; `auto_start_agent` can be switched back on in the step settings.
-            in_progress = board.steps.get(position=1)
-            structure.step_update(step=in_progress, actor=user, events={"on_enter": []})
         if not Task.objects.filter(workflow=board).exists():
             seed_month(board, user)  # a month of finished work: the flow page is not empty
-            backlog = board.steps.get(position=0)
-            for title, priority in sorted(TASKS, key=lambda t: t[1]):
-                task_create(workflow=board, step=backlog, actor=user, title=title, priority=priority)
+            backlog, ready, _, review, _ = board.steps.order_by("position")
+            for rank, (title, priority) in enumerate(sorted(TASKS, key=lambda t: t[1])):
+                step = review if rank < 2 else ready if rank < 9 else backlog
+                task_create(workflow=board, step=step, actor=user, title=title, priority=priority)
             reconcile_board(workflow_id=board.pk)
         password = demo_password() if user.check_password(demo_password()) else None
         port = os.environ.get("PORT", "8000")
