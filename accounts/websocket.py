@@ -1,4 +1,4 @@
-"""WebSocket handshake authentication (product.md §10, api.md WebSocket).
+"""WebSocket handshake authentication.
 
 An API key (`Authorization: Token <key>`, or `?token=<key>` for old clients) authenticates the
 handshake by itself and needs no `Origin`: a page on another site cannot send one. Without a

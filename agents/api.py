@@ -70,7 +70,7 @@ def token_scope(request):
 
 
 class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Agent sessions and the runner protocol (api.md, Agent sessions)."""
+    """Agent sessions and the runner protocol."""
 
     serializer_class = SessionSerializer
     filterset_class = SessionFilter

@@ -1,4 +1,4 @@
-"""Agent sessions as a board shows them (api.md, board response): each card's session, the
+"""Agent sessions as a board shows them: each card's session, the
 board's agent figures, and the tasks an agent is working on. Registered with the board
 (boards/sessions.py) in AgentsConfig.ready(): boards never reads agents' models. Every status
 change stays in agents/services.py."""

@@ -1,7 +1,7 @@
 """Agent sessions: the status machine, admission under the concurrency limits, promotion,
 runner claims and leases. Every status change goes through `_set_status`.
 
-Lock order (admission.md): the board (workflow row, then its step rows, via
+Lock order: the board (workflow row, then its step rows, via
 `board_change`) -> task rows -> session rows -> the workspace's session guard, always last.
 The guard is the Workspace row taken `FOR NO KEY UPDATE`: it serializes session admissions
 and promotions across the workspace's boards without blocking inserts that reference the
@@ -251,7 +251,7 @@ def _limit_of(workspace_id) -> int:
 
 
 def _agent_stopped(change: BoardChange, task: Task | None) -> None:
-    """No agent works on `task` any more: a pull may take it again (product.md §3)."""
+    """No agent works on `task` any more: a pull may take it again."""
     if task is not None and task.step_id in change.steps:
         change.worklist.arrived(change.steps[task.step_id])
 

@@ -1,6 +1,6 @@
 """3. Live fan-out: 200 WebSocket viewers of one board (Redis channel layer, 2 workers).
 
-Written against api.md: `/ws/workflows/<id>/` with `Authorization: Token <key>` on the
+Written against the API: `/ws/workflows/<id>/` with `Authorization: Token <key>` on the
 handshake (no Origin: not a browser), first message `board.snapshot`
 with the version, then one message per committed change carrying the new `version`.
 A driver moves tasks out of a limited step, one after another, so every move causes a pull.

@@ -150,7 +150,7 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
 
 def reassign(change: BoardChange, task: Task, assignee_id) -> None:
     """Give a locked task another assignee (or none): an admission for the new one when the
-    task counts in an active step (product.md §2b.3). A change of assignee never queues."""
+    task counts in an active step. A change of assignee never queues."""
     previous = task.assignee_id
     if assignee_id == previous:
         return
@@ -173,7 +173,7 @@ def reassign(change: BoardChange, task: Task, assignee_id) -> None:
 
 def reclassify(change: BoardChange, task: Task, class_of_service: str) -> None:
     """Change a locked task's class of service. Marking it expedite where it counts in an
-    active step is refused past the board's `expedite_limit` (product.md §2b.5)."""
+    active step is refused past the board's `expedite_limit`."""
     if class_of_service == task.class_of_service:
         return
     step = change.steps[task.step_id]

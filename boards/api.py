@@ -98,7 +98,7 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
         )
 
     def retrieve(self, request, pk=None):
-        """The task detail: the task, and why it waits (`waiting`, product.md §2b.6), both from
+        """The task detail: the task, and why it waits (`waiting`), both from
         one state of the board: read apart, the task can be in a step deleted since."""
         with one_read():
             task = self.get_object()

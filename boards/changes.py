@@ -1,4 +1,4 @@
-"""A board change from its locks to its commit, ending settled (product.md §3).
+"""A board change from its locks to its commit, ending settled.
 
 `board_change()` is how every service changes a board: it locks the board (change.py),
 lets the service write, fills every step the writes may have given room or candidates
@@ -44,7 +44,7 @@ def task_change(task, *, actor=None):
 
 def fill_for_persons(workspace_id, user_ids, *, exclude=None) -> None:
     """After commit: people who have room again (work left them, their limit rose) may take
-    work waiting for them on the workspace's boards (product.md §2b.3), each board in its own
+    work waiting for them on the workspace's boards, each board in its own
     transaction; `exclude` is a board already settled. The reconciler is the backup."""
     waiting = Task.objects.live().filter(assignee_id__in=user_ids, workflow__workspace_id=workspace_id)
     if exclude is not None:

@@ -111,7 +111,7 @@ return over_capacity
 
 def access_changed_on_commit(user_id, *, ended_session: str = "") -> None:
     """After commit, the user's open board sockets re-check their access against the database
-    and close when it is lost (product.md §7b). `ended_session` (accounts.websocket's digest)
+    and close when it is lost. `ended_session` (accounts.websocket's digest)
     names a session being logged out, whose sockets close without a re-check: its row is
     deleted only after the logout signal."""
 

@@ -1,4 +1,4 @@
-"""The limits an admission needs room in (product.md §2b): one source per kind of limit.
+"""The limits an admission needs room in: one source per kind of limit.
 
 Each kind is a `Limit` subclass: `of()` looks at one entry (a task into a step, from where)
 and returns its limit, as the occupancy ledger counts it now, or None when it does not
@@ -141,7 +141,7 @@ class PersonLimit(Limit):
 @dataclass(frozen=True)
 class ExpediteAllowance(Limit):
     """At most `expedite_limit` expedite tasks in the board's active steps at once: within
-    it, an expedite task enters past a full limit (product.md §2b.5). Its count is read only
+    it, an expedite task enters past a full limit. Its count is read only
     when asked (`occupied`): most entries never need it."""
 
     scope = "expedite"

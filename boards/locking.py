@@ -1,4 +1,4 @@
-"""The board's commit point and its lock order (admission.md).
+"""The board's commit point and its lock order.
 
 Every change to a board runs inside `board_change()` (changes.py), within an outermost
 `@board_transaction`; `lock_board()` takes, in this order:

@@ -1,5 +1,5 @@
 """What a board change looks like to a viewer: tasks and steps as plain JSON values, and
-the live message of one committed change (api.md, WebSocket)."""
+the live message of one committed change."""
 
 from boards.models import Task
 from boards.priorities import PRIORITY_NAMES
@@ -12,7 +12,7 @@ def iso(value):
     return value.isoformat() if value is not None else None
 
 
-# A task's JSON (api.md, Task fields): each field, read from the task's attribute of the same
+# A task's JSON: each field, read from the task's attribute of the same
 # name, and how its value is written (None: as it is). The one definition of the shape: the
 # API, live messages and the board's cards (`card_data`) are written from it.
 TASK_JSON = {
@@ -61,7 +61,7 @@ def card_data(values) -> dict:
 
 
 def change_message(change, writes=()) -> dict:
-    """The live message for one committed board change (api.md, WebSocket). Each `steps[]`
+    """The live message for one committed board change. Each `steps[]`
     entry is the whole step as `GET /api/v1/steps/{id}/` shows it, and each task carries its
     `session` as the board shows it, so viewers never refetch. `writes` go with its first read
     (`common.sql.fetch_together()`), or alone."""

@@ -18,12 +18,12 @@ BOARD_ORDER = ("position", "priority", "created_at", "id")
 PULL_ORDER = ("class_of_service", *BOARD_ORDER)
 QUEUE_ORDER = ("queued_at", "position", "id")
 BLOCKED_REASON_MAX = 2000
-# Who may be given a task: an owner or member of its workspace (product.md §2b.3).
+# Who may be given a task: an owner or member of its workspace.
 NOT_ASSIGNABLE = "Not a member or owner of this workspace."
 
 
 class ClassOfService(models.TextChoices):
-    """Expedite work is admitted past the limits, within the board's `expedite_limit` (§2b.5)."""
+    """Expedite work is admitted past the limits, within the board's `expedite_limit`."""
 
     # Sorted by value, "expedite" comes before "standard": the pull order uses that.
     STANDARD = "standard"
@@ -46,7 +46,7 @@ class TaskQuerySet(models.QuerySet):
         return self.order_by(*BOARD_ORDER)
 
     def in_pull_order(self):
-        """Expedite first (product.md §3), then board order."""
+        """Expedite first, then board order."""
         return self.order_by(*PULL_ORDER)
 
     def in_queue_order(self):
@@ -79,10 +79,10 @@ class Task(models.Model):
     queued_at = models.DateTimeField(null=True, blank=True)
     # Null, not "": uniqueness applies only to tasks that have a reference.
     external_ref = models.CharField(max_length=300, null=True, blank=True)  # noqa: DJ001
-    # "" = not blocked. A blocked task keeps its slot but is never pulled (product.md §2b.4).
+    # "" = not blocked. A blocked task keeps its slot but is never pulled.
     blocked_reason = models.CharField(max_length=BLOCKED_REASON_MAX, blank=True, default="")
     blocked_at = models.DateTimeField(null=True, blank=True)
-    # A member or owner of the workspace; counted against their personal limit (§2b.3).
+    # A member or owner of the workspace; counted against their personal limit.
     assignee = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="assigned_tasks"
     )
@@ -145,7 +145,7 @@ class EventKind(models.TextChoices):
     SESSION = "session"  # an agent session was rejected by a limit, or forced past one
     BLOCKED = "blocked"  # the reason is the event's `reason`
     UNBLOCKED = "unblocked"
-    EXPEDITED = "expedited"  # an expedite task admitted past a full limit (§2b.5)
+    EXPEDITED = "expedited"  # an expedite task admitted past a full limit
     ASSIGNED = "assigned"  # the assignee changed (detail: assignee_id, previous)
     CLASSIFIED = "classified"  # the class of service changed (detail: class_of_service)
 

@@ -1,4 +1,4 @@
-"""The occupancy ledger of a locked board: what every limit counts (product.md §1, §2b).
+"""The occupancy ledger of a locked board: what every limit counts.
 
 Counts are read after the locks (the steps' with the lock itself, a person's after their
 membership row's lock, the board's expedite work when first asked), then kept current by

@@ -5,7 +5,7 @@
 `save_entered()` writes many entered tasks in one statement; `after_admission()` tells the
 step-event engine a task arrived.
 
-A task's `position` is a sort key, not an index (api.md): keys are spaced `GAP` apart, a
+A task's `position` is a sort key, not an index: keys are spaced `GAP` apart, a
 task entering last takes `key_after()` the step's last key, and a move to index k takes a
 key strictly between its two neighbours' (`key_at()`), so it writes one task row whatever
 the size of the column. Only when the neighbours leave no room between them is the step
@@ -48,7 +48,7 @@ class Admission:
 
 def assignee_full(change, step: WorkflowStep, task: Task, *, source: WorkflowStep | None = None) -> bool:
     """Is `task`'s assignee at their personal limit for its entry into `step` from `source`?
-    A pull or a promotion passes such a task over (product.md §3)."""
+    A pull or a promotion passes such a task over."""
     judged = entry(step, task, source=source)
     person = PersonLimit.of(change, judged) if judged is not None else None
     return person is not None and person.full

@@ -6,8 +6,8 @@ tasks in one instant, in the given order), then its feeder's tasks in board orde
 in its group; a task whose assignee is at their personal limit is skipped. `settle()` fills every step the
 change's worklist holds, and what a fill does marks more (its counts tell the ledger): the
 feeder it took from has room, and the step it filled now holds pullable tasks for its
-consumers. So a pull cascades up and down the feeder chain until the board is settled
-(product.md §3). A fill asks the ledger for room and tells it what moved; it counts nothing itself.
+consumers. So a pull cascades up and down the feeder chain until the board is settled.
+A fill asks the ledger for room and tells it what moved; it counts nothing itself.
 """
 
 from functools import partial

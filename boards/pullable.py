@@ -1,4 +1,4 @@
-"""Which tasks a pull may take (product.md §3), written once.
+"""Which tasks a pull may take, written once.
 
 A pull takes its feeder's occupying tasks (live and admitted) that no bar below holds back.
 Each `Bar` says, in one place, which tasks it holds back as a query filter (`tasks`) and as
@@ -31,7 +31,7 @@ def _working_card(card: dict) -> bool:
 
 
 BARS = (
-    # A blocked task keeps its place but is never pulled (product.md §2b.4).
+    # A blocked task keeps its place but is never pulled.
     Bar("blocked", lambda: Q(blocked_reason__gt=""), lambda card: bool(card["blocked_reason"])),
     # An agent is working on it (its session starting or running): it stays where the agent works.
     Bar("agent_running", lambda: sessions.registered().working, _working_card),

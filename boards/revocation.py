@@ -1,4 +1,4 @@
-"""Access lost reaches open board sockets (product.md §7b): a revoked token, Django's logout,
+"""Access lost reaches open board sockets: a revoked token, Django's logout,
 and memberships and users changed anywhere (services, the admin, the ORM) each ask the
 user's sockets to re-check their access after commit (boards.events)."""
 

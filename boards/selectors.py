@@ -34,7 +34,7 @@ def group_rows(groups) -> list[dict]:
 
 def with_occupied(memberships):
     """`memberships` annotated with `occupied`: the person's live admitted tasks in active
-    steps of every board of the workspace, what their personal limit counts (product.md §2b.3).
+    steps of every board of the workspace, what their personal limit counts.
     One correlated subquery, so a list of members costs one query."""
     assigned = (
         Task.objects.occupying()

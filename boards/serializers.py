@@ -11,7 +11,7 @@ PRIORITY_CHOICES = [p.label for p in Priority]
 
 
 class TaskSerializer(serializers.Serializer):
-    """Output shape of a task (api.md, Task fields)."""
+    """Output shape of a task."""
 
     id = serializers.UUIDField(read_only=True)
     workflow_id = serializers.UUIDField(read_only=True)
@@ -38,7 +38,7 @@ class TaskSerializer(serializers.Serializer):
 
 
 class TaskDetailSerializer(TaskSerializer):
-    """The task detail: also why it waits (product.md §2b.6)."""
+    """The task detail: also why it waits."""
 
     waiting = serializers.JSONField(read_only=True, allow_null=True)
 

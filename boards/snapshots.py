@@ -322,7 +322,7 @@ def _counted(tasks: list[dict], *, admitted: bool) -> int:
 
 
 def _groups(workflow, steps: list, occupied: dict) -> list[dict]:
-    """The board's step groups (product.md §2b.2); a board without any costs no query."""
+    """The board's step groups; a board without any costs no query."""
     if not any(step.group_id for step in steps):
         return []
     return groups_data(StepGroup.objects.filter(workflow=workflow), steps, occupied)

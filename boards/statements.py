@@ -22,8 +22,7 @@ def locked_section(vendor: str) -> dict:
     last = sql.column(Task, "position")
     counted = f"COUNT(*) FILTER (WHERE {occupying}), COUNT(*) FILTER (WHERE {queued}), MAX({last})"
     return {
-        # Step 1 of the lock order and the version bump in one round trip (admission.md
-        # allows "the version bump itself" as the lock).
+        # Step 1 of the lock order and the version bump in one round trip.
         "lock_and_bump": (
             f"UPDATE {sql.table(Workflow)} SET {version} = {version} + 1"
             f" WHERE {sql.column(Workflow, 'id')} = %s RETURNING {sql.columns(Workflow)}"

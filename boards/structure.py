@@ -242,7 +242,7 @@ def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None
 
 def _leave_group(change: BoardChange, step: WorkflowStep) -> dict:
     """A step being deleted leaves its group; a group left with fewer than 2 steps is
-    dissolved (product.md §2b.2), its last step freed. Returns the live message's part."""
+    dissolved, its last step freed. Returns the live message's part."""
     if step.group_id is None:
         return {}
     others = [s for s in change.steps.values() if s.group_id == step.group_id and s.pk != step.pk]

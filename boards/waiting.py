@@ -1,4 +1,4 @@
-"""Why a task waits (product.md §2b.6): the answer the task detail and the board give.
+"""Why a task waits: the answer the task detail and the board give.
 
 A queued task waits for room in its step (and group, and its assignee's limit); a feeder
 task waits to be pulled by the first limited step that pulls from its step. `position` is

@@ -490,7 +490,7 @@ def _group_response(group: StepGroup, status_code=status.HTTP_200_OK) -> Respons
     retrieve=extend_schema(responses={200: StepGroupSerializer, 404: ErrorSerializer}),
 )
 class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Step groups (product.md §2b.2): a WIP limit shared by several steps of one board."""
+    """Step groups: a WIP limit shared by several steps of one board."""
 
     serializer_class = StepGroupSerializer
     list_params = ("workflow",)  # _of_workflow

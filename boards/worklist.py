@@ -1,4 +1,4 @@
-"""What a change leaves to settle (product.md §3): the steps that may now admit something.
+"""What a change leaves to settle: the steps that may now admit something.
 
 A step is marked when room may have opened in it (a task left it or its group, a limit rose,
 a feeder was set, a person it may admit work for has fewer tasks) or when a pullable task

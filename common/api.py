@@ -10,7 +10,7 @@ class ErrorSerializer(serializers.Serializer):
 
 
 class WipConflictSerializer(ErrorSerializer):
-    """A full limit (product.md §2b): `scope` says which, and the body names it."""
+    """A full limit: `scope` says which, and the body names it."""
 
     scope = serializers.ChoiceField(choices=["step", "group", "person", "expedite"])
     step = serializers.DictField(required=False, help_text="scope step or group: {id, name}")

@@ -1,7 +1,7 @@
 """One error type for the domain, mapped to HTTP once.
 
 Services raise `KandevError` subclasses; `exception_handler` turns them (and DRF's own
-exceptions) into the `{"code", "detail", ...}` body of api.md.
+exceptions) into the `{"code", "detail", ...}` body of the API.
 """
 
 import logging
@@ -38,7 +38,7 @@ class KandevError(Exception):
 
 
 class WipLimitReached(KandevError):
-    """A limit that applies has no room (product.md §2b): `scope` names which one, and the
+    """A limit that applies has no room: `scope` names which one, and the
     body names the limit (`step`, `group` or `assignee`), its size and its occupancy.
     Each kind of limit (boards/limits.py) words its own."""
 

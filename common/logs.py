@@ -1,4 +1,4 @@
-"""Log filters. API keys must never reach a log line (product.md §10): old WebSocket clients
+"""Log filters. API keys must never reach a log line: old WebSocket clients
 still send `?token=<key>`, and uvicorn prints every path with its query string."""
 
 import logging

@@ -1,4 +1,4 @@
-"""Prometheus counters and histograms every layer may count into (product.md §8).
+"""Prometheus counters and histograms every layer may count into.
 
 Counters and the histogram are process-local values that
 prometheus_client aggregates across processes when PROMETHEUS_MULTIPROC_DIR is set

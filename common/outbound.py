@@ -1,4 +1,4 @@
-"""Where the server may send requests of its own (product.md §10).
+"""Where the server may send requests of its own.
 
 By default only `https` URLs whose host resolves to public addresses. The operator setting
 `KANDEV_OUTBOUND_ALLOW` (comma-separated) names more:

@@ -2,7 +2,7 @@
 
 ERROR = {
     "type": "object",
-    "description": 'kandev\'s error body: {"code", "detail", ...extra} (api.md, Errors).',
+    "description": 'kandev\'s error body: {"code", "detail", ...extra}.',
     "properties": {
         "code": {"type": "string"},
         "detail": {"type": "string"},

@@ -1,4 +1,4 @@
-"""How much work one flow request may ask for (product.md §9): decided here, once, for
+"""How much work one flow request may ask for: decided here, once, for
 every `/flow/` endpoint, before any figure is computed.
 
 Two bounds, each a setting: the points a chart would hold (instants x steps for the CFD and WIP,

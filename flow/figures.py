@@ -1,4 +1,4 @@
-"""The flow figures of one board (product.md §9), from its history.
+"""The flow figures of one board, from its history.
 
 The database aggregates (flow/queries.py); Python only accumulates rows already bounded
 by the answer: points x steps, buckets, finished tasks, breaches.

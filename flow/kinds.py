@@ -1,4 +1,4 @@
-"""Step kinds as flow metrics read them (product.md §2b.1): each step's `kind` field.
+"""Step kinds as flow metrics read them: each step's `kind` field.
 
 A step that was deleted has no kind left: the metrics treat it as `active`, the field's
 default.

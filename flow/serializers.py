@@ -1,4 +1,4 @@
-"""Query parameters of the flow endpoints, and their response shapes (api.md, `/flow/`)
+"""Query parameters of the flow endpoints, and their response shapes
 for the OpenAPI schema."""
 
 import secrets

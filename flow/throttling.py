@@ -1,4 +1,4 @@
-"""The flow figures are throttled per user (product.md §9), counted in the shared cache
+"""The flow figures are throttled per user, counted in the shared cache
 (Redis when configured) so the rate holds across server processes."""
 
 from django.conf import settings

@@ -1,4 +1,4 @@
-"""Intakes and review watches act for the person who made them (product.md §7b, §10).
+"""Intakes and review watches act for the person who made them.
 
 An intake's secret and a watch's token carry their creator's authority, so they stop when it
 ends: the role change that removes the creator or makes them a viewer (teams.services), or

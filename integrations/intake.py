@@ -1,6 +1,6 @@
 """Webhook intake: verify a delivery, then create its task through admission.
 
-Status codes (api.md): 201 admitted, 202 queued, 200 already known (a live task has the
+Status codes: 201 admitted, 202 queued, 200 already known (a live task has the
 same external_ref), 429 full and refusing, 403 bad signature, 400 bad body, 413 too large,
 and 403 `intake_disabled` once the signature verifies, when its creator's authority ended
 (integrations.credentials): the sender holding the secret learns why its deliveries stopped,
@@ -51,7 +51,7 @@ class Delivery:
     task: Task | None = None
     error: KandevError | None = None
     # A live task already had this external_ref: it may have come from anywhere (made by
-    # hand, another intake), so the sender learns only its id (api.md).
+    # hand, another intake), so the sender learns only its id.
     known: bool = False
 
 

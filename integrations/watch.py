@@ -94,7 +94,7 @@ def watch_update(*, watch: ReviewWatch, actor, **fields) -> ReviewWatch:
 @transaction.atomic
 def watch_take_over(*, watch: ReviewWatch, actor, token: str) -> ReviewWatch:
     """An owner makes the watch theirs and lets it poll again, with their own token: the former
-    creator's is dropped, since a token goes only where its owner sent it (product.md §10)."""
+    creator's is dropped, since a token goes only where its owner sent it."""
     watch = ReviewWatch.objects.select_for_update(of=("self",)).get(pk=watch.pk)
     changed = credentials.taken_over(watch, actor=actor)
     watch.set_token(token)

@@ -1,4 +1,4 @@
-"""The /metrics endpoint (product.md §8): this process's counters, and gauges read from the
+"""The /metrics endpoint: this process's counters, and gauges read from the
 database at scrape time by `BoardCollector`, so every process reports the same truth."""
 
 import hmac

@@ -1,4 +1,4 @@
-"""Invitations by username or e-mail (product.md §7b): an owner names a person, the person
+"""Invitations by username or e-mail: an owner names a person, the person
 accepts or declines; nobody joins without consent.
 
 The owner's answer never says whether the address names an account: making an invitation

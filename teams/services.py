@@ -1,4 +1,4 @@
-"""Who belongs to a workspace: members and invite links (product.md §7b).
+"""Who belongs to a workspace: members and invite links.
 
 Authority ends with the role: the change that ends a person's ownership revokes their open
 invite links, and the one that ends their right to write disables the intakes and review

@@ -1,4 +1,4 @@
-"""The embedded default does everything in one process (product.md §8): a uvicorn server
+"""The embedded default does everything in one process: a uvicorn server
 with KANDEV_BACKGROUND=embedded runs the background work (kandev_worker's pass) itself, in a
 thread its ASGI lifespan starts and stops. bin/test runs this file on SQLite as well."""
 

@@ -27,7 +27,7 @@ class Workspace(models.Model):
 
     @property
     def session_limit(self) -> int:
-        """The concurrent agent sessions this workspace allows (product.md §5): 0 = unlimited."""
+        """The concurrent agent sessions this workspace allows: 0 = unlimited."""
         if self.max_concurrent_sessions is None:
             return settings.KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE
         return self.max_concurrent_sessions
@@ -37,7 +37,7 @@ class Membership(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
-    # A personal WIP limit over the workspace's active steps (product.md §2b.3); 0 = none.
+    # A personal WIP limit over the workspace's active steps; 0 = none.
     wip_limit = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -62,7 +62,7 @@ class Workflow(models.Model):
     max_parallel_sessions = models.PositiveIntegerField(default=0)
     on_session_limit = models.CharField(max_length=10, choices=OnSessionLimit.choices, default=OnSessionLimit.QUEUE)
     version = models.PositiveBigIntegerField(default=0)
-    # How many expedite tasks may be admitted past the limits at once (product.md §2b.5).
+    # How many expedite tasks may be admitted past the limits at once.
     expedite_limit = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -79,7 +79,7 @@ class OnFull(models.TextChoices):
 
 
 class StepKind(models.TextChoices):
-    """What a step means to flow metrics and personal limits (product.md §2b.1)."""
+    """What a step means to flow metrics and personal limits."""
 
     BACKLOG = "backlog"
     ACTIVE = "active"
@@ -87,7 +87,7 @@ class StepKind(models.TextChoices):
 
 
 class StepGroup(models.Model):
-    """A limit shared by several steps of one board (CONWIP, product.md §2b.2)."""
+    """A limit shared by several steps of one board (CONWIP)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="step_groups")

@@ -1,4 +1,4 @@
-"""Portable workflow documents: templates, export and import (product.md §4).
+"""Portable workflow documents: templates, export and import.
 
 Steps refer to each other by position (`pull_from_step_position`, and
 `{"step_position": N}` in move_to_step actions), and groups to their steps likewise

@@ -77,7 +77,7 @@ class WorkflowUpdateSerializer(WorkflowSerializer):
 
 
 class StepSerializer(serializers.Serializer):
-    """Step fields of api.md. `occupied`, `queued`, `over_limit` are read-only."""
+    """Step fields of the API. `occupied`, `queued`, `over_limit` are read-only."""
 
     id = serializers.UUIDField(read_only=True)
     workflow_id = serializers.UUIDField()
@@ -103,7 +103,7 @@ class StepUpdateSerializer(StepSerializer):
 
 
 class StepGroupSerializer(serializers.Serializer):
-    """Step group fields of api.md (product.md §2b.2). `occupied` and `over_limit` are read-only;
+    """Step group fields of the API. `occupied` and `over_limit` are read-only;
     the service checks `step_ids` against the board (workflows.step_rules)."""
 
     id = serializers.UUIDField(read_only=True)

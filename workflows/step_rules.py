@@ -1,4 +1,4 @@
-"""Every rule a step's configuration obeys (product.md §4), and a step group's (§2b.2), in one
+"""Every rule a step's configuration obeys, and a step group's, in one
 place: the REST and MCP serializers declare their fields from these bounds, the services
 check a step or a group against its board here (under the board's lock), and the portable
 import (and templates) check each step and group document here. Violations are 400 with

@@ -1,4 +1,4 @@
-// The task detail (product.md §7): a dialog with its own URL, /workflows/<id>/tasks/<task_id>/,
+// The task detail: a dialog with its own URL, /workflows/<id>/tasks/<task_id>/,
 // that fills the markup _task_dialog.html renders once. A description's Markdown becomes DOM
 // through marked and then DOMPurify (a sanitized fragment); every other value is set as text.
 // Writes go through the REST API; a refusal shows the server's message.

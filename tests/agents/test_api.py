@@ -1,4 +1,4 @@
-"""The sessions REST API and the runner protocol (api.md, Agent sessions)."""
+"""The sessions REST API and the runner protocol."""
 
 import io
 

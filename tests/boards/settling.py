@@ -1,4 +1,4 @@
-"""What "the board is settled" means (product.md §3), read from the database alone.
+"""What "the board is settled" means, read from the database alone.
 
 Settled: no step with room (in itself and in its group) has a task waiting in its own
 overflow queue, and no limited step with room has a pullable task in its feeder. Pullable:

@@ -1,4 +1,4 @@
-"""The admission rule at every door, on a locked board (product.md §2)."""
+"""The admission rule at every door, on a locked board."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""REST API: status codes, bodies, authorization, validation (api.md)."""
+"""REST API: status codes, bodies, authorization, validation."""
 
 import pytest
 from django.db import connection

@@ -1,4 +1,4 @@
-"""Blocked tasks (product.md §2b.4): a blocked task keeps its slot, is never pulled, and
+"""Blocked tasks: a blocked task keeps its slot, is never pulled, and
 unblocking it lets the limited steps it feeds fill in the same change."""
 
 import pytest

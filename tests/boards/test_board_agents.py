@@ -1,4 +1,4 @@
-"""Agents on the board (api.md, board response; product.md §7): each task's `session` and the
+"""Agents on the board: each task's `session` and the
 board's `agents` figures, in the board read and kept live by the messages of every session
 change, on this board and on the other boards of the workspace."""
 

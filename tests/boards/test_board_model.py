@@ -1,4 +1,4 @@
-"""A property-based model of the board (admission.md): random operations against the real
+"""A property-based model of the board: random operations against the real
 services, checked after every step against a small in-memory model of the rules."""
 
 from dataclasses import dataclass
@@ -38,7 +38,7 @@ class BoardMachine(RuleBasedStateMachine):
     """Steps 0 (start, backlog, unlimited) -> 1 (active, limit 2, pulls from 0) -> 2 (active,
     limit 1, queue mode, pulls from 1); 1 and 2 form the group "Development" (limit 2 at
     first); two people with personal limits 1 and 2; an expedite allowance of 1. After every
-    operation the model settles the board (product.md §2b, §3)."""
+    operation the model settles the board."""
 
     def __init__(self):
         super().__init__()

@@ -1,4 +1,4 @@
-"""Every door x every limit (product.md §2, §2b): where a limit applies, the door refuses
+"""Every door x every limit: where a limit applies, the door refuses
 with that limit's `scope` and nothing of the request persists; the step-event engine and
 review watches defer instead (the task stays, or is offered again); pulls and promotions skip
 and never refuse. The refusal counter `kandev_admissions_rejected_total{scope}` tells which

@@ -1,4 +1,4 @@
-"""Expedite (product.md §2b.5): an expedite task entering an active step is admitted past a
+"""Expedite: an expedite task entering an active step is admitted past a
 full step, group or assignee while the board holds fewer than `expedite_limit` expedite
 tasks in active steps (an `expedited` event); past that it is judged like any other; marking
 a task expedite past the limit is refused; pulls take expedite candidates first."""

@@ -1,4 +1,4 @@
-"""Step groups at the doors (product.md §2b.2): a limit shared by several steps refuses entry
+"""Step groups at the doors: a limit shared by several steps refuses entry
 from outside the group with its own 409 body, never judges a move inside the group, and
 fills its steps when it gains room. Also run on SQLite (bin/test)."""
 

@@ -1,4 +1,4 @@
-"""Races on the limits beyond the step (product.md §2b; admission.md, last section): real
+"""Races on the limits beyond the step: real
 threads, each on its own database connection, on PostgreSQL and on SQLite alike."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""A live message's `steps[]` entries are whole steps (product.md §4): each equals what
+"""A live message's `steps[]` entries are whole steps: each equals what
 `GET /api/v1/steps/{id}/` returns right after the change, so API viewers never refetch."""
 
 from tests.factories import StepFactory

@@ -1,4 +1,4 @@
-"""Assignees and personal WIP limits (product.md §2b.3): a person's limit counts their live
+"""Assignees and personal WIP limits: a person's limit counts their live
 admitted tasks in active steps of every board of the workspace; assigning, and an assigned
 task entering an active step, are admissions; a pull skips a candidate whose assignee is
 full; capacity freed for a person fills their other boards right after commit."""

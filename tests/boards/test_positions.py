@@ -1,4 +1,4 @@
-"""Positions are sort keys (api.md): a move to index k writes one task row whatever the size
+"""Positions are sort keys: a move to index k writes one task row whatever the size
 of the column, the others keep their order, and a rebalance, when the keys leave no room,
 keeps it too and tells viewers every new key."""
 

@@ -1,4 +1,4 @@
-"""The pull (product.md §3): order, cascade, triggers."""
+"""The pull: order, cascade, triggers."""
 
 from boards import admission, structure
 from boards.changes import reconcile_all

@@ -1,4 +1,4 @@
-"""Admission races with real threads, each on its own database connection (admission.md).
+"""Admission races with real threads, each on its own database connection.
 
 They run on PostgreSQL (row locks) and on SQLite (IMMEDIATE transactions) alike.
 """

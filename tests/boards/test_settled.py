@@ -1,4 +1,4 @@
-"""The board is always settled (product.md §3, admission.md "Several limits, one decision").
+"""The board is always settled.
 
 After every committed change, through whichever door, no limited step with room has a task
 in its own queue or a pullable task in its feeder: the fill happens in the same transaction,

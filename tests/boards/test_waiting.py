@@ -1,4 +1,4 @@
-"""Why a task waits (product.md §2b.6): the task detail's `waiting` and the board's."""
+"""Why a task waits: the task detail's `waiting` and the board's."""
 
 import pytest
 from django.db import connection

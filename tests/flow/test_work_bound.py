@@ -1,4 +1,4 @@
-"""One flow request's work is bounded (product.md §9), not only its window: the points a
+"""One flow request's work is bounded, not only its window: the points a
 chart would draw (instants x steps) and the history events a window holds. Above either
 bound the request is a 400 with field errors saying what to narrow, decided before any
 figure is computed. And the figures are throttled per user."""

@@ -1,4 +1,4 @@
-"""Bounds of product.md §4: one request cannot make a board hold or run unbounded work.
+"""Bounds: one request cannot make a board hold or run unbounded work.
 Each refusal is a 400 naming the field, reached before any per-step work, leaving nothing."""
 
 import json

@@ -1,4 +1,4 @@
-"""Intakes and review watches act for the person who made them (product.md §7b, §10): they
+"""Intakes and review watches act for the person who made them: they
 stop when that person is removed, made a viewer or deactivated, show why, and work again
 only when an owner takes them over."""
 

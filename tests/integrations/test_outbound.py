@@ -1,4 +1,4 @@
-"""Review watches send their token only where its owner pointed it (product.md §10):
+"""Review watches send their token only where its owner pointed it:
 changing the destination needs the token again from the creator or an owner, and requests
 go only to https on public addresses unless KANDEV_OUTBOUND_ALLOW names more."""
 

@@ -1,4 +1,4 @@
-"""Webhook intake: POST /hooks/<intake-id>/ (api.md) and the intakes API."""
+"""Webhook intake: POST /hooks/<intake-id>/ and the intakes API."""
 
 import json
 import uuid

@@ -1,4 +1,4 @@
-"""The board WebSocket (api.md, WebSocket): who may connect, the snapshot, and one message
+"""The board WebSocket: who may connect, the snapshot, and one message
 per committed change, none for a rolled-back one."""
 
 import pytest

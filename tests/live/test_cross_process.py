@@ -80,7 +80,7 @@ def test_event_committed_by_one_process_reaches_a_viewer_of_the_other(two_server
 
 
 def test_revoking_a_token_through_one_process_closes_its_socket_on_the_other(two_servers, owner, workflow, board):
-    """product.md §7b across workers: the revocation travels on the Redis channel layer."""
+    """Revocation across workers: the revocation travels on the Redis channel layer."""
     backlog, _, _ = board
     token, key = ApiToken.issue(user=owner)
     _, other_key = ApiToken.issue(user=owner)

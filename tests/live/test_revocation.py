@@ -1,4 +1,4 @@
-"""Losing access closes open board sockets (product.md §7b): membership removed, role lowered
+"""Losing access closes open board sockets: membership removed, role lowered
 below what may watch, user deactivated, token revoked, session logged out. Each closes the
 user's sockets with 4403 within 5 s and nothing more is sent; sockets that keep access stay."""
 

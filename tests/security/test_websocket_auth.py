@@ -1,4 +1,4 @@
-"""WebSocket handshake authentication (product.md §10, api.md WebSocket): a token on the
+"""WebSocket handshake authentication: a token on the
 `Authorization` header or `?token=` needs no Origin; a session cookie needs an allowed origin
 (scheme, host and port exact); no API key is ever printed in the server's log."""
 

@@ -48,7 +48,7 @@ class Ledger:
 
 
 class BoardView:
-    """What a live viewer knows: a snapshot (api.md, board.snapshot), then each message with
+    """What a live viewer knows: a snapshot, then each message with
     a newer version applied. Tasks as {id: (step_id, admitted)}, steps as counts."""
 
     def __init__(self):

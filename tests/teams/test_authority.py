@@ -1,4 +1,4 @@
-"""Authority ends with the role (product.md §7b): a person who stops being an owner can no
+"""Authority ends with the role: a person who stops being an owner can no
 longer hand out the workspace through invite links they made while they were one."""
 
 import re

@@ -1,4 +1,4 @@
-"""Invitations by username or e-mail (product.md §7b): nobody joins a workspace without
+"""Invitations by username or e-mail: nobody joins a workspace without
 consent, and the owner's answer never says whether the address names an account."""
 
 import pytest

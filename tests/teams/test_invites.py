@@ -1,4 +1,4 @@
-"""Invite links (product.md §7b): owners make, list and revoke them; opening one lets a
+"""Invite links: owners make, list and revoke them; opening one lets a
 signed-in person join, or a new person sign up and join, in one step; single use."""
 
 import datetime

@@ -1,4 +1,4 @@
-"""Personal WIP limits on memberships (product.md §2b.3, §7b): the members API shows each
+"""Personal WIP limits on memberships: the members API shows each
 person's limit and what it counts; raising a limit fills the boards where their work
 waits; removing a member, or making them a viewer, unassigns their tasks on every board."""
 

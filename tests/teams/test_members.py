@@ -1,4 +1,4 @@
-"""Members of a workspace over the API (product.md §7b, api.md): owners manage them, the
+"""Members of a workspace over the API: owners manage them, the
 last owner stays."""
 
 import threading

@@ -1,4 +1,4 @@
-"""Audited operator overrides (product.md §2.7) and the board's history API."""
+"""Audited operator overrides and the board's history API."""
 
 import datetime as dt
 

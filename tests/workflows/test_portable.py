@@ -1,4 +1,4 @@
-"""Export / import of portable workflow documents (product.md §4)."""
+"""Export / import of portable workflow documents."""
 
 import io
 import json

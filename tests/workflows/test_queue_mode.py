@@ -1,4 +1,4 @@
-"""Overflow queue mode (`on_full: queue`, product.md §2.4): queue, promote, leave the queue,
+"""Overflow queue mode (`on_full: queue`): queue, promote, leave the queue,
 bulk moves, and the race of many admissions into a small limit on PostgreSQL."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Step groups through the REST API (api.md "Limits beyond the step"): create, read, change
+"""Step groups through the REST API: create, read, change
 and delete a limit shared by several steps, with the rules of workflows/step_rules.py."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Step kinds (product.md §2b.1): the step API, the templates, export and import."""
+"""Step kinds: the step API, the templates, export and import."""
 
 import pytest
 import yaml

@@ -1,4 +1,4 @@
-"""Step configuration rules (product.md §4) through the REST API."""
+"""Step configuration rules through the REST API."""
 
 from boards.models import Task
 from workflows.models import Workflow, WorkflowStep

@@ -1,4 +1,4 @@
-"""Workflow templates (product.md §4) and the demo board built from one."""
+"""Workflow templates and the demo board built from one."""
 
 import io
 import re
