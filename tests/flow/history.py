@@ -1,4 +1,5 @@
-"""The instants of tests/flow/conftest.py's `history`: hours after T0."""
+"""The instants of tests/flow/conftest.py's `history` (hours after T0), and the flow figures
+every window-only request answers."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -11,3 +12,19 @@ WINDOW = Window(T0 - H, T0 + 12 * H)
 
 def hours(n: float) -> datetime:
     return T0 + n * H
+
+
+# The figures that take a window alone (the forecast also wants `items` or `until`).
+ENDPOINTS = [
+    "cfd",
+    "wip",
+    "cycle-times",
+    "throughput",
+    "aging",
+    "limits",
+    "queues",
+    "sle",
+    "advice",
+    "blockers",
+    "efficiency",
+]

