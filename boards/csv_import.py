@@ -17,15 +17,13 @@ default), low or none; `assignee` a username of a member; `archived` yes/no (tru
 import csv
 import io
 
-from boards.changes import board_change
 from boards.imports import (
     DryRun,
     ImportResult,
     TaskReader,
     check_count,
-    check_open_tasks,
     new_board,
-    place,
+    place_rows,
 )
 from boards.locking import board_transaction
 from common.errors import Invalid
@@ -109,12 +107,7 @@ def _import(*, workspace, rows, actor, name, workflow, dry_run) -> ImportResult:
             task.ref = row["_line"]
             tasks.append(task)
     reader.check("The file has errors; nothing was imported.")
-    check_open_tasks(actor=actor, adding=sum(not t.archived for t in tasks))
-    with board_change(workflow.pk, actor=actor) as change:
-        result = place(change, tasks, strict=False)
-    if dry_run:
-        raise DryRun(result)
-    return result
+    return place_rows(workflow, tasks, actor=actor, dry_run=dry_run)
 
 
 def _new_steps(rows) -> list[str]:

@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from boards.change import BoardChange
+from boards.changes import board_change
 from boards.models import BLOCKED_REASON_MAX, NOT_ASSIGNABLE, ClassOfService, EventKind, Priority, Task
 from boards.placement import Outcome, after_admission, decide, enter, event_kind
 from boards.priorities import PRIORITY_RANKS
@@ -275,6 +276,18 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
         after_admission(change, task, outcome)
     if placed:
         change.record.announce("task.created", task=placed[0][1])
+    return result
+
+
+def place_rows(workflow: Workflow, rows: list[ImportedTask], *, actor, dry_run: bool) -> ImportResult:
+    """A file's rows into one board, each admitted as a create would be: what a full step
+    refuses is left out and reported. A preview raises DryRun inside the transaction, so
+    everything it wrote rolls back."""
+    check_open_tasks(actor=actor, adding=sum(not row.archived for row in rows))
+    with board_change(workflow.pk, actor=actor) as change:
+        result = place(change, rows, strict=False)
+    if dry_run:
+        raise DryRun(result)
     return result
 
 

@@ -9,8 +9,7 @@ A card keeps its name (the title) and description. What kandev has no place for 
 `skipped`, so nobody takes its absence for a loss the import hid.
 """
 
-from boards.changes import board_change
-from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, new_board, place
+from boards.imports import DryRun, ImportResult, TaskReader, check_count, new_board, place_rows
 from boards.locking import board_transaction
 from common.errors import Invalid
 from workflows.step_rules import MAX_NAME, MAX_STEPS, name_errors
@@ -122,9 +121,4 @@ def _import(*, workspace, lists, cards, actor, name, dry_run) -> ImportResult:
         if task is not None:
             tasks.append(task)
     reader.check("The Trello export has errors; nothing was imported.")
-    check_open_tasks(actor=actor, adding=sum(not t.archived for t in tasks))
-    with board_change(workflow.pk, actor=actor) as change:
-        result = place(change, tasks, strict=False)
-    if dry_run:
-        raise DryRun(result)  # inside the transaction: everything written rolls back
-    return result
+    return place_rows(workflow, tasks, actor=actor, dry_run=dry_run)
