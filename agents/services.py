@@ -419,6 +419,7 @@ def session_claim(*, user, runner: str, workspace_id=None) -> AgentSession | Non
     """Give a runner the oldest unclaimed starting session it may run; rows another runner
     is claiming are skipped, so no two runners get the same session."""
     workspaces = writable_workspaces(user)
+    _runner_seen(workspaces, workspace_id)
     candidates = AgentSession.objects.filter(
         status=SessionStatus.STARTING, runner="", workflow__workspace_id__in=workspaces
     )
@@ -430,7 +431,37 @@ def session_claim(*, user, runner: str, workspace_id=None) -> AgentSession | Non
     session.runner = runner[:200]
     session.lease_expires_at = timezone.now() + lease()
     session.save(update_fields=["runner", "lease_expires_at"])
+    workflow_id, task_id = session.workflow_id, session.task_id
+
+    # Named, not a partial: a robust on_commit logs a failure by the callback's __qualname__.
+    def show_claimed():
+        claimed_board(workflow_id=workflow_id, task_id=task_id)
+
+    transaction.on_commit(show_claimed, robust=True)
     return session
+
+
+@board_transaction
+def claimed_board(*, workflow_id, task_id) -> None:
+    """A runner claimed a session of this board: its card and the agent figures (no longer
+    waiting for a runner) reach the viewers, as every other session change does."""
+    with board_change(workflow_id) as change:
+        change.record.announce("session.updated")
+        _slots_changed(change, task_id)
+
+
+RUNNER_SEEN_EVERY = timedelta(seconds=15)
+
+
+def _runner_seen(workspaces, workspace_id=None) -> None:
+    """Note that a runner asked for work in `workspaces` (only `workspace_id` of them, for a
+    runner whose token is scoped to it): one UPDATE, and none while the last note is fresh
+    (a runner polls every few seconds)."""
+    now = timezone.now()
+    seen = Workspace.objects.filter(pk__in=workspaces)
+    if workspace_id is not None:
+        seen = seen.filter(pk=workspace_id)
+    seen.exclude(runner_seen_at__gt=now - RUNNER_SEEN_EVERY).update(runner_seen_at=now)
 
 
 # --- recovery (the background worker) ---------------------------------------------------

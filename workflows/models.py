@@ -19,6 +19,9 @@ class Workspace(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     # Null: use the setting default; 0: unlimited.
     max_concurrent_sessions = models.PositiveIntegerField(null=True, blank=True)
+    # When a runner last asked for work here (at most RUNNER_SEEN_EVERY apart): the board
+    # tells its people when sessions wait and no runner has been seen.
+    runner_seen_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces")
 

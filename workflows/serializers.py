@@ -26,8 +26,8 @@ class WorkspaceSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Workspace
-        fields = ["id", "name", "slug", "max_concurrent_sessions", "role", "created_at"]
-        read_only_fields = ["id", "created_at"]
+        fields = ["id", "name", "slug", "max_concurrent_sessions", "role", "runner_seen_at", "created_at"]
+        read_only_fields = ["id", "runner_seen_at", "created_at"]
 
     def get_role(self, workspace) -> str | None:
         roles = self.context.get("roles") or {}

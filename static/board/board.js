@@ -9,6 +9,7 @@ import { Live } from "./live.js";
 import { BoardModel } from "./model.js";
 import { People } from "./people.js";
 import { BoardView } from "./render.js";
+import { RunnerNote } from "./runners.js";
 import { BoardWrites } from "./writes.js";
 
 const root = document.getElementById("board");
@@ -27,7 +28,11 @@ const input = new BoardInput(root, {
   open: (taskId) => detail.open(taskId),
 });
 view.onRebuilt = () => input.enableDragging();
-view.onRendered = () => detail.modelChanged();
+const runnerNote = new RunnerNote(document.querySelector('[data-role="runner-note"]'), board.workflow.workspace_id);
+view.onRendered = () => {
+  detail.modelChanged();
+  runnerNote.update(model.agents);
+};
 
 root.addEventListener("submit", (event) => {
   const form = event.target.closest('[data-role="add-task"]');

@@ -12,6 +12,8 @@ from agents import services
 from agents.models import SessionStatus as S
 from boards.admission import task_create
 from tests.agents.conftest import race, session_of, statuses
+from tests.factories import MembershipFactory, WorkspaceFactory
+from workflows.models import Role, Workspace
 
 TIMEOUT = 300  # the default of KANDEV_RUNNER_CLAIM_TIMEOUT_SECONDS
 NO_RUNNER = "No runner claimed it within 300 seconds."
@@ -85,3 +87,42 @@ def test_a_runner_claiming_as_the_timeout_fails_the_session_either_gets_it_or_se
             assert (session.status, session.runner, reconciled) == (S.STARTING, "r1", (0, 0))
         else:
             assert (session.status, session.detail, reconciled) == (S.FAILED, NO_RUNNER, (1, 0))
+
+
+class TestRunnerSeen:
+    """A runner asking for work is noted on the workspaces it may serve, so the board can say
+    when sessions wait and no runner has been seen."""
+
+    def test_a_claim_notes_the_runner_on_the_workspaces_it_may_write(self, owner):
+        mine, viewed = WorkspaceFactory(), WorkspaceFactory()
+        MembershipFactory(workspace=mine, user=owner, role=Role.MEMBER)
+        MembershipFactory(workspace=viewed, user=owner, role=Role.VIEWER)
+        assert services.session_claim(user=owner, runner="r1") is None  # nothing to run; still seen
+
+        seen = dict(Workspace.objects.filter(pk__in=[mine.pk, viewed.pk]).values_list("pk", "runner_seen_at"))
+        assert seen[mine.pk] is not None and seen[viewed.pk] is None
+
+    def test_a_scoped_runner_is_noted_only_where_its_token_reaches(self, owner, workflow):
+        other = WorkspaceFactory()
+        MembershipFactory(workspace=other, user=owner, role=Role.OWNER)
+        services.session_claim(user=owner, runner="r1", workspace_id=other.pk)
+        workflow.workspace.refresh_from_db()
+        other.refresh_from_db()
+        assert workflow.workspace.runner_seen_at is None and other.runner_seen_at is not None
+
+    def test_a_fresh_note_is_not_written_again(self, owner, workflow):
+        services.session_claim(user=owner, runner="r1")
+        first = Workspace.objects.get(pk=workflow.workspace_id).runner_seen_at
+        services.session_claim(user=owner, runner="r1")
+        assert Workspace.objects.get(pk=workflow.workspace_id).runner_seen_at == first
+        Workspace.objects.filter(pk=workflow.workspace_id).update(runner_seen_at=later(-60))
+        services.session_claim(user=owner, runner="r1")
+        assert Workspace.objects.get(pk=workflow.workspace_id).runner_seen_at > first
+
+    def test_the_workspace_api_shows_it_read_only(self, api, owner, workflow):
+        url = f"/api/v1/workspaces/{workflow.workspace_id}/"
+        assert api.get(url).json()["runner_seen_at"] is None
+        assert api.patch(url, {"runner_seen_at": "2026-01-01T00:00:00Z"}, format="json").status_code == 200
+        assert api.get(url).json()["runner_seen_at"] is None
+        services.session_claim(user=owner, runner="r1")
+        assert api.get(url).json()["runner_seen_at"] is not None

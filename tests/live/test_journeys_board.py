@@ -1120,9 +1120,18 @@ def sessions_started_through_the_api_show_on_the_cards_and_in_the_header_live(
     )
     expect(card_titled(page, "Shipped").locator('[data-role="agent"]')).to_be_hidden()
     assert [session_of(api, t)["status"] for t in (first, second)] == ["starting", "queued"]
+    runner_note = page.locator('[data-role="runner-note"]')
+    expect(runner_note).to_have_text("No runner has been seen in this workspace: start one to run these sessions.")
     axe(page, "the board with agents")
 
-    # When the runner boots the first, then it fails: the second gets the slot
+    # When a runner asks for work, it claims the first and boots it: the note goes; then the
+    # first fails and the second gets the slot
+    claimed = api.post("/api/v1/sessions/claim/", json={"runner": "laptop"})
+    assert claimed.status_code == 200 and claimed.json()["task"]["id"] == str(first.pk)
+    assert api.get(f"/api/v1/workspaces/{workflow.workspace_id}/").json()["runner_seen_at"] is not None
+    expect(agents_header(page)).to_have_text("Agents: 1/1 running, 1 queued Workspace: 1 running, 1 queued")
+    expect(card_titled(page, "Fix the login").locator('[data-role="agent"]')).to_have_text("Agent starting")
+    expect(runner_note).to_be_hidden()
     report(api, session_of(api, first), "boot_ready")
     expect(card_titled(page, "Fix the login").locator('[data-role="agent"]')).to_have_text("Agent running")
     expect(card_titled(page, "Fix the login").locator('[data-role="agent"]')).to_have_attribute(
@@ -1138,6 +1147,7 @@ def sessions_started_through_the_api_show_on_the_cards_and_in_the_header_live(
         "Agents: 0/1 running, 1 waiting for a runner, 0 queued Workspace: 0 running, 1 waiting for a runner, 0 queued"
     )
     assert [session_of(api, t)["status"] for t in (first, second)] == ["failed", "starting"]
+    expect(runner_note).to_be_hidden()  # a runner asked for work a moment ago
     agents = api.get(f"/api/v1/workflows/{workflow.pk}/board/").json()["agents"]
     assert (agents["running"], agents["unclaimed"]) == (0, 1)  # no runner has claimed it
     axe(page, "the board with a failed agent")
