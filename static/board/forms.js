@@ -22,13 +22,24 @@ function documentType(file) {
   return /\.csv$/i.test(file.name) ? "text/csv" : "application/yaml";
 }
 
-/** An import form sends to the importer its `data-import-kind` select names; its Preview
-    button asks for a dry run, which writes nothing. */
+/** An import form sends to the importer its `data-import-kind` select names (a CSV file into
+    the board its `data-import-into` select names, if any); its Preview button asks for a dry
+    run, which writes nothing. */
 function target(form, preview) {
   const kind = form.querySelector("[data-import-kind]");
-  const url = kind ? kind.value : form.dataset.apiUrl;
-  return preview ? `${url}?dry_run=1` : url;
+  const into = form.querySelector("[data-import-into]");
+  const url = new URL(kind ? kind.value : form.dataset.apiUrl, location.origin);
+  if (into && !into.disabled && into.value) url.searchParams.set("workflow", into.value);
+  if (preview) url.searchParams.set("dry_run", "1");
+  return url.pathname + url.search;
 }
+
+// Only a CSV import may go into a board that exists.
+document.addEventListener("change", (event) => {
+  const kind = event.target.closest("[data-import-kind]");
+  const into = kind?.form.querySelector("[data-import-into]");
+  if (into) into.disabled = !kind.value.endsWith("/import/csv/");
+});
 
 function request(form, preview) {
   const { apiMethod, upload } = form.dataset;

@@ -351,6 +351,21 @@ def an_owner_restores_a_board_with_its_cards_and_brings_work_from_trello_and_csv
         ("Backlog", ["Plan the talk"]),
     ]
 
+    # A CSV file's rows may also join a board that exists (the other imports make a new one).
+    panel = workspace_panel(page, workflow.workspace.name)
+    panel.get_by_label("Import from").select_option(label="Trello (the board's JSON export)")
+    expect(panel.get_by_label("Into")).to_be_disabled()
+    more = tmp_path / "more.csv"
+    more.write_text("title,step\nFix the footer,Backlog\n")
+    panel.get_by_label("Import from").select_option(label="CSV (a header with title, step, priority…)")
+    panel.get_by_label("Into").select_option(label="Delivery")
+    boards_before = set(boards_of(api, workflow.workspace_id))
+    import_file("CSV (a header with title, step, priority…)", more)
+    expect(panel.get_by_label("Into")).to_be_disabled()  # the page reloaded: the form is new
+    delivery = api.get(f"/api/v1/workflows/{workflow.pk}/board/").json()["steps"]
+    assert "Fix the footer" in [t["title"] for t in delivery[0]["tasks"]]
+    assert set(boards_of(api, workflow.workspace_id)) == boards_before
+
 
 def an_empty_board_offers_to_add_its_first_column(open_board, axe, owner, workflow):
     assert not workflow.steps.exists()
