@@ -27,4 +27,5 @@ ENDPOINTS = [
     "advice",
     "blockers",
     "efficiency",
+    "limit-changes",
 ]
