@@ -3,8 +3,6 @@
 request is throttled per user (flow/throttling.py) and its work bounded (flow/bounds.py)
 before its figure is computed."""
 
-import json
-
 from django.shortcuts import get_object_or_404
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -422,7 +420,7 @@ class LimitChangesView(FlowView):
         fields = ["at", "actor", "scope", "subject_id", "name", "field", "before", "after"]
         yield fields
         for row in data["results"]:
-            yield [row[f] if f not in ("before", "after") else json.dumps(row[f]) for f in fields]
+            yield [", ".join(row[f]) if isinstance(row[f], list) else row[f] for f in fields]  # a group's steps
 
 
 def _change(change) -> dict:

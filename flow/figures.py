@@ -80,7 +80,7 @@ def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None
 
 def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
     """Work in progress per step: the admitted and the queued tasks in each step at each
-    instant, beside each step's own limit."""
+    instant, beside each step's own limit in force then (0: none)."""
     board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
     points, regular = _points(window, interval)
@@ -100,6 +100,8 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
         for index in range(len(points)):
             total += by_point.get(index, 0)
             series[index] = total
+    in_force = config.step_limits(workflow, window, board.steps)
+    start = us(window.start)
     return {
         "steps": [{"id": s.pk, "name": s.name, "wip_limit": s.wip_limit} for s in board.steps],
         "points": [
@@ -107,6 +109,7 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
                 "at": at,
                 "counts": {str(s.pk): counts[s.pk][i] for s in board.steps},
                 "queued": {str(s.pk): queued[s.pk][i] for s in board.steps},
+                "limits": {str(s.pk): config.limit_at(in_force[s.pk], us(at) - start) for s in board.steps},
             }
             for i, at in enumerate(points)
         ],

@@ -125,6 +125,9 @@ class WipPoint(serializers.Serializer):
     at = serializers.DateTimeField()
     counts = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: admitted tasks}")
     queued = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: queued tasks}")
+    limits = serializers.DictField(
+        child=serializers.IntegerField(), help_text="{step_id: its WIP limit in force at that instant (0: none)}"
+    )
 
 
 class WipSerializer(serializers.Serializer):

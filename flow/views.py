@@ -23,7 +23,7 @@ CHARTS = [
         "title": "Work in progress per step",
         "plot": True,
         "help": "The tasks in each step at each instant, one line per step (not stacked);"
-        " each step's WIP limit is a dashed flat line of its own.",
+        " each step's WIP limit is a dashed line of its own, at the limit in force at each instant.",
     },
     {
         "id": "cycle-times",
@@ -76,6 +76,13 @@ CHARTS = [
         "title": "Blockers",
         "plot": False,
         "help": "Blocks in the window grouped by reason (case and spacing aside), most blocked time first.",
+    },
+    {
+        "id": "limit-changes",
+        "title": "Configuration history",
+        "plot": False,
+        "help": "Every change of a limit or flow rule in the window, with who made it: the ledger and the"
+        " work in progress chart judge each instant by the limits in force then.",
     },
     {
         "id": "efficiency",

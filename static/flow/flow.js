@@ -146,9 +146,10 @@ async function wip() {
     const color = COLORS[index % COLORS.length];
     columns.push(data.points.map((p) => p.counts[step.id]));
     series.push({ label: step.name, stroke: color, width: 2, dash: DASHES[index % DASHES.length] });
-    if (!step.wip_limit) return;
-    columns.push(xs.map(() => step.wip_limit));  // the step's own limit, flat
-    series.push({ label: step.name + " limit " + step.wip_limit, stroke: color, width: 1, dash: [4, 4], points: { show: false } });
+    const limits = data.points.map((p) => p.limits[step.id] || null);  // the limit in force then
+    if (!limits.some((n) => n)) return;
+    columns.push(limits);
+    series.push({ label: step.name + " limit", stroke: color, width: 1, dash: [4, 4], points: { show: false } });
   });
   const queuedTotal = data.points.map((p) => Object.values(p.queued).reduce((a, b) => a + b, 0));
   if (queuedTotal.some((n) => n > 0)) {
@@ -338,11 +339,35 @@ async function efficiency() {
     " of their lead time was worked (median task " + percent(data.percentiles["50"]) + ")." : "No task finished in this window.");
 }
 
+const SETTINGS = { wip_limit: "WIP limit", on_full: "when full", kind: "kind", pull_from_step_id: "pulls from",
+  step_ids: "steps", expedite_limit: "expedite allowance" };
+
+async function limitChanges() {
+  const sec = section("limit-changes");
+  const [data, board] = await Promise.all([getJSON(endpoint("limit-changes", { page_size: 1000 })),
+    getJSON("/api/v1/workflows/" + workflowId + "/board/?per_step=1")]);
+  csvLink(sec, "limit-changes", { page_size: 1000 });
+  const names = Object.fromEntries(board.steps.map((s) => [s.id, s.name]));
+  const shown = (field, value) => {
+    if (value == null) return "—";
+    if (field === "pull_from_step_id") return names[value] || "a deleted step";
+    if (field === "step_ids") return value.map((id) => names[id] || "a deleted step").join(", ") || "none";
+    if (field === "wip_limit" && value === 0) return "none";
+    return String(value);
+  };
+  fillTable(sec, ["when", "who", "of", "setting", "before", "after"],
+    data.results.map((c) => [when(c.at), c.actor || "—", c.scope + " " + c.name, SETTINGS[c.field] || c.field,
+      shown(c.field, c.before), shown(c.field, c.after)]));
+  summarize(sec, data.count ? data.count + (data.count === 1 ? " change" : " changes") + " in this window" +
+    (data.count > data.results.length ? "; the first " + data.results.length + " are listed (the CSV has them too)." : ".")
+    : "No change of a limit or flow rule in this window.");
+}
+
 /* The judgements of the window: fetched when the window changes, not on every board change
    (the throttle allows the live figures' refetches, not these on top). */
 async function judge() {
   try {
-    await Promise.all([forecast(), sle(), advice(), blockers(), efficiency()]);
+    await Promise.all([forecast(), sle(), advice(), blockers(), efficiency(), limitChanges()]);
   } catch (error) {
     alertBox.textContent = "Could not load the figures: " + error.message;
     alertBox.hidden = false;

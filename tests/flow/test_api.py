@@ -162,7 +162,7 @@ def _history(workflow, steps, tasks: int):
 # every endpoint counts the window's events first, up to their bound (flow/bounds.py).
 QUERIES = {
     "cfd": 5,
-    "wip": 5,
+    "wip": 6,  # and the limits in force
     "sle": 8,
     "advice": 10,
     "blockers": 5,
