@@ -4,6 +4,7 @@ request is throttled per user (flow/throttling.py) and its work bounded (flow/bo
 before its figure is computed."""
 
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
@@ -13,10 +14,13 @@ from common.api import ErrorSerializer
 from common.errors import Invalid
 from common.pagination import Pagination
 from common.renderers import CSVRenderer, JSONRenderer
+from common.validation import validated
 from flow import analytics, bounds, config, figures
 from flow import forecast as forecasting
+from flow.figures import Window
 from flow.kinds import BoardSteps
 from flow.serializers import (
+    DEFAULT_WINDOW,
     MAX_PAGE_SIZE,
     PAGE_SIZE,
     AdviceSerializer,
@@ -32,6 +36,7 @@ from flow.serializers import (
     LimitChangesSerializer,
     LimitsSerializer,
     QueuesSerializer,
+    ServiceLevelParams,
     SleSerializer,
     ThroughputParams,
     ThroughputSerializer,
@@ -305,6 +310,26 @@ class SleView(FlowView):
 
     def figure(self, workflow, params, board):
         return analytics.sle(workflow, params["window"], board)
+
+    @extend_schema(
+        request=ServiceLevelParams,
+        responses={
+            200: SleSerializer,
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+            429: ErrorSerializer,
+        },
+        description="An owner sets the service level of a class of service (85% finish within `days` days);"
+        " `days` null goes back to the history's. Answers the service levels of the last 30 days.",
+    )
+    def put(self, request, pk):
+        self.workflow = get_object_or_404(Workflow, pk=pk)
+        require_role(request.user, self.workflow.workspace_id, owner=True)
+        data = validated(ServiceLevelParams, request.data)
+        analytics.set_service_level(workflow=self.workflow, actor=request.user, **data)
+        now = timezone.now()
+        return Response(analytics.sle(self.workflow, Window(now - DEFAULT_WINDOW, now)))
 
     def csv_rows(self, data):
         fields = ["class_of_service", "days", "cycle_seconds", "percentile", "sample", "set_by"]

@@ -267,7 +267,7 @@ class SleRow(serializers.Serializer):
     cycle_seconds = serializers.FloatField(allow_null=True, help_text="The 85th percentile itself")
     percentile = serializers.IntegerField()
     sample = serializers.IntegerField(help_text="Finished tasks with a cycle time in the window")
-    set_by = serializers.ChoiceField(choices=["history"])
+    set_by = serializers.ChoiceField(choices=["history", "owner"], help_text="Who set `days`: an owner, or the history")
 
 
 class SleSerializer(serializers.Serializer):
@@ -346,3 +346,13 @@ class LimitChangesSerializer(serializers.Serializer):
     next = serializers.URLField(allow_null=True)
     previous = serializers.URLField(allow_null=True)
     results = LimitChange(many=True)
+
+
+MAX_SLE_DAYS = 3650
+
+
+class ServiceLevelParams(serializers.Serializer):
+    """An owner's service level for one class of service; `days` null: the history's again."""
+
+    class_of_service = serializers.ChoiceField(choices=ClassOfService.choices)
+    days = serializers.IntegerField(min_value=1, max_value=MAX_SLE_DAYS, allow_null=True)

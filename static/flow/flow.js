@@ -299,10 +299,37 @@ async function sle() {
   const sec = section("sle");
   const data = await getJSON(endpoint("sle"));
   csvLink(sec, "sle");
-  fillTable(sec, ["class of service", "85% finish within", "from tasks"],
-    data.sles.map((s) => [s.class_of_service, s.days == null ? "—" : s.days + (s.days === 1 ? " day" : " days"), s.sample]));
-  summarize(sec, data.sles.filter((s) => s.days != null).map((s) => s.class_of_service + ": 85% within " + s.days +
-    (s.days === 1 ? " day (" : " days (") + s.sample + " tasks)").join("; ") || "No task finished in this window.");
+  showSles(sec, data);
+}
+
+function showSles(sec, data) {
+  const dayText = (n) => n + (n === 1 ? " day" : " days");
+  fillTable(sec, ["class of service", "85% finish within", "set by", "from tasks"],
+    data.sles.map((s) => [s.class_of_service, s.days == null ? "—" : dayText(s.days), s.set_by, s.sample]));
+  summarize(sec, data.sles.filter((s) => s.days != null).map((s) => s.class_of_service + ": 85% within " + dayText(s.days) +
+    (s.set_by === "owner" ? " (set by an owner)" : " (" + s.sample + " tasks)")).join("; ") || "No task finished in this window.");
+}
+
+/* An owner's service level: PUT, then the section shows the answer. */
+const sleForm = section("sle").querySelector('[data-role="sle-form"]');
+if (sleForm) {
+  sleForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const status = sleForm.querySelector('[data-role="sle-status"]');
+    const days = sleForm.elements.days.value;
+    const body = { class_of_service: sleForm.elements.class_of_service.value, days: days === "" ? null : Number(days) };
+    const token = (document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "";
+    const response = await fetch(endpoint("sle"), { method: "PUT", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": token }, body: JSON.stringify(body) });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      status.textContent = "Not saved: " + (data.errors ? Object.values(data.errors).flat().join(" ") : data.detail || "HTTP " + response.status);
+      return;
+    }
+    status.textContent = body.days == null ? "The " + body.class_of_service + " service level comes from the history again."
+      : "Service level set: 85% of " + body.class_of_service + " tasks within " + body.days + (body.days === 1 ? " day." : " days.");
+    showSles(section("sle"), data);
+  });
 }
 
 async function advice() {

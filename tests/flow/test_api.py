@@ -163,8 +163,8 @@ def _history(workflow, steps, tasks: int):
 QUERIES = {
     "cfd": 5,
     "wip": 6,  # and the limits in force
-    "sle": 8,
-    "advice": 10,
+    "sle": 9,  # and the owner-set service levels
+    "advice": 11,
     "blockers": 5,
     "efficiency": 7,
     "cycle-times": 6,
