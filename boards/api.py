@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from boards import admission
 from boards.messages import task_data
 from boards.models import ClassOfService, EventKind, Priority, Task, TaskEvent
+from boards.outlook import task_outlook
 from boards.serializers import (
     PRIORITY_CHOICES,
     BlockSerializer,
@@ -98,11 +99,13 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
         )
 
     def retrieve(self, request, pk=None):
-        """The task detail: the task, and why it waits (`waiting`), both from
-        one state of the board: read apart, the task can be in a step deleted since."""
+        """The task detail: the task, why it waits (`waiting`) and its outlook (`forecast`,
+        `sle`), all from one state of the board: read apart, the task can be in a step
+        deleted since."""
         with one_read():
             task = self.get_object()
-            return Response({**task_data(task), "waiting": task_waiting(task)})
+            waiting = task_waiting(task)
+            return Response({**task_data(task), "waiting": waiting, **task_outlook(task, waiting)})
 
     def writable_task(self) -> Task:
         """The task of the URL for a write: 404 unless the user is a member, 403 for a viewer."""

@@ -37,10 +37,36 @@ class TaskSerializer(serializers.Serializer):
         return task_data(instance)
 
 
+class DatesAtConfidence(serializers.Serializer):
+    """A date at 50% and at 85% confidence; null when beyond the forecast's reach."""
+
+    def get_fields(self):
+        return {p: serializers.DateField(allow_null=True) for p in ("50", "85")}
+
+
+class TaskForecastSerializer(serializers.Serializer):
+    starts_by = DatesAtConfidence()
+    done_by = DatesAtConfidence()
+
+
+class TaskSleSerializer(serializers.Serializer):
+    days = serializers.IntegerField(help_text="85% of its class of service finish within this many days")
+    age_days = serializers.FloatField(help_text="Days since its cycle started (its first active step)")
+    past = serializers.BooleanField(help_text="Older than its service level")
+
+
 class TaskDetailSerializer(TaskSerializer):
-    """The task detail: also why it waits."""
+    """The task detail: also why it waits, and its outlook."""
 
     waiting = serializers.JSONField(read_only=True, allow_null=True)
+    forecast = TaskForecastSerializer(
+        read_only=True,
+        allow_null=True,
+        help_text="A waiting task: when it will likely start and be done (null without enough history)",
+    )
+    sle = TaskSleSerializer(
+        read_only=True, allow_null=True, help_text="A task in an active step: its age against its SLE"
+    )
 
 
 class TitleField(serializers.CharField):

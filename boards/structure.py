@@ -2,6 +2,8 @@
 boards. They are board changes: they take the board's locks, bump its version, may open
 capacity (so they pull), and broadcast. Deleting a board deletes its tasks first."""
 
+from contextlib import contextmanager
+
 from django.db import transaction
 from django.db.models import F
 
@@ -11,6 +13,7 @@ from boards.changes import board_change
 from boards.locking import NotFound, board_transaction
 from boards.models import Task
 from common.errors import Conflict, Invalid
+from workflows import config_history
 from workflows.models import OnFull, StepGroup, StepKind, Workflow, WorkflowStep, Workspace
 from workflows.signals import session_limits_changed_on_commit
 from workflows.step_rules import (
@@ -22,6 +25,22 @@ from workflows.step_rules import (
     step_errors,
     without_moves_to,
 )
+
+
+@contextmanager
+def structure_change(workflow_id, *, actor):
+    """A board change to the board's configuration: what changed in its limits and flow
+    rules is recorded in the configuration history, in the change's transaction."""
+    with board_change(workflow_id, actor=actor) as change:
+        before = config_history.board_config(change.workflow, change.steps.values())
+        yield change
+        config_history.record(
+            workspace_id=change.workflow.workspace_id,
+            workflow_id=change.workflow.pk,
+            actor=actor,
+            before=before,
+            after=config_history.board_config(change.workflow, change.steps.values()),
+        )
 
 
 @transaction.atomic
@@ -47,7 +66,7 @@ def _delete_boards(workflows) -> None:
 def workflow_update(*, workflow: Workflow, actor, **fields) -> Workflow:
     """A board's settings. A new `expedite_limit` admits nothing by itself (a pull never
     expedites), so nothing fills; the change is still one version step and one message."""
-    with board_change(workflow.pk, actor=actor) as change:
+    with structure_change(workflow.pk, actor=actor) as change:
         locked = change.workflow
         limits = ("max_parallel_sessions", "on_session_limit")
         limits_changed = any(fields.get(name, getattr(locked, name)) != getattr(locked, name) for name in limits)
@@ -120,7 +139,7 @@ def step_create(
     on_full: str = OnFull.REJECT,
     events: dict | None = None,
 ) -> WorkflowStep:
-    with board_change(workflow.pk, actor=actor) as change:
+    with structure_change(workflow.pk, actor=actor) as change:
         check_step_count(len(change.steps) + 1, "workflow_id")
         step = WorkflowStep(
             workflow=change.workflow,
@@ -155,7 +174,7 @@ def step_create(
 
 @board_transaction
 def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
-    with board_change(step.workflow_id, actor=actor) as change:
+    with structure_change(step.workflow_id, actor=actor) as change:
         step = change.board.step(step.pk)
         merged = {
             "wip_limit": step.wip_limit,
@@ -188,7 +207,7 @@ def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
 
 @board_transaction
 def step_delete(*, step: WorkflowStep, actor, move_tasks_to: WorkflowStep | None = None) -> None:
-    with board_change(step.workflow_id, actor=actor) as change:
+    with structure_change(step.workflow_id, actor=actor) as change:
         step = change.board.step(step.pk)
         target = None
         if move_tasks_to is not None:
@@ -294,7 +313,7 @@ def _locked_group(change: BoardChange, group_id) -> StepGroup:
 
 @board_transaction
 def group_create(*, workflow: Workflow, actor, name: str, wip_limit: int, step_ids: list) -> StepGroup:
-    with board_change(workflow.pk, actor=actor) as change:
+    with structure_change(workflow.pk, actor=actor) as change:
         _check_group(change, None, name=name, wip_limit=wip_limit, step_ids=step_ids)
         group = StepGroup.objects.create(workflow=change.workflow, name=name, wip_limit=wip_limit)
         _set_group_steps(change, group.pk, step_ids)
@@ -306,7 +325,7 @@ def group_create(*, workflow: Workflow, actor, name: str, wip_limit: int, step_i
 def group_update(*, group: StepGroup, actor, **fields) -> StepGroup:
     """Rename a group, change its limit or its steps. A raised limit, a step joining (it now
     pulls) or a step leaving (no longer held by the group) fills at once."""
-    with board_change(group.workflow_id, actor=actor) as change:
+    with structure_change(group.workflow_id, actor=actor) as change:
         group = _locked_group(change, group.pk)
         _check_group(change, group.pk, **fields)
         step_ids = fields.pop("step_ids", None)
@@ -323,7 +342,7 @@ def group_update(*, group: StepGroup, actor, **fields) -> StepGroup:
 @board_transaction
 def group_delete(*, group: StepGroup, actor) -> None:
     """Delete a group: its steps are free of its limit, and may fill."""
-    with board_change(group.workflow_id, actor=actor) as change:
+    with structure_change(group.workflow_id, actor=actor) as change:
         group = _locked_group(change, group.pk)
         change.record.announce(
             "group.deleted", group={"id": str(group.pk), "name": group.name}, deleted_group_ids=[str(group.pk)]

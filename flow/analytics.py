@@ -11,6 +11,7 @@ from boards.models import ClassOfService, EventKind, Task, TaskEvent
 from flow import queries
 from flow.figures import Window, as_uuid, cycle_items, percentile, us
 from flow.kinds import BACKLOG, DONE, BoardSteps
+from flow.models import ServiceLevel
 from workflows.models import StepGroup
 
 DAY_SECONDS = 86400
@@ -49,10 +50,12 @@ def _classes_at_finish(workflow, items: list[dict]) -> dict:
 
 
 def sle(workflow, window: Window, board: BoardSteps | None = None, items: list | None = None) -> dict:
-    """Per class of service, "85% of tasks finish within N days": the 85th percentile of
-    the cycle times finished in the window, rounded up to whole days, with its sample."""
+    """Per class of service, "85% of tasks finish within N days": the days an owner set
+    (ServiceLevel), or else the 85th percentile of the cycle times finished in the window,
+    rounded up to whole days; with the history's percentile and sample either way."""
     items = [i for i in (items if items is not None else cycle_items(workflow, window, board)) if i["cycle_seconds"]]
     classes = _classes_at_finish(workflow, items)
+    owner_set = dict(ServiceLevel.objects.filter(workflow=workflow).values_list("class_of_service", "days"))
     result = []
     for cos in ClassOfService.values:
         cycles = sorted(i["cycle_seconds"] for i in items if classes[i["task_id"]] == cos)
@@ -60,14 +63,24 @@ def sle(workflow, window: Window, board: BoardSteps | None = None, items: list |
         result.append(
             {
                 "class_of_service": cos,
-                "days": None if seconds is None else max(1, math.ceil(seconds / DAY_SECONDS)),
+                "days": owner_set.get(cos, None if seconds is None else max(1, math.ceil(seconds / DAY_SECONDS))),
                 "cycle_seconds": seconds,
                 "percentile": SLE_PERCENTILE,
                 "sample": len(cycles),
-                "set_by": "history",
+                "set_by": "owner" if cos in owner_set else "history",
             }
         )
     return {"sles": result}
+
+
+def set_service_level(*, workflow, class_of_service: str, days: int | None, actor) -> None:
+    """An owner's SLE for a class of service; `days` None goes back to the history's."""
+    if days is None:
+        ServiceLevel.objects.filter(workflow=workflow, class_of_service=class_of_service).delete()
+        return
+    ServiceLevel.objects.update_or_create(
+        workflow=workflow, class_of_service=class_of_service, defaults={"days": days, "set_by": actor}
+    )
 
 
 def advice(workflow, window: Window, board: BoardSteps | None = None) -> dict:

@@ -4,6 +4,7 @@ request is throttled per user (flow/throttling.py) and its work bounded (flow/bo
 before its figure is computed."""
 
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
@@ -11,11 +12,17 @@ from rest_framework.views import APIView
 
 from common.api import ErrorSerializer
 from common.errors import Invalid
+from common.pagination import Pagination
 from common.renderers import CSVRenderer, JSONRenderer
-from flow import analytics, bounds, figures
+from common.validation import validated
+from flow import analytics, bounds, config, figures
 from flow import forecast as forecasting
+from flow.figures import Window
 from flow.kinds import BoardSteps
 from flow.serializers import (
+    DEFAULT_WINDOW,
+    MAX_PAGE_SIZE,
+    PAGE_SIZE,
     AdviceSerializer,
     AgingSerializer,
     BlockersSerializer,
@@ -25,8 +32,11 @@ from flow.serializers import (
     EfficiencySerializer,
     ForecastParams,
     ForecastSerializer,
+    LimitChangesParams,
+    LimitChangesSerializer,
     LimitsSerializer,
     QueuesSerializer,
+    ServiceLevelParams,
     SleSerializer,
     ThroughputParams,
     ThroughputSerializer,
@@ -53,13 +63,8 @@ class FlowView(APIView):
     def get(self, request, pk):
         self.workflow = get_object_or_404(Workflow, pk=pk)
         require_role(request.user, self.workflow.workspace_id)
-        query = {k: v for k, v in request.query_params.items() if k != "format"}
-        params = self.params(data=query)
-        unknown = sorted(set(query) - set(params.fields))
-        if unknown:  # a misspelt parameter is refused, not silently ignored
-            raise Invalid({name: ["Unknown query parameter."] for name in unknown})
-        params.is_valid(raise_exception=True)
-        board, params = BoardSteps.of(self.workflow), params.validated_data
+        params = self.valid_params(request)
+        board = BoardSteps.of(self.workflow)
         bounds.check(
             figure=self.name,
             workflow_id=self.workflow.pk,
@@ -68,6 +73,15 @@ class FlowView(APIView):
             steps=len(board.steps),
         )
         return Response(self.figure(self.workflow, params, board))
+
+    def valid_params(self, request) -> dict:
+        query = {k: v for k, v in request.query_params.items() if k != "format"}
+        params = self.params(data=query)
+        unknown = sorted(set(query) - set(params.fields))
+        if unknown:  # a misspelt parameter is refused, not silently ignored
+            raise Invalid({name: ["Unknown query parameter."] for name in unknown})
+        params.is_valid(raise_exception=True)
+        return params.validated_data
 
     def csv_filename(self) -> str:
         """`<board>-<figure>.csv` in letters, digits and hyphens only."""
@@ -297,6 +311,26 @@ class SleView(FlowView):
     def figure(self, workflow, params, board):
         return analytics.sle(workflow, params["window"], board)
 
+    @extend_schema(
+        request=ServiceLevelParams,
+        responses={
+            200: SleSerializer,
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+            429: ErrorSerializer,
+        },
+        description="An owner sets the service level of a class of service (85% finish within `days` days);"
+        " `days` null goes back to the history's. Answers the service levels of the last 30 days.",
+    )
+    def put(self, request, pk):
+        self.workflow = get_object_or_404(Workflow, pk=pk)
+        require_role(request.user, self.workflow.workspace_id, owner=True)
+        data = validated(ServiceLevelParams, request.data)
+        analytics.set_service_level(workflow=self.workflow, actor=request.user, **data)
+        now = timezone.now()
+        return Response(analytics.sle(self.workflow, Window(now - DEFAULT_WINDOW, now)))
+
     def csv_rows(self, data):
         fields = ["class_of_service", "days", "cycle_seconds", "percentile", "sample", "set_by"]
         yield fields
@@ -382,3 +416,47 @@ class EfficiencyView(FlowView):
         yield fields
         for item in data["items"]:
             yield [item[f] for f in fields]
+
+
+class LimitChangesView(FlowView):
+    """The configuration history in the window, oldest first, a page at a time: its work is
+    bounded by the page, not by the history."""
+
+    name = "limit-changes"
+    params = LimitChangesParams
+
+    @extend_schema(
+        parameters=[
+            *WINDOW_PARAMETERS,
+            OpenApiParameter("page", int),
+            OpenApiParameter("page_size", int, description=f"1 to {MAX_PAGE_SIZE:,} (default {PAGE_SIZE})"),
+        ],
+        responses={200: LimitChangesSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        self.workflow = get_object_or_404(Workflow, pk=pk)
+        require_role(request.user, self.workflow.workspace_id)
+        params = self.valid_params(request)
+        paginator = Pagination()
+        page = paginator.paginate_queryset(config.changes(self.workflow, params["window"]), request)
+        return paginator.get_paginated_response([_change(c) for c in page])
+
+    def csv_rows(self, data):
+        fields = ["at", "actor", "scope", "subject_id", "name", "field", "before", "after"]
+        yield fields
+        for row in data["results"]:
+            yield [", ".join(row[f]) if isinstance(row[f], list) else row[f] for f in fields]  # a group's steps
+
+
+def _change(change) -> dict:
+    return {
+        "id": change.pk,
+        "at": change.at,
+        "actor": change.actor.get_username() if change.actor else None,
+        "scope": change.scope,
+        "subject_id": change.subject_id,
+        "name": change.name,
+        "field": change.field,
+        "before": change.before,
+        "after": change.after,
+    }

@@ -6,41 +6,23 @@ by the answer: points x steps, buckets, finished tasks, breaches.
 
 import math
 import uuid
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db.models import Count, Min, OuterRef, Subquery
 from django.utils import timezone
 
 from boards.models import EventKind, Task, TaskEvent
-from flow import queries
+from flow import config, queries
+from flow.instants import EPOCH, Window, instant, us
 from flow.kinds import BACKLOG, DONE, BoardSteps
+from workflows.models import LimitScope
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 INTERVALS = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
 PERCENTILES = (50, 85, 95)
 
 
-def us(instant: datetime) -> int:
-    return (instant - EPOCH) // timedelta(microseconds=1)
-
-
-def instant(value: int | None) -> datetime | None:
-    return None if value is None else EPOCH + timedelta(microseconds=int(value))
-
-
 def as_uuid(value):
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
-
-
-@dataclass(frozen=True)
-class Window:
-    start: datetime
-    end: datetime
-
-    @property
-    def seconds(self) -> float:
-        return (self.end - self.start).total_seconds()
 
 
 def percentile(ordered: list[float], p: float) -> float | None:
@@ -98,7 +80,7 @@ def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None
 
 def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
     """Work in progress per step: the admitted and the queued tasks in each step at each
-    instant, beside each step's own limit."""
+    instant, beside each step's own limit in force then (0: none)."""
     board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
     points, regular = _points(window, interval)
@@ -118,6 +100,8 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
         for index in range(len(points)):
             total += by_point.get(index, 0)
             series[index] = total
+    in_force = config.step_limits(workflow, window, board.steps)
+    start = us(window.start)
     return {
         "steps": [{"id": s.pk, "name": s.name, "wip_limit": s.wip_limit} for s in board.steps],
         "points": [
@@ -125,6 +109,7 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
                 "at": at,
                 "counts": {str(s.pk): counts[s.pk][i] for s in board.steps},
                 "queued": {str(s.pk): queued[s.pk][i] for s in board.steps},
+                "limits": {str(s.pk): config.limit_at(in_force[s.pk], us(at) - start) for s in board.steps},
             }
             for i, at in enumerate(points)
         ],
@@ -270,26 +255,29 @@ LOWERED_LIMIT = "limit_lowered"
 
 
 def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
-    """The step limit ledger. Limits have no history yet: each step is judged by its
-    current `wip_limit` over the whole window (see `LOWERED_LIMIT`)."""
+    """The step limit ledger: each instant judged by the limit in force then (the
+    configuration history, flow/config.py). A step limited at any time in the window is
+    listed; `limit` is today's."""
     board = board or BoardSteps.of(workflow)
     start_us, end_us = us(window.start), us(window.end)
-    limited = [step for step in board.steps if step.is_limited]
+    in_force = config.step_limits(workflow, window, board.steps)
+    limited = [step for step in board.steps if any(lim for _, lim in in_force[step.pk])]
     # Each limited step is a scope of its own (other scopes would count several steps).
-    scopes = [([step.pk], step.wip_limit) for step in limited]
+    scopes = [([step.pk], _one_per_instant(in_force[step.pk])) for step in limited]
     periods = []
     if scopes:
         periods = queries.limit_periods(
             workflow.pk, scopes=scopes, frm=window.start, to=window.end, from_us=start_us, to_us=end_us
         )
     shares, breaches = {}, []
-    for scope, over, started, ended, at, above, highest, most in periods:
+    for scope, over, started, ended, at, above, reached, most in periods:
         step_id = limited[scope].pk
-        total = shares.get(step_id, (0, 0, 0))
-        shares[step_id] = (total[0] + at, total[1] + above, max(total[2], highest))
+        total = shares.get(step_id, (0, 0, False))
+        shares[step_id] = (total[0] + at, total[1] + above, total[2] or reached)
         if over:
             breaches.append((step_id, started, ended, most))
     forced = queries.forced_admissions(workflow.pk, since=window.start, to=window.end)
+    lowered = _lowerings(workflow, window, limited)
     by_step = {}
     for step_id, started, ended, over in breaches:
         forced_here = [
@@ -299,9 +287,11 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
         ]
         causes = [cause for _, cause in forced_here]
         # A breach going on at `from` is shown from there: its cause lies before the window.
-        if started > start_us and not any(at == started for at, _ in forced_here):
-            # Nothing forced started it: tasks admitted within the limit of the time are
-            # over the limit now, so the limit was lowered below them.
+        if started > start_us and (step_id, started) in lowered:
+            causes.insert(0, lowered[(step_id, started)])
+        elif started > start_us and not any(at == started for at, _ in forced_here):
+            # Nothing recorded started it: tasks admitted within the limit of the time (before
+            # the configuration history began) are over the limit now.
             causes.insert(
                 0,
                 {
@@ -320,10 +310,8 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
             }
         )
     result = []
-    for step in board.steps:
-        if not step.is_limited:
-            continue
-        at, over, highest = shares.get(step.pk, (0, 0, 0))
+    for step in limited:
+        at, over, reached = shares.get(step.pk, (0, 0, False))
         result.append(
             {
                 "scope": "step",
@@ -332,11 +320,36 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
                 "limit": step.wip_limit,
                 "at_limit_ratio": (at / 1e6) / window.seconds if window.seconds else 0.0,
                 "over_limit_ratio": (over / 1e6) / window.seconds if window.seconds else 0.0,
-                "never_reached": (highest or 0) < step.wip_limit,
+                "never_reached": not reached,
                 "breaches": by_step.get(step.pk, []),
             }
         )
     return {"limits": result}
+
+
+def _one_per_instant(series: list) -> list:
+    """The last of several limits that came into force at one instant."""
+    last = {}
+    for u, lim in series:
+        last[u] = lim
+    return sorted(last.items())
+
+
+def _lowerings(workflow, window: Window, steps) -> dict:
+    """{(step id, us): cause} of the recorded limit changes in the window that lowered a
+    step's limit: a breach starting then was caused by them."""
+    causes = {}
+    for change in config.changes(workflow, window).filter(
+        scope=LimitScope.STEP, field="wip_limit", subject_id__in=[str(s.pk) for s in steps]
+    ):
+        if change.after and (not change.before or change.after < change.before):
+            causes[(as_uuid(change.subject_id), us(change.at))] = {
+                "event_id": None,
+                "kind": LOWERED_LIMIT,
+                "actor": change.actor.get_username() if change.actor else None,
+                "reason": f"Limit lowered from {change.before or 'none'} to {change.after}.",
+            }
+    return causes
 
 
 def queues(workflow, window: Window, board: BoardSteps | None = None) -> dict:

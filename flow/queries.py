@@ -335,66 +335,89 @@ _AFTER = _SPAN - 1
 
 def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to_us: int) -> list[tuple]:
     """Each scope's time in the window as alternating periods over / not over its limit
-    (gaps and islands). A scope is (step ids, limit): it counts the admitted tasks in those
-    steps (a step's own limit is a scope of one step). Rows: (scope index, over, started us,
-    ended us or None while it lasts, us at the limit, us over it, highest occupancy, most
-    over the limit)."""
+    (gaps and islands). A scope is (step ids, limits): it counts the admitted tasks in those
+    steps (a step's own limit is a scope of one step); its limits are [(microseconds since
+    `from`, limit)], the first at 0, each in force until the next (0: no limit, never over).
+    Rows: (scope index, over, started us, ended us or None while it lasts, us at the limit,
+    us over it, whether it reached its limit, most over the limit)."""
     n = _names(connection.vendor)
     us = _EPOCH_US[n["vendor"]]
-    counted = ", ".join(["(%s, %s, %s)"] * sum(len(steps) for steps, _ in scopes))
+    counted = ", ".join(["(%s, %s)"] * sum(len(steps) for steps, _ in scopes))
+    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, lims in scopes))
     statement = f"""
     WITH {_transitions(n)},
-    scope(si, step_id, lim) AS (VALUES {counted}),
+    scope(si, step_id) AS (VALUES {counted}),
+    lims(si, u, lim) AS (VALUES {limits}),
     -- Each admitted stay in a counted step adds one where it starts (the state at `from`:
     -- at `from`) and takes it back where the task's next state starts (after the window
     -- if none): every scope's changes sum to zero, so one running sum serves them all.
     stay AS (
-        SELECT c.si * {_SPAN} AS base, c.lim,
+        SELECT c.si * {_SPAN} AS base,
                CASE WHEN l.at < %s THEN 0 ELSE {us.format("l.at")} - %s END AS start_u,
                COALESCE({us.format("l.next_at")} - %s, {_AFTER}) AS end_u
         FROM l JOIN scope c ON c.step_id = l.step_id
         WHERE l.state = {ADMITTED}
     ),
+    -- A limit coming into force is a change of nothing but the limit.
     change AS (
-        SELECT base + start_u AS k, lim, 1 AS delta FROM stay
+        SELECT base + start_u AS k, CAST(NULL AS INTEGER) AS lim, 1 AS delta FROM stay
         UNION ALL
-        SELECT base + end_u, lim, -1 FROM stay
+        SELECT base + end_u, NULL, -1 FROM stay
+        UNION ALL
+        SELECT si * {_SPAN} + u, lim, 0 FROM lims
     ),
     -- Changes at one instant are one change; an integer, so the running sum is a bigint.
     c AS (SELECT k, MAX(lim) AS lim, CAST(SUM(delta) AS INTEGER) AS delta FROM change GROUP BY k),
-    o AS (
-        SELECT k, lim, delta, SUM(delta) OVER w AS occ, LEAD(k) OVER w AS next_k
+    r AS (
+        SELECT k, lim, delta, SUM(delta) OVER w AS occ, LEAD(k) OVER w AS next_k,
+               COUNT(lim) OVER w AS lim_run
         FROM c
         WINDOW w AS (ORDER BY k ROWS UNBOUNDED PRECEDING)
     ),
-    -- Each period of constant occupancy in the window, from u to next_u (null while it
-    -- lasts), and whether `over` changes there (the occupancy before is occ - delta).
+    -- Each row carries the limit in force: the last one that came into force (each scope
+    -- has one at `from`, so a run never reaches into the scope before).
+    o AS (
+        SELECT k, delta, occ, next_k, MAX(lim) OVER (PARTITION BY lim_run) AS lim FROM r
+    ),
+    b AS (
+        SELECT k, delta, occ, next_k, lim,
+               CASE WHEN lim > 0 AND occ > lim THEN 1 ELSE 0 END AS over,
+               LAG(lim) OVER (ORDER BY k) AS prev_lim
+        FROM o
+    ),
+    -- Each period of constant occupancy and limit in the window, from u to next_u (null
+    -- while it lasts), and whether `over` changes there (the occupancy before is occ - delta,
+    -- under the limit before; a scope's first row starts from nothing).
     seg AS (
-        SELECT k, k / {_SPAN} AS si, k %% {_SPAN} AS u, lim, occ,
+        SELECT k, k / {_SPAN} AS si, k %% {_SPAN} AS u, lim, occ, over,
                CASE WHEN next_k / {_SPAN} = k / {_SPAN} AND next_k %% {_SPAN} < {_AFTER}
                     THEN next_k %% {_SPAN} END AS next_u,
-               CASE WHEN (occ - delta > lim) <> (occ > lim) THEN 1 ELSE 0 END AS starts
-        FROM o
+               CASE WHEN k %% {_SPAN} = 0 THEN over
+                    WHEN (CASE WHEN prev_lim > 0 AND occ - delta > prev_lim THEN 1 ELSE 0 END) <> over THEN 1
+                    ELSE 0 END AS starts
+        FROM b
         WHERE k %% {_SPAN} < {_AFTER}
     ),
     -- Gaps and islands: a period is a scope's run of rows with the same running count of
     -- starts (counted across scopes: the scope in the group splits them).
     isl AS (
-        SELECT si, u, next_u, occ, lim, CASE WHEN occ > lim THEN 1 ELSE 0 END AS over,
-               CASE WHEN occ = lim THEN COALESCE(next_u, %s) - u ELSE 0 END AS at_limit,
-               CASE WHEN occ > lim THEN COALESCE(next_u, %s) - u ELSE 0 END AS over_limit,
+        SELECT si, k, u, next_u, occ, lim, over,
+               CASE WHEN lim > 0 AND occ = lim THEN COALESCE(next_u, %s) - u ELSE 0 END AS at_limit,
+               CASE WHEN over = 1 THEN COALESCE(next_u, %s) - u ELSE 0 END AS over_limit,
+               CASE WHEN lim > 0 AND occ >= lim THEN 1 ELSE 0 END AS reached,
                SUM(starts) OVER (ORDER BY k ROWS UNBOUNDED PRECEDING) AS grp
         FROM seg
     )
     SELECT si, MAX(over), MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
-           SUM(at_limit), SUM(over_limit), MAX(occ), MAX(occ - lim)
+           SUM(at_limit), SUM(over_limit), MAX(reached), MAX(occ - lim)
     FROM isl
     GROUP BY si, grp
     ORDER BY 3, 1
     """
     params = [
         *_transitions_params(workflow_id, frm, to),
-        *(v for si, (steps, limit) in enumerate(scopes) for step in steps for v in (si, sql.uuid_param(step), limit)),
+        *(v for si, (steps, _) in enumerate(scopes) for step in steps for v in (si, sql.uuid_param(step))),
+        *(v for si, (_, lims) in enumerate(scopes) for u, lim in lims for v in (si, u, lim)),
         _instant(frm),
         from_us,
         from_us,
@@ -421,10 +444,10 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
             from_us + int(end) if ended == total else None,
             int(at),
             int(above),
-            int(high),
+            bool(reached),
             int(most),
         )
-        for si, over, start, end, ended, total, at, above, high, most in rows
+        for si, over, start, end, ended, total, at, above, reached, most in rows
     ]
 
 

@@ -8,9 +8,13 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from boards.models import ClassOfService
+from common.pagination import Pagination
 from flow import forecast as forecasting
 from flow.figures import Window
+from workflows.config_history import BOARD_FIELDS, GROUP_FIELDS, PERSON_FIELDS, STEP_FIELDS
+from workflows.models import LimitScope
 
+PAGE_SIZE, MAX_PAGE_SIZE = Pagination.page_size, Pagination.max_page_size
 MAX_WINDOW = timedelta(days=366)
 DEFAULT_WINDOW = timedelta(days=30)
 # No board has history outside these, and the window's arithmetic (a default `from` 30 days
@@ -121,6 +125,9 @@ class WipPoint(serializers.Serializer):
     at = serializers.DateTimeField()
     counts = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: admitted tasks}")
     queued = serializers.DictField(child=serializers.IntegerField(), help_text="{step_id: queued tasks}")
+    limits = serializers.DictField(
+        child=serializers.IntegerField(), help_text="{step_id: its WIP limit in force at that instant (0: none)}"
+    )
 
 
 class WipSerializer(serializers.Serializer):
@@ -260,7 +267,7 @@ class SleRow(serializers.Serializer):
     cycle_seconds = serializers.FloatField(allow_null=True, help_text="The 85th percentile itself")
     percentile = serializers.IntegerField()
     sample = serializers.IntegerField(help_text="Finished tasks with a cycle time in the window")
-    set_by = serializers.ChoiceField(choices=["history"])
+    set_by = serializers.ChoiceField(choices=["history", "owner"], help_text="Who set `days`: an owner, or the history")
 
 
 class SleSerializer(serializers.Serializer):
@@ -313,3 +320,39 @@ class EfficiencySerializer(serializers.Serializer):
     items = EfficiencyItem(many=True)
     efficiency = serializers.FloatField(allow_null=True, help_text="All working time over all lead time")
     percentiles = Percentiles()
+
+
+class LimitChangesParams(WindowParams):
+    """The window, and the page of its changes."""
+
+    page = serializers.IntegerField(required=False, min_value=1, default=1)
+    page_size = serializers.IntegerField(required=False, min_value=1, max_value=MAX_PAGE_SIZE, default=PAGE_SIZE)
+
+
+class LimitChange(serializers.Serializer):
+    id = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    actor = serializers.CharField(allow_null=True, help_text="Username; null for a starting row or a system change")
+    scope = serializers.ChoiceField(choices=LimitScope.choices)
+    subject_id = serializers.CharField(help_text="The step's, group's or board's id, or the person's user id")
+    name = serializers.CharField(help_text="The subject's name at the time")
+    field = serializers.ChoiceField(choices=sorted({*STEP_FIELDS, *GROUP_FIELDS, *PERSON_FIELDS, *BOARD_FIELDS}))
+    before = serializers.JSONField(allow_null=True, help_text="null: the subject was created")
+    after = serializers.JSONField(allow_null=True, help_text="null: the subject was deleted")
+
+
+class LimitChangesSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = LimitChange(many=True)
+
+
+MAX_SLE_DAYS = 3650
+
+
+class ServiceLevelParams(serializers.Serializer):
+    """An owner's service level for one class of service; `days` null: the history's again."""
+
+    class_of_service = serializers.ChoiceField(choices=ClassOfService.choices)
+    days = serializers.IntegerField(min_value=1, max_value=MAX_SLE_DAYS, allow_null=True)

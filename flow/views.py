@@ -5,8 +5,10 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
+from boards.models import ClassOfService
+from flow.serializers import MAX_SLE_DAYS
 from workflows.access import role_in
-from workflows.models import Workflow
+from workflows.models import Role, Workflow
 
 # The page's sections in order; static/flow/flow.js fills each from its endpoint.
 CHARTS = [
@@ -23,7 +25,7 @@ CHARTS = [
         "title": "Work in progress per step",
         "plot": True,
         "help": "The tasks in each step at each instant, one line per step (not stacked);"
-        " each step's WIP limit is a dashed flat line of its own.",
+        " each step's WIP limit is a dashed line of its own, at the limit in force at each instant.",
     },
     {
         "id": "cycle-times",
@@ -62,7 +64,7 @@ CHARTS = [
         "title": "Service levels",
         "plot": False,
         "help": "Per class of service: 85% of the tasks finished in the window took at most this many days"
-        " from their start, and how many tasks that is drawn from.",
+        " from their start, and how many tasks that is drawn from; or the service level an owner set.",
     },
     {
         "id": "advice",
@@ -78,6 +80,13 @@ CHARTS = [
         "help": "Blocks in the window grouped by reason (case and spacing aside), most blocked time first.",
     },
     {
+        "id": "limit-changes",
+        "title": "Configuration history",
+        "plot": False,
+        "help": "Every change of a limit or flow rule in the window, with who made it: the ledger and the"
+        " work in progress chart judge each instant by the limits in force then.",
+    },
+    {
         "id": "efficiency",
         "title": "Flow efficiency",
         "plot": False,
@@ -89,6 +98,14 @@ CHARTS = [
 @login_required
 def flow_page(request, workflow_id):
     workflow = get_object_or_404(Workflow.objects.select_related("workspace"), pk=workflow_id)
-    if role_in(request.user, workflow.workspace_id) is None:
+    role = role_in(request.user, workflow.workspace_id)
+    if role is None:
         raise Http404
-    return render(request, "flow/flow.html", {"workflow": workflow, "charts": CHARTS})
+    context = {
+        "workflow": workflow,
+        "charts": CHARTS,
+        "is_owner": role == Role.OWNER,  # owners set service levels
+        "classes_of_service": ClassOfService.choices,
+        "max_sle_days": MAX_SLE_DAYS,
+    }
+    return render(request, "flow/flow.html", context)

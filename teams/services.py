@@ -26,6 +26,7 @@ from common.errors import Conflict, QuotaExceeded
 from integrations import credentials
 from integrations.models import DisabledReason
 from teams.models import Invite, InviteState, hash_invite
+from workflows import config_history
 from workflows.access import WRITE_ROLES, still_holds
 from workflows.models import Membership, Role, Workspace
 
@@ -66,7 +67,7 @@ def member_update(
         )
     else:
         membership = _lock_membership(workspace, user_id, losing_owner="demoted")
-    changed = {}
+    before, changed = config_history.person_config(membership), {}
     if role is not None and role != membership.role:
         if role not in WRITE_ROLES and membership.role in WRITE_ROLES:
             transaction.on_commit(_unassign(workspace, user_id, actor), robust=True)
@@ -80,6 +81,13 @@ def member_update(
         setattr(membership, name, value)
     if changed:
         membership.save(update_fields=list(changed))
+        config_history.record(
+            workspace_id=workspace.pk,
+            workflow_id=None,
+            actor=actor,
+            before=before,
+            after=config_history.person_config(membership),
+        )
     return membership
 
 

@@ -150,3 +150,45 @@ class WorkflowStep(models.Model):
 
     def actions(self, event: str) -> list[dict]:
         return list((self.events or {}).get(event) or [])
+
+
+class LimitScope(models.TextChoices):
+    """What a recorded configuration change applies to."""
+
+    STEP = "step"
+    GROUP = "group"
+    PERSON = "person"
+    BOARD = "board"  # the board's own settings: the expedite allowance
+
+
+class ConfigChange(models.Model):
+    """The configuration history: one setting of one step, group, person or board, before
+    and after a change, written in the change's transaction. The flow figures judge a past
+    instant by what was in force then. A person's limit belongs to the workspace (its
+    rows have no workflow). `subject_id` and `name` are copied: the history outlives
+    deleted steps and groups. A starting row (the configuration found when the history
+    began) has `before` equal to `after`."""
+
+    id = models.BigAutoField(primary_key=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    workflow = models.ForeignKey(Workflow, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    scope = models.CharField(max_length=10, choices=LimitScope.choices)
+    subject_id = models.CharField(max_length=64)
+    name = models.CharField(max_length=200)
+    field = models.CharField(max_length=32)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [
+            models.Index(fields=["workflow", "at", "id"], name="configchange_by_board"),
+            models.Index(fields=["workspace", "scope", "at"], name="configchange_by_workspace"),
+        ]
+
+    def __str__(self):
+        return f"{self.scope} {self.name}: {self.field} {self.before} -> {self.after}"

@@ -46,6 +46,23 @@ export function detailWaitingText(waiting) {
   return text;
 }
 
+/** The task detail's `forecast` and `sle` in words: "Forecast: 85% likely to start by 2026-12-04
+    and be done by 2026-12-09 (even odds: ...)", "Day 6 of its 9-day service level — past it". */
+export function outlookText({ forecast, sle }) {
+  const parts = [];
+  const date = (d) => d ?? "later than five years from now";
+  if (forecast) {
+    const { starts_by: starts, done_by: done } = forecast;
+    parts.push(`Forecast: 85% likely to start by ${date(starts["85"])} and be done by ${date(done["85"])}` +
+      ` (even odds: start by ${date(starts["50"])}, done by ${date(done["50"])}).`);
+  }
+  if (sle) {
+    parts.push(`Day ${Math.floor(sle.age_days) + 1} of its ${sle.days}-day service level` +
+      (sle.past ? " — past it." : "."));
+  }
+  return parts.join(" ");
+}
+
 /** A session's runner and times, and how it ended. */
 function sessionAbout(session) {
   const when = (iso) => new Date(iso).toLocaleString();
@@ -226,6 +243,9 @@ export class TaskDetail {
     if ("waiting" in task) { // the detail's read has it; a write's answer does not, and its broadcast brings a read
       this.part("waiting-note").hidden = !task.waiting;
       this.part("waiting-note").textContent = task.waiting ? detailWaitingText(task.waiting) : "";
+      const outlook = outlookText(task);
+      this.part("outlook-note").hidden = !outlook;
+      this.part("outlook-note").textContent = outlook;
     }
     this.part("blocked-note").hidden = !task.blocked_reason;
     this.part("blocked-reason").textContent = task.blocked_reason;

@@ -146,9 +146,10 @@ async function wip() {
     const color = COLORS[index % COLORS.length];
     columns.push(data.points.map((p) => p.counts[step.id]));
     series.push({ label: step.name, stroke: color, width: 2, dash: DASHES[index % DASHES.length] });
-    if (!step.wip_limit) return;
-    columns.push(xs.map(() => step.wip_limit));  // the step's own limit, flat
-    series.push({ label: step.name + " limit " + step.wip_limit, stroke: color, width: 1, dash: [4, 4], points: { show: false } });
+    const limits = data.points.map((p) => p.limits[step.id] || null);  // the limit in force then
+    if (!limits.some((n) => n)) return;
+    columns.push(limits);
+    series.push({ label: step.name + " limit", stroke: color, width: 1, dash: [4, 4], points: { show: false } });
   });
   const queuedTotal = data.points.map((p) => Object.values(p.queued).reduce((a, b) => a + b, 0));
   if (queuedTotal.some((n) => n > 0)) {
@@ -298,10 +299,37 @@ async function sle() {
   const sec = section("sle");
   const data = await getJSON(endpoint("sle"));
   csvLink(sec, "sle");
-  fillTable(sec, ["class of service", "85% finish within", "from tasks"],
-    data.sles.map((s) => [s.class_of_service, s.days == null ? "—" : s.days + (s.days === 1 ? " day" : " days"), s.sample]));
-  summarize(sec, data.sles.filter((s) => s.days != null).map((s) => s.class_of_service + ": 85% within " + s.days +
-    (s.days === 1 ? " day (" : " days (") + s.sample + " tasks)").join("; ") || "No task finished in this window.");
+  showSles(sec, data);
+}
+
+function showSles(sec, data) {
+  const dayText = (n) => n + (n === 1 ? " day" : " days");
+  fillTable(sec, ["class of service", "85% finish within", "set by", "from tasks"],
+    data.sles.map((s) => [s.class_of_service, s.days == null ? "—" : dayText(s.days), s.set_by, s.sample]));
+  summarize(sec, data.sles.filter((s) => s.days != null).map((s) => s.class_of_service + ": 85% within " + dayText(s.days) +
+    (s.set_by === "owner" ? " (set by an owner)" : " (" + s.sample + " tasks)")).join("; ") || "No task finished in this window.");
+}
+
+/* An owner's service level: PUT, then the section shows the answer. */
+const sleForm = section("sle").querySelector('[data-role="sle-form"]');
+if (sleForm) {
+  sleForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const status = sleForm.querySelector('[data-role="sle-status"]');
+    const days = sleForm.elements.days.value;
+    const body = { class_of_service: sleForm.elements.class_of_service.value, days: days === "" ? null : Number(days) };
+    const token = (document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "";
+    const response = await fetch(endpoint("sle"), { method: "PUT", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": token }, body: JSON.stringify(body) });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      status.textContent = "Not saved: " + (data.errors ? Object.values(data.errors).flat().join(" ") : data.detail || "HTTP " + response.status);
+      return;
+    }
+    status.textContent = body.days == null ? "The " + body.class_of_service + " service level comes from the history again."
+      : "Service level set: 85% of " + body.class_of_service + " tasks within " + body.days + (body.days === 1 ? " day." : " days.");
+    showSles(section("sle"), data);
+  });
 }
 
 async function advice() {
@@ -338,11 +366,35 @@ async function efficiency() {
     " of their lead time was worked (median task " + percent(data.percentiles["50"]) + ")." : "No task finished in this window.");
 }
 
+const SETTINGS = { wip_limit: "WIP limit", on_full: "when full", kind: "kind", pull_from_step_id: "pulls from",
+  step_ids: "steps", expedite_limit: "expedite allowance" };
+
+async function limitChanges() {
+  const sec = section("limit-changes");
+  const [data, board] = await Promise.all([getJSON(endpoint("limit-changes", { page_size: 1000 })),
+    getJSON("/api/v1/workflows/" + workflowId + "/board/?per_step=1")]);
+  csvLink(sec, "limit-changes", { page_size: 1000 });
+  const names = Object.fromEntries(board.steps.map((s) => [s.id, s.name]));
+  const shown = (field, value) => {
+    if (value == null) return "—";
+    if (field === "pull_from_step_id") return names[value] || "a deleted step";
+    if (field === "step_ids") return value.map((id) => names[id] || "a deleted step").join(", ") || "none";
+    if (field === "wip_limit" && value === 0) return "none";
+    return String(value);
+  };
+  fillTable(sec, ["when", "who", "of", "setting", "before", "after"],
+    data.results.map((c) => [when(c.at), c.actor || "—", c.scope + " " + c.name, SETTINGS[c.field] || c.field,
+      shown(c.field, c.before), shown(c.field, c.after)]));
+  summarize(sec, data.count ? data.count + (data.count === 1 ? " change" : " changes") + " in this window" +
+    (data.count > data.results.length ? "; the first " + data.results.length + " are listed (the CSV has them too)." : ".")
+    : "No change of a limit or flow rule in this window.");
+}
+
 /* The judgements of the window: fetched when the window changes, not on every board change
    (the throttle allows the live figures' refetches, not these on top). */
 async function judge() {
   try {
-    await Promise.all([forecast(), sle(), advice(), blockers(), efficiency()]);
+    await Promise.all([forecast(), sle(), advice(), blockers(), efficiency(), limitChanges()]);
   } catch (error) {
     alertBox.textContent = "Could not load the figures: " + error.message;
     alertBox.hidden = false;

@@ -27,4 +27,7 @@ ENDPOINTS = [
     "advice",
     "blockers",
     "efficiency",
+    "limit-changes",
 ]
+# The figures bounded by the events in their window; the configuration history is bounded by its page.
+FIGURES = [name for name in ENDPOINTS if name != "limit-changes"]

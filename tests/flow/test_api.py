@@ -11,6 +11,7 @@ import pytest
 from boards.admission import task_archive, task_move
 from boards.services import task_block
 from boards.snapshots import board_snapshot
+from boards.structure import step_update
 from tests.flow.factories import TaskEventFactory
 from tests.flow.history import ENDPOINTS
 
@@ -110,6 +111,7 @@ def test_every_endpoint_answers_csv_and_errors_stay_json(api, workflow, board, m
     task, aging = make_task(doing), make_task(doing)  # one finishes, one ages, blocked
     task_move(task=task, to_step=done, actor=None)
     task_block(task=aging, actor=owner, reason="waiting on review")
+    step_update(step=doing, actor=owner, wip_limit=3)  # a row of the configuration history
     response = api.get(url(workflow, name, format="csv"))
     assert response.status_code == 200
     assert len(list(csv.reader(io.StringIO(response.content.decode())))) >= 2
@@ -160,15 +162,16 @@ def _history(workflow, steps, tasks: int):
 # every endpoint counts the window's events first, up to their bound (flow/bounds.py).
 QUERIES = {
     "cfd": 5,
-    "wip": 5,
-    "sle": 8,
-    "advice": 10,
+    "wip": 6,  # and the limits in force
+    "sle": 9,  # and the owner-set service levels
+    "advice": 11,
     "blockers": 5,
     "efficiency": 7,
     "cycle-times": 6,
     "throughput": 5,
     "aging": 7,
-    "limits": 6,
+    "limits": 8,  # and the limits in force, and the lowerings (flow/config.py)
+    "limit-changes": 3,  # no events counted: the changes counted, an empty page not read
     "queues": 6,
 }
 

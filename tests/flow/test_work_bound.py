@@ -13,7 +13,7 @@ from flow.throttling import FlowThrottle
 from tests.conftest import member_client
 from tests.factories import StepFactory
 from tests.flow.factories import TaskEventFactory
-from tests.flow.history import ENDPOINTS
+from tests.flow.history import ENDPOINTS, FIGURES
 from workflows.models import Role
 
 YEAR = {"from": "2024-01-01T00:00:00Z", "to": "2024-12-31T00:00:00Z"}  # 8,760 hours, 365 days
@@ -82,7 +82,7 @@ def history(workflow, step, events: int, at: datetime):
         )
 
 
-@pytest.mark.parametrize("name", ENDPOINTS)
+@pytest.mark.parametrize("name", FIGURES)
 def test_a_window_holding_more_history_than_the_bound_is_refused(api, workflow, board, settings, name):
     settings.KANDEV_FLOW_MAX_EVENTS = 5
     history(workflow, board[0], 6, datetime(2024, 3, 1, tzinfo=UTC))
