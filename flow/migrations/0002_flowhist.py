@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('flow', '0001_state_events_by_time'),
-        ('workflows', '0004_flowhist'),
+        ('workflows', '0005_flowhist'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

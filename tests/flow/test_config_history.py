@@ -215,7 +215,7 @@ def test_a_board_lists_its_workspace_s_person_limits_but_not_other_boards(api, w
 
 def test_boards_from_before_the_history_get_their_configuration_as_starting_rows(workflow, owner):
     board(workflow, active={"Doing": 2, "Review": 1}, group=("Work", 3))
-    migration = importlib.import_module("workflows.migrations.0004_flowhist")
+    migration = importlib.import_module("workflows.migrations.0005_flowhist")
     migration.starting_rows(apps, None)
     found = {(c.scope, c.name, c.field): (c.before, c.after) for c in ConfigChange.objects.filter(workflow=workflow)}
     assert found[("step", "Doing", "wip_limit")] == (2, 2)

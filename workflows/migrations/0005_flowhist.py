@@ -50,7 +50,7 @@ def starting_rows(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('workflows', '0003_limits'),
+        ('workflows', '0004_runner_seen'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
