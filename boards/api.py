@@ -22,6 +22,7 @@ from boards.serializers import (
 )
 from boards.services import task_block, task_unblock, task_update
 from boards.waiting import task_waiting
+from boards.watching import watching
 from common.api import ErrorSerializer, WipConflictSerializer, admission_response
 from common.db import one_read
 from common.errors import Invalid
@@ -99,10 +100,13 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
 
     def retrieve(self, request, pk=None):
         """The task detail: the task, and why it waits (`waiting`), both from
-        one state of the board: read apart, the task can be in a step deleted since."""
+        one state of the board: read apart, the task can be in a step deleted since; and
+        whether you watch it (`watching`: yours alone, never in the shared board read)."""
         with one_read():
             task = self.get_object()
-            return Response({**task_data(task), "waiting": task_waiting(task)})
+            return Response(
+                {**task_data(task), "waiting": task_waiting(task), "watching": watching(request.user, task)}
+            )
 
     def writable_task(self) -> Task:
         """The task of the URL for a write: 404 unless the user is a member, 403 for a viewer."""

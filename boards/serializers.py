@@ -38,9 +38,12 @@ class TaskSerializer(serializers.Serializer):
 
 
 class TaskDetailSerializer(TaskSerializer):
-    """The task detail: also why it waits."""
+    """The task detail: also why it waits, and whether you watch it."""
 
     waiting = serializers.JSONField(read_only=True, allow_null=True)
+    watching = serializers.BooleanField(
+        read_only=True, required=False, help_text="On the task detail: whether you watch the task."
+    )
 
 
 class TitleField(serializers.CharField):
