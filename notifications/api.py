@@ -95,10 +95,12 @@ class WebhookViewSet(
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Webhook.objects.none()
-        found = visible(Webhook.objects.all(), self.request.user, workspace="workspace")
-        workspace = self.request.query_params.get("workspace")
-        if self.action == "list":  # the workspaces you own; another's webhook is a 403 (get_object)
-            found = found.filter(workspace__memberships__role=Role.OWNER)
+        user = self.request.user
+        if self.action != "list":  # another's webhook is a 403 (get_object), a stranger's a 404
+            found = visible(Webhook.objects.all(), user, workspace="workspace")
+        else:  # the workspaces you own: one join, the same membership row
+            found = Webhook.objects.filter(workspace__memberships__user=user, workspace__memberships__role=Role.OWNER)
+            workspace = self.request.query_params.get("workspace")
             if workspace:
                 found = found.filter(workspace_id=parse_uuid(workspace, "workspace"))
         return found.select_related("created_by").order_by("created_at", "id")
