@@ -18,4 +18,5 @@ api_urlpatterns = [
 page_urlpatterns = [
     path("inbox/", views.inbox, name="inbox"),
     path("unsubscribe/<str:token>/", views.unsubscribe, name="unsubscribe"),
+    path("workspaces/<uuid:workspace_id>/webhooks/", views.webhook_settings, name="webhooks"),
 ]

@@ -53,3 +53,30 @@ def assigned_work_rings_the_bell_and_the_inbox_marks_it_read(open_page, api, boa
     listed = as_bob.get("/api/v1/notifications/").json()["results"]
     assert [(n["kind"], n["read"]) for n in listed] == [("assigned", True), ("assigned", True)]
     as_bob.close()
+
+
+def test_an_owner_subscribes_a_webhook_and_sees_its_secret_once(journey):
+    journey.walk(an_owner_adds_and_deletes_a_webhook)
+
+
+def an_owner_adds_and_deletes_a_webhook(open_page, owner, workflow, api):
+    page = open_page(owner, f"/workspaces/{workflow.workspace_id}/members/", width=390, height=844)
+    page.get_by_role("link", name=f"Outbound webhooks of {workflow.workspace.name}").click()
+    page.get_by_role("button", name="Add the webhook").click()  # nothing chosen: refused, said why
+    expect(page.get_by_role("alert")).to_contain_text("Enter the URL to send events to.")
+    page.get_by_label("URL").fill("https://hooks.example.com/kandev")
+    page.get_by_role("checkbox", name="task.moved").check()
+    page.get_by_role("button", name="Add the webhook").click()
+    secret = page.get_by_label("Secret").input_value()
+    assert len(secret) > 30
+    (listed,) = api.get(f"/api/v1/webhooks/?workspace={workflow.workspace_id}").json()["results"]
+    assert (listed["url"], listed["events"], "secret" in listed) == (
+        "https://hooks.example.com/kandev",
+        ["task.moved"],
+        False,
+    )
+    page.goto(page.url)  # a fresh read, not the form sent again
+    expect(page.get_by_label("Secret")).to_have_count(0)  # shown once
+    page.get_by_role("button", name="Delete the webhook to https://hooks.example.com/kandev").click()
+    expect(page.get_by_text("No webhooks yet.")).to_be_visible()
+    assert api.get("/api/v1/webhooks/").json()["results"] == []

@@ -74,3 +74,21 @@ def test_a_webhook_stops_when_its_creator_is_no_longer_an_owner(workflow, owner)
     member_update(workspace=workspace, user_id=other.pk, role=Role.MEMBER, actor=owner)
     webhook = Webhook.objects.get(pk=hook["id"])
     assert webhook.disabled_at is not None and webhook.disabled_reason == WebhookDisabled.CREATOR_NOT_OWNER
+
+
+def test_the_webhooks_page_is_for_owners(workflow, owner, client):
+    path = f"/workspaces/{workflow.workspace_id}/webhooks/"
+    member = UserFactory()
+    MembershipFactory(workspace=workflow.workspace, user=member, role=Role.MEMBER)
+    client.force_login(member)
+    assert client.get(path).status_code == 403
+    client.force_login(UserFactory())
+    assert client.get(path).status_code == 404
+    client.force_login(owner)
+    refused = client.post(path, {"url": "http://hooks.example.com/", "events": ["task.moved"]})
+    assert refused.status_code == 400 and not Webhook.objects.exists()
+    made = client.post(path, {"url": URL, "events": ["task.moved", "task.exploded"]})
+    webhook = Webhook.objects.get()
+    assert made.status_code == 200 and webhook.secret() in made.content.decode()
+    assert webhook.events == ["task.moved"]
+    assert webhook.secret() not in client.get(path).content.decode()
