@@ -23,6 +23,7 @@ from boards.serializers import (
 )
 from boards.services import task_block, task_unblock, task_update
 from boards.waiting import task_waiting
+from boards.watching import watching
 from common.api import ErrorSerializer, WipConflictSerializer, admission_response
 from common.db import one_read
 from common.errors import Invalid
@@ -101,11 +102,19 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
     def retrieve(self, request, pk=None):
         """The task detail: the task, why it waits (`waiting`) and its outlook (`forecast`,
         `sle`), all from one state of the board: read apart, the task can be in a step
-        deleted since."""
+        deleted since; and whether you watch it (`watching`: yours alone, never in the shared
+        board read)."""
         with one_read():
             task = self.get_object()
             waiting = task_waiting(task)
-            return Response({**task_data(task), "waiting": waiting, **task_outlook(task, waiting)})
+            return Response(
+                {
+                    **task_data(task),
+                    "waiting": waiting,
+                    **task_outlook(task, waiting),
+                    "watching": watching(request.user, task),
+                }
+            )
 
     def writable_task(self) -> Task:
         """The task of the URL for a write: 404 unless the user is a member, 403 for a viewer."""

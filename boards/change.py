@@ -22,6 +22,7 @@ from boards.locking import LockedBoard, lock_board, take_back_bump
 from boards.messages import change_message
 from boards.occupancy import Occupancy
 from boards.record import ChangeRecord
+from boards.signals import board_changed
 from boards.worklist import Worklist
 from common import sql
 from workflows.models import Workflow, WorkflowStep
@@ -84,6 +85,12 @@ def close_change(change: BoardChange) -> None:
         event.detail["version"] = change.board.version
     message = change_message(change, sql.insert_statements(record.events))  # sent with the message's read
     publish_change_on_commit(change.workflow.pk, message)
+    workflow, events = change.workflow, record.events
+
+    def tell_board_changed():  # named: robust on_commit logs a failure by __qualname__
+        board_changed.send(sender=BoardChange, workflow=workflow, events=events, message=message)
+
+    transaction.on_commit(tell_board_changed, robust=True)
 
 
 @dataclass

@@ -36,6 +36,24 @@ def viewer_group(user_id) -> str:
     return f"viewer.{user_id}"
 
 
+def inbox_group(user_id) -> str:
+    """Every open inbox socket (the header's bell) of one user, on any page."""
+    return f"inbox.{user_id}"
+
+
+def inbox_changed_on_commit(user_ids) -> None:
+    """After commit, each user's open bells read their unread count again (news arrived, or
+    was read in another tab)."""
+    user_ids = sorted(set(user_ids))
+
+    def send_inbox_changed():
+        for user_id in user_ids:
+            _send(inbox_group(user_id), {"type": "inbox.changed"})
+
+    if user_ids:
+        transaction.on_commit(send_inbox_changed, robust=True)
+
+
 def broadcast_on_commit(workflow_id, message: dict) -> None:
     # A named function, not a functools.partial: Django's robust on_commit logs a failure
     # with the callback's __qualname__, which a partial lacks (the failure would escape).

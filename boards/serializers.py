@@ -56,7 +56,7 @@ class TaskSleSerializer(serializers.Serializer):
 
 
 class TaskDetailSerializer(TaskSerializer):
-    """The task detail: also why it waits, and its outlook."""
+    """The task detail: also why it waits, its outlook, and whether you watch it."""
 
     waiting = serializers.JSONField(read_only=True, allow_null=True)
     forecast = TaskForecastSerializer(
@@ -66,6 +66,9 @@ class TaskDetailSerializer(TaskSerializer):
     )
     sle = TaskSleSerializer(
         read_only=True, allow_null=True, help_text="A task in an active step: its age against its SLE"
+    )
+    watching = serializers.BooleanField(
+        read_only=True, required=False, help_text="On the task detail: whether you watch the task."
     )
 
 

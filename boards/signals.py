@@ -1,12 +1,20 @@
-"""Signals sent inside the admission transaction.
+"""Signals of the live board.
 
+Sent inside the admission transaction, with `change`, the locked `BoardChange`:
 `task_admitted`: a task was admitted into a step (created, moved, pulled, promoted, restored);
 the step-event engine runs the step's `on_enter` actions.
 `task_retired`: a task was archived or is about to be deleted; its agent sessions end.
-All carry `change`, the locked `BoardChange` of the transaction.
+
+Sent once the change has committed (never for one rolled back):
+`board_changed`: one board change closed (boards/change.py close_change). Kwargs `workflow`,
+`events` (the TaskEvent rows of its history: assigned, moved, pulled, blocked, forced, ...),
+`message` (its live message: `type` names the change). Watchers and webhooks hear of it here.
+`comment_posted`: a new comment. Kwargs `comment`, `mentioned` (the users it mentions).
 """
 
 from django.dispatch import Signal
 
 task_admitted = Signal()
 task_retired = Signal()
+board_changed = Signal()
+comment_posted = Signal()

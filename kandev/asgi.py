@@ -30,14 +30,15 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from accounts.websocket import HandshakeAuthMiddleware  # noqa: E402
-from boards.routing import websocket_urlpatterns  # noqa: E402
+from boards.routing import websocket_urlpatterns as board_sockets  # noqa: E402
 from kandev.lifespan import with_lifespan  # noqa: E402
+from notifications.routing import websocket_urlpatterns as inbox_sockets  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi,
         # A token handshake needs no Origin; a session one must come from an allowed origin.
-        "websocket": AuthMiddlewareStack(HandshakeAuthMiddleware(URLRouter(websocket_urlpatterns))),
+        "websocket": AuthMiddlewareStack(HandshakeAuthMiddleware(URLRouter([*board_sockets, *inbox_sockets]))),
     }
 )
 # Startup and shutdown (the embedded default's background work, kandev.lifespan).

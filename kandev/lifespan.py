@@ -2,8 +2,9 @@
 
 With KANDEV_BACKGROUND=embedded (the one-process default) each server process runs the
 background work itself: a thread doing kandev_worker's pass every
-KANDEV_RECONCILE_INTERVAL_SECONDS, started at startup and, at shutdown, told to stop and
-waited for (a pass under way finishes first).
+KANDEV_RECONCILE_INTERVAL_SECONDS, and a task-queue worker (notifications/queue.py: e-mail
+batches, webhook deliveries), started at startup and, at shutdown, told to stop and waited
+for (a pass or a task under way finishes first).
 """
 
 import asyncio
@@ -14,6 +15,7 @@ from django.conf import settings
 from django.db import connection
 
 from agents.management.commands.kandev_worker import run_until
+from notifications.queue import QueueThread
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +24,7 @@ class BackgroundWork:
     def __init__(self):
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name="kandev-background")
+        self.queue = QueueThread()
 
     def _run(self) -> None:
         try:
@@ -31,10 +34,12 @@ class BackgroundWork:
 
     def start(self) -> None:
         self.thread.start()
+        self.queue.start()
         logger.info("background work started in this server process (KANDEV_BACKGROUND=embedded)")
 
     def stop(self) -> None:
         self.stopping.set()
+        self.queue.stop()
         self.thread.join()
         logger.info("background work stopped")
 

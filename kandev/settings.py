@@ -8,7 +8,9 @@ REDIS_URL     when set: Redis channel layer (several ASGI workers); else in-memo
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS, STATIC_ROOT (collectstatic target)
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
 KANDEV_RUNNER_CLAIM_TIMEOUT_SECONDS (300; 0 = wait for a runner forever),
-KANDEV_METRICS_TOKEN; KANDEV_BACKGROUND (embedded|worker: who runs the background work);
+KANDEV_METRICS_TOKEN; KANDEV_BACKGROUND (embedded|worker: who runs the background work and the task queue);
+KANDEV_TASK_LEASE_SECONDS (600), KANDEV_NOTIFY_EMAIL_INTERVAL_SECONDS (300), KANDEV_SITE_URL,
+KANDEV_WEBHOOK_MAX_ATTEMPTS (5), KANDEV_WEBHOOK_BACKOFF_SECONDS (30), KANDEV_WEBHOOK_TIMEOUT_SECONDS (10);
 PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 EMAIL_URL or EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS,
 EMAIL_USE_SSL; EMAIL_TIMEOUT (10), DEFAULT_FROM_EMAIL (kandev/mail_settings.py)
@@ -88,12 +90,15 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "django_tasks",
+    "django_tasks_db",
     "common",
     "accounts",
     "workflows",
     "boards",
     "integrations",
     "agents",
+    "notifications",
     "teams",
     "flow",
 ]
@@ -277,6 +282,20 @@ KANDEV_BACKGROUND = os.environ.get("KANDEV_BACKGROUND") or (
 )
 if KANDEV_BACKGROUND not in {"embedded", "worker"}:
     raise ImproperlyConfigured(f"KANDEV_BACKGROUND must be embedded or worker, not {KANDEV_BACKGROUND!r}")
+# The durable task queue that deliveries run on (notifications/queue.py): Django's task
+# framework, tasks stored in the database. A task running longer than the lease is taken to
+# have lost its worker (it died) and is run again.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+KANDEV_TASK_LEASE_SECONDS = int(os.environ.get("KANDEV_TASK_LEASE_SECONDS", "600"))
+# Notifications (notifications/): at most one e-mail per person this often (news waiting
+# meanwhile goes in the next one), and the address links in e-mails start with.
+KANDEV_NOTIFY_EMAIL_INTERVAL_SECONDS = int(os.environ.get("KANDEV_NOTIFY_EMAIL_INTERVAL_SECONDS", "300"))
+KANDEV_SITE_URL = os.environ.get("KANDEV_SITE_URL", "http://localhost:8000")
+# Outbound webhooks (notifications/webhooks.py): attempts per event, the wait after the first
+# failed one (doubling after each), and how long one attempt may take.
+KANDEV_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("KANDEV_WEBHOOK_MAX_ATTEMPTS", "5"))
+KANDEV_WEBHOOK_BACKOFF_SECONDS = float(os.environ.get("KANDEV_WEBHOOK_BACKOFF_SECONDS", "30"))
+KANDEV_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("KANDEV_WEBHOOK_TIMEOUT_SECONDS", "10"))
 # Threads per server process serving HTTP requests (kandev/requests.py): reads and writes
 # apart, so writes do not queue behind reads. Each holds a database connection while it
 # serves, so together they stay within DATABASE_POOL_MAX_SIZE. Two read threads: reads are

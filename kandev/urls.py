@@ -19,6 +19,8 @@ from integrations.api import IntakeViewSet, ReviewWatchViewSet
 from integrations.webhooks import hook
 from kandev import views
 from kandev.metrics_view import metrics_view
+from notifications.urls import api_urlpatterns as notifications_api
+from notifications.urls import page_urlpatterns as notifications_pages
 from teams.urls import api_urlpatterns as teams_api
 from teams.urls import page_urlpatterns as teams_pages
 
@@ -43,6 +45,7 @@ urlpatterns = [
     path("api/v1/", include(accounts_api)),
     path("api/v1/", include(teams_api)),
     path("api/v1/", include(flow_api)),
+    path("api/v1/", include(notifications_api)),
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -64,6 +67,7 @@ urlpatterns += [
     path("", include(accounts_pages)),
     path("", include(teams_pages)),
     path("", include(flow_pages)),
+    path("", include(notifications_pages)),
     path("", include("boards.urls")),
 ]
 

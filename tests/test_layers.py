@@ -6,7 +6,8 @@
 - The apps form layers, models included: common (the ground floor) < accounts < workflows
   (workspaces, memberships and roles, the access module, the workflows' configuration and
   its rules) < boards (the live board: tasks, admissions, pulls, and changes to a board's
-  structure) < agents < integrations < teams < flow < the entry points (the project package
+  structure) < agents < integrations < notifications (watching, notifications,
+  outbound webhooks, the task queue) < teams < flow < the entry points (the project package
   `kandev`: settings, urls, asgi and its lifespan, /metrics; commands; each app's pages and
   routes, `views` and `urls`). A lower app that needs a higher one's rules asks through a
   registry the higher app fills in its `AppConfig.ready()` (boards/sessions.py,
@@ -18,7 +19,18 @@ import graphlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("common", "accounts", "workflows", "boards", "agents", "integrations", "teams", "flow", "kandev")
+APPS = (
+    "common",
+    "accounts",
+    "workflows",
+    "boards",
+    "agents",
+    "integrations",
+    "notifications",
+    "teams",
+    "flow",
+    "kandev",
+)
 
 
 def modules() -> dict[str, Path]:
@@ -76,7 +88,18 @@ def app_of(module: str) -> str:
     return "project" if entry else module.split(".")[0]
 
 
-LAYERS = ["common", "accounts", "workflows", "boards", "agents", "integrations", "teams", "flow", "project"]
+LAYERS = [
+    "common",
+    "accounts",
+    "workflows",
+    "boards",
+    "agents",
+    "integrations",
+    "notifications",
+    "teams",
+    "flow",
+    "project",
+]
 
 
 def test_no_import_cycle_between_modules():

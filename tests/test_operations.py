@@ -59,6 +59,8 @@ def test_every_api_operation_is_tagged_by_its_resource_and_summed_up(db):
         "Boards",
         "Flow analytics",
         "Members and invites",
+        "Notifications",
+        "Outbound webhooks",
         "Review watches",
         "Step groups",
         "Steps",
@@ -73,3 +75,5 @@ def test_every_api_operation_is_tagged_by_its_resource_and_summed_up(db):
     assert (move["tags"], move["summary"]) == (["Tasks"], "Move a task to a step (admitted by its limits)")
     assert operations[("get", "/api/v1/workflows/{id}/flow/cfd/")]["summary"] == "A board's cumulative flow diagram"
     assert operations[("delete", "/api/v1/tokens/{id}/")]["summary"] == "Delete an API token"
+    assert operations[("post", "/api/v1/tasks/{task_id}/watch/")]["tags"] == ["Notifications"]
+    assert operations[("patch", "/api/v1/webhooks/{id}/")]["summary"] == "Update a webhook"

@@ -10,6 +10,7 @@ from django.db import close_old_connections
 from agents.services import reconcile_sessions
 from boards.changes import reconcile_all
 from integrations.watch import poll_due_watches
+from notifications.queue import QueueThread, reclaim_abandoned
 
 logger = logging.getLogger(__name__)
 
@@ -22,12 +23,14 @@ def tick() -> str | None:
         boards = reconcile_all()
         failed, promoted = reconcile_sessions()
         watches = poll_due_watches()
+        reclaimed = reclaim_abandoned()
     except Exception:  # a broken pass must not end the loop; the next one retries
         logger.exception("background pass failed")
         return None
     return (
         f"boards filled: {boards}, sessions failed (lease expired): {failed}, "
-        f"sessions promoted: {promoted}, review watches polled: {len(watches)}"
+        f"sessions promoted: {promoted}, review watches polled: {len(watches)}, "
+        f"tasks of dead workers queued again: {reclaimed}"
     )
 
 
@@ -46,7 +49,9 @@ class Command(BaseCommand):
     help = (
         "The background worker: fills steps with stranded capacity (the pull reconciler), fails "
         "agent sessions whose lease expired, promotes queued sessions that fit, and polls the review "
-        "watches that are due. Several may run at once: every change takes the board's locks."
+        "watches that are due, and runs the task queue (e-mail batches, webhook deliveries; "
+        "`db_worker` runs more task workers). Several may run at once: every change takes the "
+        "board's locks, and tasks are claimed with SKIP LOCKED."
     )
 
     def add_arguments(self, parser):
@@ -65,4 +70,11 @@ class Command(BaseCommand):
         else:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(signum, lambda *_: stop.set())
-        run_until(stop, interval, self.stdout.write)
+        queue = None if once else QueueThread()
+        if queue is not None:
+            queue.start()
+        try:
+            run_until(stop, interval, self.stdout.write)
+        finally:
+            if queue is not None:
+                queue.stop()
