@@ -26,7 +26,7 @@ from boards.waiting import task_waiting
 from common.api import ErrorSerializer, WipConflictSerializer, admission_response
 from common.db import one_read
 from common.errors import Invalid
-from common.validation import validated
+from common.validation import validated, whole_number
 from workflows import access
 from workflows.access import check_role, visible
 
@@ -82,9 +82,10 @@ class TaskFilter(django_filters.FilterSet):
     def filter_assignee(self, queryset, name, value):
         if value == "none":
             return queryset.filter(assignee__isnull=True)
-        if not value.isdigit():
+        user_id = whole_number(value)  # str.isdigit() also takes "¹", which int() refuses
+        if user_id is None:
             raise Invalid({"assignee": ["A user id, or none."]})
-        return queryset.filter(assignee_id=int(value))
+        return queryset.filter(assignee_id=user_id)
 
     def filter_due(self, queryset, name, value):
         try:

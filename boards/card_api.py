@@ -1,7 +1,5 @@
 """The REST doors to a card's labels and checklist (boards/labels.py, boards/checklists.py)."""
 
-import uuid
-
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -19,28 +17,9 @@ from boards.card_serializers import (
 from boards.messages import label_data
 from boards.models import ChecklistItem, Label, Task
 from common.api import ErrorSerializer
-from common.errors import Invalid
 from common.validation import parse_uuid, validated
 from workflows import access
-from workflows.access import check_role, require_role, visible
-from workflows.models import Workspace
-
-
-def _member_row(queryset, user, workspace: str, pk):
-    """The row `pk` of `queryset` in a workspace `user` belongs to; else 404, as for an id
-    that is no id at all."""
-    try:
-        pk = uuid.UUID(str(pk))
-    except ValueError:
-        raise Http404 from None
-    row = visible(queryset, user, workspace).filter(pk=pk).first()
-    if row is None:
-        raise Http404
-    return row
-
-
-def _member_label(user, pk) -> Label:
-    return _member_row(Label.objects.all(), user, "workspace", pk)
+from workflows.access import require_role, visible
 
 
 @extend_schema_view(
@@ -69,10 +48,7 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     )
     def create(self, request):
         data = validated(LabelSerializer, request.data)
-        workspace = visible(Workspace.objects.all(), request.user, "").filter(pk=data["workspace_id"]).first()
-        if workspace is None:
-            raise Invalid({"workspace_id": ["No such workspace."]})
-        require_role(request.user, workspace.pk, write=True)
+        workspace = labels.writable_workspace(request.user, data["workspace_id"])
         label = labels.label_create(
             workspace_id=workspace.pk, actor=request.user, name=data["name"], color=data["color"]
         )
@@ -92,7 +68,7 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _writable(self, pk) -> Label:
-        label = _member_label(self.request.user, pk)
+        label = labels.member_label(self.request.user, pk)
         require_role(self.request.user, label.workspace_id, write=True)
         return label
 
@@ -143,8 +119,4 @@ class ChecklistItemViewSet(viewsets.GenericViewSet):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _writable(self, pk) -> ChecklistItem:
-        """The item of the URL for a write: 404 unless the user is a member, 403 for a viewer."""
-        items = ChecklistItem.objects.select_related("task__workflow")
-        item = _member_row(items, self.request.user, "task__workflow__workspace", pk)
-        check_role(access.role_in(self.request.user, item.task.workflow.workspace_id), write=True)
-        return item
+        return checklists.writable_item(self.request.user, pk)

@@ -3,11 +3,29 @@ of the task's board, so its card's "done/total" (`Task.checklist`, counted again
 transaction) reaches every viewer with the board's next version."""
 
 from django.db.models import Count, Q
+from django.http import Http404
 
 from boards.changes import task_change
 from boards.locking import NotFound, board_transaction
 from boards.models import CHECKLIST_ITEMS_MAX, ChecklistItem, Task
-from common.errors import Conflict
+from common.errors import Conflict, Invalid
+from common.validation import parse_uuid
+from workflows.access import check_role, role_in, visible
+
+
+def writable_item(user, pk) -> ChecklistItem:
+    """A checklist item for a write: 404 unless `user` is a member of its workspace (also for
+    a malformed id), 403 for a viewer."""
+    try:
+        pk = parse_uuid(pk, "id")
+    except Invalid:
+        raise Http404 from None
+    items = visible(ChecklistItem.objects.select_related("task__workflow"), user, "task__workflow__workspace")
+    item = items.filter(pk=pk).first()
+    if item is None:
+        raise Http404
+    check_role(role_in(user, item.task.workflow.workspace_id), write=True)
+    return item
 
 
 @board_transaction

@@ -8,15 +8,41 @@ of theirs that lost it), and no kept board snapshot shows the label as it was.
 
 from contextlib import ExitStack
 
+from django.http import Http404
+
 from boards.change import BoardChange
 from boards.changes import board_change
 from boards.locking import board_transaction
 from boards.messages import label_data
 from boards.models import LABELS_PER_TASK_MAX, LABELS_PER_WORKSPACE_MAX, EventKind, Label, Task
 from common.errors import Conflict, Invalid
-from workflows.models import Workflow
+from common.validation import parse_uuid
+from workflows.access import require_role, visible
+from workflows.models import Workflow, Workspace
 
 NAME_TAKEN = "A label with this name already exists in this workspace."
+
+
+def member_label(user, pk) -> Label:
+    """A label of a workspace `user` belongs to; to anyone else (and for a malformed id) a 404."""
+    try:
+        pk = parse_uuid(pk, "id")
+    except Invalid:
+        raise Http404 from None
+    label = visible(Label.objects.all(), user, "workspace").filter(pk=pk).first()
+    if label is None:
+        raise Http404
+    return label
+
+
+def writable_workspace(user, workspace_id):
+    """The workspace named in a new label's `workspace_id`: a 400 on that field unless `user`
+    is a member (existence is not leaked), 403 for a viewer."""
+    workspace = visible(Workspace.objects.all(), user, "").filter(pk=workspace_id).first()
+    if workspace is None:
+        raise Invalid({"workspace_id": ["No such workspace."]})
+    require_role(user, workspace.pk, write=True)
+    return workspace
 
 
 @board_transaction
