@@ -169,6 +169,7 @@ def render(r: dict) -> str:
     out += _admission(r.get("admission"), p)
     out += _request_cpu(r.get("cpu"))
     out += _board(r.get("board"))
+    out += _cards(r.get("cards"))
     out += _after_change(r.get("after_change"))
     out += _fanout(r.get("fanout"))
     out += _cascade(r.get("cascade"))
@@ -250,6 +251,22 @@ def _board(b):
         )
     notes = {row["html"]["not_run"] for row in b["sizes"] if "not_run" in row["html"]}
     return out + [""] + [f"HTML board: {n}." for n in notes] + [""]
+
+
+def _cards(c):
+    out = ["### 2c. Board read with labels, due dates and checklists", ""]
+    if why := _skipped(c):
+        return out + [why, ""]
+    out += [
+        f"A {c['tasks']:,}-task board whose every card carries two labels, a due date and a three-item "
+        f"checklist, beside the same board without them; JSON over HTTP, {c['samples']} samples, each a fresh build.",
+        "",
+        "| board | JSON ms | JSON queries | JSON KB |",
+        "|---|---|---|---|",
+    ]
+    for name, row in (("plain", c["plain"]), ("with card fields", c["with_card_fields"])):
+        out.append(f"| {name} | {_s(row['ms'], 1)} | {row['queries']} | {row['bytes'] / 1024:,.0f} |")
+    return out + [""]
 
 
 def _after_change(a):

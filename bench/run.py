@@ -61,7 +61,7 @@ QUICK = FULL | {
     "cpu_reps": 3,
     "cpu_reads": 40,
 }
-SECTIONS = ("admission", "cpu", "board", "after_change", "fanout", "cascade", "mixed", "reorder")
+SECTIONS = ("admission", "cpu", "board", "cards", "after_change", "fanout", "cascade", "mixed", "reorder")
 
 
 def fresh_database(base_dsn: str) -> str:
@@ -163,7 +163,17 @@ def main(argv=None) -> int:
 
     from django.core.management import call_command
 
-    from bench import admission_floor, board_read, fanout, mixed_load, pull_cascade, reorder, report, request_cpu
+    from bench import (
+        admission_floor,
+        board_read,
+        card_fields,
+        fanout,
+        mixed_load,
+        pull_cascade,
+        reorder,
+        report,
+        request_cpu,
+    )
     from bench.common import CpuMeter
     from bench.fixtures import kanban, owner_with_token
     from tests.servers import Server
@@ -221,6 +231,10 @@ def main(argv=None) -> int:
                         port=server.port,
                         sizes=params["board_sizes"],
                         samples=params["board_samples"],
+                    )
+                elif section == "cards":
+                    results[section] = card_fields.run(
+                        workspace=workspace, key=key, port=server.port, samples=params["board_samples"]
                     )
                 elif section == "after_change":
                     results[section] = board_read.after_change(

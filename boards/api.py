@@ -6,6 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from boards import admission
+from boards.card_serializers import DUE_HELP, parse_due
 from boards.messages import task_data
 from boards.models import ClassOfService, EventKind, Priority, Task, TaskEvent
 from boards.outlook import task_outlook
@@ -27,7 +28,7 @@ from boards.watching import watching
 from common.api import ErrorSerializer, WipConflictSerializer, admission_response
 from common.db import one_read
 from common.errors import Invalid
-from common.validation import validated
+from common.validation import validated, whole_number
 from workflows import access
 from workflows.access import check_role, visible
 
@@ -56,6 +57,13 @@ class TaskFilter(django_filters.FilterSet):
     blocked = django_filters.ChoiceFilter(choices=BOOLEAN, method="filter_blocked")
     assignee = django_filters.CharFilter(method="filter_assignee")
     class_of_service = django_filters.ChoiceFilter(choices=ClassOfService.choices)
+    label = django_filters.UUIDFilter(field_name="labels")
+    # A date (midnight UTC) or a moment: due before it (not at it), due at or after it.
+    due_before = django_filters.CharFilter(method="filter_due")
+    due_after = django_filters.CharFilter(method="filter_due")
+    sort = django_filters.ChoiceFilter(
+        choices=[("due", "due")], method="filter_sort", help_text="due: soonest due first"
+    )
 
     class Meta:
         model = Task
@@ -76,9 +84,20 @@ class TaskFilter(django_filters.FilterSet):
     def filter_assignee(self, queryset, name, value):
         if value == "none":
             return queryset.filter(assignee__isnull=True)
-        if not value.isdigit():
+        user_id = whole_number(value)  # str.isdigit() also takes "¹", which int() refuses
+        if user_id is None:
             raise Invalid({"assignee": ["A user id, or none."]})
-        return queryset.filter(assignee_id=int(value))
+        return queryset.filter(assignee_id=user_id)
+
+    def filter_due(self, queryset, name, value):
+        try:
+            moment, _ = parse_due(value)
+        except ValueError:
+            raise Invalid({name: [DUE_HELP]}) from None
+        return queryset.filter(due_at__lt=moment) if name == "due_before" else queryset.filter(due_at__gte=moment)
+
+    def filter_sort(self, queryset, name, value):
+        return queryset.order_by(F("due_at").asc(nulls_last=True), "created_at", "id")
 
 
 @extend_schema_view(

@@ -4,7 +4,8 @@ version 2, and its import into new boards with the tasks admitted as creates.
 Each workflow of a version 2 document carries `tasks`: live ones step by step in board order
 (a queue-mode step's queued tasks after its admitted ones, in queue order), then archived
 ones. A task names its step by position (`step_position`) and, for people reading the file,
-by name (`step`); its assignee by username. Ephemeral tasks are scratch work and stay out.
+by name (`step`); its assignee by username; its labels, due date and checklist as
+boards/card_import.py writes them. Ephemeral tasks are scratch work and stay out.
 A document without `tasks` (version 1, or an export with `?tasks=0`) brings empty boards.
 
 Importing is all-or-nothing: a document with any invalid field, or a task a full limit
@@ -17,10 +18,11 @@ was over a limit (forced, or a limit lowered) does not, and an owner may then im
 from django.db.models import Case, IntegerField, Value, When
 
 from boards.admission import check_force
+from boards.card_import import card_fields_row
 from boards.changes import board_change
 from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, place
 from boards.locking import board_transaction
-from boards.models import BOARD_ORDER, QUEUE_ORDER, Task
+from boards.models import BOARD_ORDER, QUEUE_ORDER, Label, Task
 from boards.priorities import PRIORITY_NAMES
 from common.errors import Invalid
 from workflows.portable import export_document, import_document
@@ -40,11 +42,13 @@ def export_backup(workflows, *, tasks: bool = True) -> dict:
 
 def export_tasks(workflow) -> list[dict]:
     positions = {s.pk: (s.position, s.name) for s in workflow.steps.all()}
+    labels = {str(label.pk): label for label in Label.objects.filter(workspace_id=workflow.workspace_id)}
     # Admitted before queued in each step; queued ones in the order they would be admitted.
     queued_last = Case(When(admitted=False, then=Value(1)), default=Value(0), output_field=IntegerField())
     tasks = (
         Task.objects.filter(workflow=workflow, is_ephemeral=False)
         .select_related("assignee")
+        .prefetch_related("checklist_items")
         .annotate(queued_last=queued_last)
     )
     live = sorted(
@@ -52,10 +56,10 @@ def export_tasks(workflow) -> list[dict]:
         key=lambda t: (positions[t.step_id][0], t.queued_last),  # stable: keeps the order above
     )
     archived = tasks.filter(archived_at__isnull=False).order_by("archived_at", "id")
-    return [_task_row(task, positions) for task in [*live, *archived]]
+    return [_task_row(task, positions, labels) for task in [*live, *archived]]
 
 
-def _task_row(task: Task, positions: dict) -> dict:
+def _task_row(task: Task, positions: dict, labels: dict) -> dict:
     position, name = positions[task.step_id]
     return {
         "title": task.title,
@@ -68,6 +72,7 @@ def _task_row(task: Task, positions: dict) -> dict:
         "blocked_reason": task.blocked_reason,
         "archived": task.archived_at is not None,
         "created_at": task.created_at.isoformat(),
+        **card_fields_row(task, labels),
     }
 
 

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from boards.card_import import attach_card_fields, read_card_fields
 from boards.change import BoardChange
 from boards.changes import board_change
 from boards.models import BLOCKED_REASON_MAX, NOT_ASSIGNABLE, ClassOfService, EventKind, Priority, Task
@@ -45,6 +46,11 @@ class ImportedTask:
     archived: bool = False
     created_at: datetime.datetime | None = None
     ref: object = None  # how a refusal names the row, when not by `row` (a CSV file: its line)
+    # A card's fields (boards/card_import.py): labels as (name, colour), items as (text, done).
+    due_at: datetime.datetime | None = None
+    due_all_day: bool = False
+    labels: list = field(default_factory=list)
+    checklist: list = field(default_factory=list)
 
 
 @dataclass
@@ -99,7 +105,8 @@ class TaskReader:
 
     def read(self, row: str, step: WorkflowStep | None, values: dict) -> ImportedTask | None:
         """An ImportedTask of `values` (title, description, priority, class_of_service,
-        assignee (a username), blocked_reason, archived, created_at), or None with its errors
+        assignee (a username), blocked_reason, archived, created_at, and a card's labels,
+        due_at and checklist), or None with its errors
         recorded. Absent or empty values take a create's defaults."""
         before = len(self.errors)
         title = self._text(row, "title", values.get("title"), MAX_TITLE, required=True)
@@ -117,6 +124,7 @@ class TaskReader:
             self.error(f"{row}.archived", "Must be true or false.")
         created_at = self._instant(row, values.get("created_at"))
         assignee_id = self._assignee(row, values.get("assignee"))
+        card_fields = read_card_fields(self, row, values)
         if step is None or len(self.errors) > before:
             return None
         return ImportedTask(
@@ -130,6 +138,7 @@ class TaskReader:
             blocked_reason=blocked,
             archived=archived,
             created_at=created_at,
+            **card_fields,
         )
 
     def check(self, detail: str = "The document is invalid; nothing was imported.") -> None:
@@ -233,6 +242,8 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
             assignee_id=row.assignee_id,
             blocked_reason=row.blocked_reason,
             blocked_at=change.now if row.blocked_reason else None,
+            due_at=row.due_at,
+            due_all_day=row.due_all_day,
         )
         if row.archived:
             _place_archived(change, task, step)
@@ -259,6 +270,7 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
         placed.append((row, task, outcome))
     sql.insert([task for _, task, _ in placed])
     _keep_created_times([(task, row.created_at) for row, task, _ in placed])
+    attach_card_fields(change, [(row, task) for row, task, _ in placed])
     for row, task, outcome in placed:
         step = change.steps[task.step_id]
         kind = EventKind.CREATED if outcome is None else event_kind(outcome, EventKind.CREATED)

@@ -1,7 +1,7 @@
 """What a board change looks like to a viewer: tasks and steps as plain JSON values, and
 the live message of one committed change."""
 
-from boards.models import Task
+from boards.models import Label, Task
 from boards.priorities import PRIORITY_NAMES
 from boards.sessions import agent_figures, task_sessions
 from common import sql
@@ -35,6 +35,10 @@ TASK_JSON = {
     "created_at": iso,
     "updated_at": iso,
     "entered_step_at": iso,
+    "label_ids": None,
+    "due_at": iso,
+    "due_all_day": None,
+    "checklist": None,
 }
 # What a task's card on the board leaves out of its JSON (its column says its step); the
 # board shows the rest, whatever fields a task gains.
@@ -58,6 +62,11 @@ def card_data(values) -> dict:
     for name, write in _CARD_WRITERS:
         card[name] = write(card[name])
     return card
+
+
+def label_data(label: Label) -> dict:
+    """A label as the API, the board and live messages show it."""
+    return {"id": str(label.pk), "workspace_id": str(label.workspace_id), "name": label.name, "color": label.color}
 
 
 def change_message(change, writes=()) -> dict:

@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models import Q
 
 from boards.priorities import Priority
-from workflows.models import Workflow, WorkflowStep
+from workflows.models import Workflow, WorkflowStep, Workspace
 
 # The rules about which tasks count, each written once here; the ledger (boards/occupancy.py),
 # the querysets below and the hand-written SQL (boards/statements.py) derive from them.
@@ -20,6 +20,48 @@ QUEUE_ORDER = ("queued_at", "position", "id")
 BLOCKED_REASON_MAX = 2000
 # Who may be given a task: an owner or member of its workspace.
 NOT_ASSIGNABLE = "Not a member or owner of this workspace."
+# A card's labels, checklist and their bounds.
+LABEL_NAME_MAX = 40
+LABELS_PER_WORKSPACE_MAX = 100
+LABELS_PER_TASK_MAX = 20
+CHECKLIST_TEXT_MAX = 500
+CHECKLIST_ITEMS_MAX = 100
+
+
+def empty_checklist() -> dict:
+    return {"done": 0, "total": 0}
+
+
+class LabelColor(models.TextChoices):
+    """The label palette: each name has a background and text colour pair with a contrast
+    of at least 4.5:1 in light and in dark mode (static/board/board.css, `.label-*`). A
+    label is never its colour alone: its name is always shown and spoken."""
+
+    GRAY = "gray"
+    RED = "red"
+    ORANGE = "orange"
+    YELLOW = "yellow"
+    GREEN = "green"
+    TEAL = "teal"
+    BLUE = "blue"
+    PURPLE = "purple"
+    PINK = "pink"
+
+
+class Label(models.Model):
+    """A name and a colour that the tasks of one workspace may carry, several per task."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="labels")
+    name = models.CharField(max_length=LABEL_NAME_MAX)
+    color = models.CharField(max_length=10, choices=LabelColor.choices, default=LabelColor.GRAY)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="one_label_name_per_workspace")]
+
+    def __str__(self):
+        return self.name
 
 
 class ClassOfService(models.TextChoices):
@@ -90,6 +132,16 @@ class Task(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     entered_step_at = models.DateTimeField()
+    # The task's label ids (str, sorted), kept with `labels` in the same transaction: a card's
+    # JSON is read from its own row, never a query per task.
+    label_ids = models.JSONField(default=list, blank=True)
+    labels = models.ManyToManyField(Label, blank=True, related_name="tasks")
+    # A moment, or a whole day (`due_all_day`: the date of `due_at` in UTC, at midnight),
+    # which every viewer reads as that date in their own time zone.
+    due_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    due_all_day = models.BooleanField(default=False)
+    # {"done", "total"} of its checklist items, kept with them in the same transaction.
+    checklist = models.JSONField(default=empty_checklist)
 
     objects = TaskQuerySet.as_manager()
 
@@ -131,6 +183,23 @@ class Task(models.Model):
         return Priority(self.priority).label
 
 
+class ChecklistItem(models.Model):
+    """One line of a task's checklist, ticked or not, in `position` order."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="checklist_items")
+    text = models.CharField(max_length=CHECKLIST_TEXT_MAX)
+    done = models.BooleanField(default=False)
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "created_at", "id"]
+
+    def __str__(self):
+        return self.text
+
+
 class EventKind(models.TextChoices):
     CREATED = "created"
     MOVED = "moved"
@@ -148,6 +217,8 @@ class EventKind(models.TextChoices):
     EXPEDITED = "expedited"  # an expedite task admitted past a full limit
     ASSIGNED = "assigned"  # the assignee changed (detail: assignee_id, previous)
     CLASSIFIED = "classified"  # the class of service changed (detail: class_of_service)
+    LABELED = "labeled"  # the labels changed (detail: label_ids, added, removed)
+    DUE = "due"  # the due date was set or cleared (detail: due_at, due_all_day)
 
 
 class TaskEvent(models.Model):

@@ -2,6 +2,7 @@ import copy
 
 from rest_framework import serializers
 
+from boards.card_serializers import DueField, LabelIdsField
 from boards.messages import task_data
 from boards.models import BLOCKED_REASON_MAX, NOT_ASSIGNABLE, ClassOfService, EventKind, Priority, Task, TaskEvent
 from common.text import clean_text
@@ -32,6 +33,10 @@ class TaskSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
     entered_step_at = serializers.DateTimeField(read_only=True)
+    label_ids = serializers.ListField(child=serializers.UUIDField(), read_only=True)
+    due_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    due_all_day = serializers.BooleanField(read_only=True)
+    checklist = serializers.JSONField(read_only=True, help_text='{"done": n, "total": n} of its checklist items')
 
     def to_representation(self, instance: Task) -> dict:
         return task_data(instance)
@@ -151,6 +156,8 @@ class TaskUpdateSerializer(serializers.Serializer):
     priority = PriorityField(required=False)
     assignee_id = AssigneeField(required=False)
     class_of_service = serializers.ChoiceField(choices=ClassOfService.choices, required=False)
+    label_ids = LabelIdsField(required=False)  # the task's labels, all of them
+    due_at = DueField(required=False)
 
     def validate_description(self, value):
         return clean_text(value, multiline=True)
@@ -158,6 +165,8 @@ class TaskUpdateSerializer(serializers.Serializer):
     def validate(self, attrs):
         if "assignee_id" in attrs:
             check_assignee(self.context["workspace_id"], attrs["assignee_id"])
+        if "due_at" in attrs:
+            attrs["due_at"], attrs["due_all_day"] = attrs["due_at"] or (None, False)
         return attrs
 
 

@@ -3,19 +3,27 @@
 from boards.admission import reassign, reclassify
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
+from boards.labels import relabel
 from boards.locking import board_transaction
+from boards.messages import iso
 from boards.models import BLOCKED_REASON_MAX, EventKind, Task
 from common.errors import Conflict, Invalid
 
 
 @board_transaction
-def task_update(*, task: Task, actor, **fields) -> Task:
-    """Edit a card. A new assignee or class of service is judged by the limits it touches."""
+def task_update(*, task: Task, actor, label_ids=None, **fields) -> Task:
+    """Edit a card. A new assignee or class of service is judged by the limits it touches;
+    new labels and a new due date go in its history."""
     with task_change(task, actor=actor) as (change, task):
         if "assignee_id" in fields:
             reassign(change, task, fields["assignee_id"])
         if "class_of_service" in fields:
             reclassify(change, task, fields["class_of_service"])
+        if label_ids is not None:
+            relabel(change, task, label_ids)
+            fields["label_ids"] = task.label_ids
+        if "due_at" in fields and (fields["due_at"], fields["due_all_day"]) != (task.due_at, task.due_all_day):
+            change.record.event(task, EventKind.DUE, due_at=iso(fields["due_at"]), due_all_day=fields["due_all_day"])
         for name, value in fields.items():
             setattr(task, name, value)
         task.updated_at = change.now

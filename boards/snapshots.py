@@ -22,8 +22,8 @@ from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
 from boards.events import change_key
-from boards.messages import CARD_FIELDS, card_data, groups_data, step_data
-from boards.models import LIVE, Task
+from boards.messages import CARD_FIELDS, card_data, groups_data, label_data, step_data
+from boards.models import LIVE, Label, Task
 from boards.priorities import PRIORITY_RANKS
 from boards.sessions import agent_figures, task_sessions
 from boards.waiting import Column, board_waiting
@@ -58,7 +58,8 @@ _one_at_a_time = threading.Lock()
 SNAPSHOT_TASKS_KEPT = 50_000
 
 # Changes whose messages say everything they did to the board. A deleted step, a renamed
-# workflow or a reconcile are read again; so is any message with a part not listed here.
+# workflow, a label's change (the board's `labels`) or a reconcile are read again; so is
+# any message with a part not listed here.
 APPLIED_TYPES = frozenset(
     {
         "task.created",
@@ -262,7 +263,7 @@ def set_waiting(board: dict, *, shared: dict | None = None) -> None:
 
 
 def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
-    """The whole board in five queries, whatever the number of tasks, all reading one state
+    """The whole board in six queries, whatever the number of tasks, all reading one state
     of it: read apart, the tasks can name a step made after the steps were read.
 
     With `per_step`, each column carries only its first `per_step` tasks in board order
@@ -314,6 +315,10 @@ def _read_board(workflow, per_step: int | None) -> dict:
             for step in steps
         ],
         "groups": _groups(workflow, steps, occupied),
+        # The workspace's labels, which the cards' `label_ids` name, by name.
+        "labels": [
+            label_data(label) for label in Label.objects.filter(workspace_id=workflow.workspace_id).order_by("name")
+        ],
     }
 
 

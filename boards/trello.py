@@ -4,8 +4,9 @@ new kandev board.
 Open lists become the steps, in Trello's order (`pos`): the first is the start step (a
 backlog), the last a done step. Cards become tasks in their list's step, in their order;
 a closed (archived) card, or a card of a closed list (in the first step), comes in archived.
-A card keeps its name (the title) and description. What kandev has no place for yet
-(labels, due dates, checklists, comments, attachments, members) is counted in the answer's
+A card keeps its name (the title), description, labels (a Trello label without a name is
+named for its colour), due date and checklists (their items, one list after another). What
+kandev has no place for yet (comments, attachments, members) is counted in the answer's
 `skipped`, so nobody takes its absence for a loss the import hid.
 """
 
@@ -21,7 +22,14 @@ def trello_import(*, workspace, document, actor, name: str = "", dry_run: bool =
     lists, cards, skipped = _read(document)
     try:
         result = _import(
-            workspace=workspace, lists=lists, cards=cards, actor=actor, name=name or _name(document), dry_run=dry_run
+            workspace=workspace,
+            lists=lists,
+            cards=cards,
+            labels=_labels(document),
+            checklists=_checklists(document),
+            actor=actor,
+            name=name or _name(document),
+            dry_run=dry_run,
         )
     except DryRun as preview:
         result = preview.result
@@ -84,18 +92,12 @@ def _skipped(document: dict, cards: list, lists: dict) -> dict:
         items = document.get(name)
         return len(items) if isinstance(items, list) else 0
 
-    card_ids = {card.get("id") for _, card in cards}
-    checklists = [c for c in document.get("checklists") or [] if isinstance(c, dict) and c.get("idCard") in card_ids]
     comments = [
         a
         for a in document.get("actions") or []
         if isinstance(a, dict) and a.get("type") == "commentCard"  # the export holds the latest actions only
     ]
     return {
-        "labels": sum(len(c.get("idLabels") or []) for _, c in cards if isinstance(c.get("idLabels"), list)),
-        "due_dates": sum(1 for _, c in cards if c.get("due")),
-        "checklists": len(checklists),
-        "checklist_items": sum(len(c.get("checkItems") or []) for c in checklists),
         "comments": len(comments),
         "attachments": sum(len(c.get("attachments") or []) for _, c in cards if isinstance(c.get("attachments"), list)),
         "members": count("members"),
@@ -103,8 +105,39 @@ def _skipped(document: dict, cards: list, lists: dict) -> dict:
     }
 
 
+# Trello's label colours by kandev's names (its light and dark variants too).
+TRELLO_COLORS = {"sky": "teal", "lime": "green", "black": "gray"}
+
+
+def _labels(document: dict) -> dict:
+    """{Trello label id: {"name", "color"}}."""
+    found = {}
+    for label in document.get("labels") or []:
+        if not isinstance(label, dict) or not isinstance(label.get("id"), str):
+            continue
+        color = label.get("color") if isinstance(label.get("color"), str) else ""
+        color = color.split("_")[0]
+        name = label.get("name") if isinstance(label.get("name"), str) and label["name"].strip() else color.title()
+        found[label["id"]] = {"name": name or "Label", "color": TRELLO_COLORS.get(color, color)}
+    return found
+
+
+def _checklists(document: dict) -> dict:
+    """{card id: [{"text", "done"}]}: a card's checklists in their order, their items in theirs."""
+    lists = [
+        c for c in document.get("checklists") or [] if isinstance(c, dict) and isinstance(c.get("checkItems"), list)
+    ]
+    items = {}
+    for checklist in sorted(lists, key=_pos):
+        entries = [item for item in checklist["checkItems"] if isinstance(item, dict)]
+        items.setdefault(checklist.get("idCard"), []).extend(
+            {"text": item.get("name"), "done": item.get("state") == "complete"} for item in sorted(entries, key=_pos)
+        )
+    return items
+
+
 @board_transaction
-def _import(*, workspace, lists, cards, actor, name, dry_run) -> ImportResult:
+def _import(*, workspace, lists, cards, labels, checklists, actor, name, dry_run) -> ImportResult:
     workflow = new_board(workspace, name, [x["name"].strip() for x in lists])
     steps = {x["id"]: step for x, step in zip(lists, workflow.steps.order_by("position"), strict=True)}
     first = steps[lists[0]["id"]]
@@ -116,6 +149,9 @@ def _import(*, workspace, lists, cards, actor, name, dry_run) -> ImportResult:
             "title": card.get("name"),
             "description": card.get("desc") or "",
             "archived": bool(card.get("closed")) or step is None,  # a card of a closed list
+            "labels": [labels[pk] for pk in card.get("idLabels") or [] if isinstance(pk, str) and pk in labels],
+            "due_at": card.get("due"),
+            "checklist": checklists.get(card.get("id"), []),
         }
         task = reader.read(f"cards[{i}]", step or first, values)
         if task is not None:

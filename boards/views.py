@@ -11,8 +11,9 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from accounts.profiles import profile_of
 from boards.api import TaskFilter
-from boards.models import ClassOfService, Priority, Task
+from boards.models import LABEL_NAME_MAX, ClassOfService, LabelColor, Priority, Task
 from boards.priorities import PRIORITY_RANKS
 from boards.snapshots import board_snapshot
 from teams.invitations import invitations_for
@@ -144,6 +145,7 @@ def _board_page(request, workflow, role, open_task_id=None):
             "open_task_id": open_task_id,
             "class_choices": ClassOfService.choices,
             "people_list": members,
+            "time_zone": profile_of(request.user).time_zone,  # due dates are read in it
         },
     )
 
@@ -171,6 +173,9 @@ def step_settings(request, workflow_id):
             "on_session_limit_choices": ON_SESSION_LIMIT_LABELS.items(),
             "is_owner": role == Role.OWNER,
             "default_session_limit": settings.KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE,
+            "labels": snapshot["labels"],
+            "label_colors": LabelColor.choices,
+            "label_name_max": LABEL_NAME_MAX,
         },
     )
 

@@ -19,9 +19,16 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from boards import admission, structure
-from boards.messages import step_data, task_data
-from boards.models import Priority, Task
+from boards import admission, checklists, labels, structure
+from boards.card_serializers import (
+    ChecklistItemSerializer,
+    ChecklistItemUpdateSerializer,
+    LabelSerializer,
+    LabelUpdateSerializer,
+    item_data,
+)
+from boards.messages import label_data, step_data, task_data
+from boards.models import ChecklistItem, Label, Priority, Task
 from boards.selectors import group_rows, step_counts
 from boards.serializers import TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
 from boards.services import task_update
@@ -29,7 +36,7 @@ from boards.snapshots import board_snapshot
 from common.errors import Invalid, KandevError
 from common.validation import parse_uuid, validated
 from workflows import access
-from workflows.access import check_role, visible_workflows
+from workflows.access import check_role, require_role, visible, visible_workflows
 from workflows.models import StepGroup, Workflow, WorkflowStep
 from workflows.serializers import StepGroupUpdateSerializer, StepUpdateSerializer
 
@@ -199,14 +206,28 @@ def build_server(*, user_id=None) -> MCPServer:
         priority: str | None = Field(None, description="critical, high, medium, low or none; omit to keep"),
         assignee_id: int | None = Field(KEEP_ASSIGNEE, description="A user id; null = nobody; omit to keep"),
         class_of_service: str | None = Field(None, description='"standard" or "expedite"; omit to keep'),
+        label_ids: Annotated[
+            list[str] | None, Field(description="All the task's labels (ids of its workspace's); omit to keep")
+        ] = None,
+        due_at: str | None = Field(
+            UNCHANGED, description='A date ("2026-12-05": that whole day) or a moment with its offset; null clears'
+        ),
     ) -> dict[str, Any]:
         """Edit a task (only the arguments given change). A new assignee counts on their WIP
         limit, and marking a task expedite on the board's expedite limit: either may be refused."""
         user = acting_user(ctx)
         task = access.writable(Task, user, parse_uuid(task_id, "task_id"))
-        changes = given(title=title, description=description, priority=priority, class_of_service=class_of_service)
+        changes = given(
+            title=title,
+            description=description,
+            priority=priority,
+            class_of_service=class_of_service,
+            label_ids=label_ids,
+        )
         if assignee_id != KEEP_ASSIGNEE:
             changes["assignee_id"] = assignee_id
+        if due_at != UNCHANGED:
+            changes["due_at"] = due_at
         data = validated(TaskUpdateSerializer, changes, context={"workspace_id": task.workflow.workspace_id})
         if data:
             task = task_update(task=task, actor=user, **data)
@@ -288,5 +309,91 @@ def build_server(*, user_id=None) -> MCPServer:
             fields = validated(StepGroupUpdateSerializer, changes, partial=True)
             group = structure.group_update(group=group, actor=user, **fields)
         return group_rows([group])[0]
+
+    @server.tool()
+    @board_tool
+    def list_labels(ctx: Context, workspace_id: str) -> list[dict[str, Any]]:
+        """A workspace's labels (id, name, color), by name: give their ids to update_task."""
+        user = acting_user(ctx)
+        found = visible(Label.objects.all(), user, "workspace").filter(
+            workspace_id=parse_uuid(workspace_id, "workspace_id")
+        )
+        return [label_data(label) for label in found.order_by("name", "id")]
+
+    @server.tool()
+    @board_tool
+    def save_label(
+        ctx: Context,
+        label_id: str | None = Field(None, description="The label to change; omit to create one"),
+        workspace_id: str | None = Field(None, description="The workspace of a new label"),
+        name: str | None = Field(None, description="Unique in the workspace; omit to keep"),
+        color: str | None = Field(None, description="gray, red, orange, yellow, green, teal, blue, purple or pink"),
+    ) -> dict[str, Any]:
+        """Create a label in a workspace, or rename or recolour one: every board of the
+        workspace shows the change at once."""
+        user = acting_user(ctx)
+        if label_id is None:
+            data = validated(LabelSerializer, given(workspace_id=workspace_id, name=name, color=color))
+            workspace = labels.writable_workspace(user, data["workspace_id"])
+            return label_data(
+                labels.label_create(workspace_id=workspace.pk, actor=user, name=data["name"], color=data["color"])
+            )
+        label = labels.member_label(user, label_id)
+        changes = validated(LabelUpdateSerializer, given(name=name, color=color))
+        if changes:
+            require_role(user, label.workspace_id, write=True)
+            label = labels.label_update(label=label, actor=user, **changes)
+        return label_data(label)
+
+    @server.tool()
+    @board_tool
+    def delete_label(ctx: Context, label_id: str) -> dict[str, Any]:
+        """Delete a label: every task of the workspace that carries it loses it."""
+        user = acting_user(ctx)
+        label = labels.member_label(user, label_id)
+        require_role(user, label.workspace_id, write=True)
+        labels.label_delete(label=label, actor=user)
+        return {"deleted": label_id}
+
+    @server.tool()
+    @board_tool
+    def list_checklist(ctx: Context, task_id: str) -> list[dict[str, Any]]:
+        """A task's checklist items (id, text, done, position) in order."""
+        task = access.member_object(Task, acting_user(ctx), parse_uuid(task_id, "task_id"))
+        if task is None:
+            raise NotFound("Not found.")
+        return [item_data(item) for item in ChecklistItem.objects.filter(task_id=task.pk)]
+
+    @server.tool()
+    @board_tool
+    def add_checklist_item(ctx: Context, task_id: str, text: str) -> dict[str, Any]:
+        """Add an item at the end of a task's checklist, not done."""
+        user = acting_user(ctx)
+        task = access.writable(Task, user, parse_uuid(task_id, "task_id"))
+        data = validated(ChecklistItemSerializer, {"text": text})
+        return item_data(checklists.checklist_add(task=task, actor=user, text=data["text"]))
+
+    @server.tool()
+    @board_tool
+    def update_checklist_item(
+        ctx: Context,
+        item_id: str,
+        done: bool | None = Field(None, description="Tick (true) or untick; omit to keep"),
+        text: str | None = Field(None, description="omit to keep"),
+        position: int | None = Field(None, description="Its new index in the list, 0 = first; omit to keep"),
+    ) -> dict[str, Any]:
+        """Tick, edit or move a checklist item (only the arguments given change)."""
+        user = acting_user(ctx)
+        item = checklists.writable_item(user, item_id)
+        changes = validated(ChecklistItemUpdateSerializer, given(done=done, text=text, position=position))
+        return item_data(checklists.checklist_update(item=item, actor=user, **changes))
+
+    @server.tool()
+    @board_tool
+    def delete_checklist_item(ctx: Context, item_id: str) -> dict[str, Any]:
+        """Delete a checklist item."""
+        user = acting_user(ctx)
+        checklists.checklist_delete(item=checklists.writable_item(user, item_id), actor=user)
+        return {"deleted": item_id}
 
     return server

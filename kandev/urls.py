@@ -12,6 +12,7 @@ from accounts.urls import api_urlpatterns as accounts_api
 from accounts.urls import page_urlpatterns as accounts_pages
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
+from boards.card_api import ChecklistItemViewSet, LabelViewSet, TaskChecklistView
 from boards.workflow_api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 from flow.urls import api_urlpatterns as flow_api
 from flow.urls import page_urlpatterns as flow_pages
@@ -31,6 +32,8 @@ router.register("workflows", WorkflowViewSet, basename="workflow")
 router.register("steps", StepViewSet, basename="step")
 router.register("step-groups", StepGroupViewSet, basename="step-group")
 router.register("tasks", TaskViewSet, basename="task")
+router.register("labels", LabelViewSet, basename="label")
+router.register("checklist-items", ChecklistItemViewSet, basename="checklist-item")
 router.register("intakes", IntakeViewSet, basename="intake")
 router.register("review-watches", ReviewWatchViewSet, basename="review-watch")
 router.register("sessions", SessionViewSet, basename="session")
@@ -47,6 +50,7 @@ urlpatterns = [
     path("api/v1/", include(flow_api)),
     path("api/v1/", include(notifications_api)),
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
+    path("api/v1/tasks/<uuid:task_id>/checklist/", TaskChecklistView.as_view(), name="task-checklist"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a file (no inline script); its

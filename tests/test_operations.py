@@ -57,7 +57,9 @@ def test_every_api_operation_is_tagged_by_its_resource_and_summed_up(db):
     assert {op["tags"][0] for op in operations.values()} == {
         "Agent sessions",
         "Boards",
+        "Checklists",
         "Flow analytics",
+        "Labels",
         "Members and invites",
         "Notifications",
         "Outbound webhooks",

@@ -6,6 +6,8 @@
 import DOMPurify from "../vendor/dompurify/purify.es.mjs";
 import { Marked } from "../vendor/marked/marked.esm.js";
 import { refusalText, send } from "./api.js";
+import { Checklist } from "./checklist.js";
+import { dueInputs, dueLabel, dueOf, dueValue } from "./due.js";
 import { waitingText } from "./render.js";
 
 const FIELDS = ["title", "description", "priority", "assignee_id", "class_of_service"];
@@ -92,6 +94,8 @@ function eventText(event, stepName, personName) {
     case "expedited": return `Expedited into ${to}`;
     case "assigned": return event.detail?.assignee_id ? `Assigned to ${personName(event.detail.assignee_id)}` : "Unassigned";
     case "classified": return `Class of service: ${CLASS_NAMES[event.detail?.class_of_service] ?? "changed"}`;
+    case "labeled": return "Labels changed";
+    case "due": return event.detail?.due_at ? "Due date set" : "Due date removed";
     case "blocked": return "Blocked";
     case "unblocked": return "Unblocked";
     default: return event.kind;
@@ -111,6 +115,8 @@ export class TaskDetail {
     this.form = dialog.querySelector('[data-role="task-form"]'); // none for viewers
     this.blockForm = dialog.querySelector('[data-role="block-form"]'); // none for viewers
     this.part = (role) => dialog.querySelector(`[data-role="${role}"]`);
+    this.timeZone = root.dataset.timeZone || undefined; // the viewer's: due dates are read in it
+    this.checklist = new Checklist(dialog, { write: (method, url, body) => this.#write(method, url, body) });
     dialog.addEventListener("close", () => this.#closed());
     dialog.addEventListener("keydown", (event) => this.#trapFocus(event));
     dialog.addEventListener("click", (event) => this.#click(event));
@@ -165,6 +171,7 @@ export class TaskDetail {
     (this.form?.elements.title ?? this.dialog.querySelector('[data-action="close"]')).focus();
     this.#loadHistory();
     this.#loadSessions();
+    this.checklist.load(taskId);
   }
 
   /** The board changed (a live message or a refetch): show the open task's new values. */
@@ -202,6 +209,7 @@ export class TaskDetail {
     this.#show(result.data);
     this.#loadHistory();
     this.#loadSessions();
+    this.checklist.load(id);
   }
 
   /** The description as the card reads it, and its section only when there is one. */
@@ -226,8 +234,12 @@ export class TaskDetail {
         if (force || !previous || !this.#dirty(field)) input.value = task[field] ?? "";
         else if (task[field] !== previous[field]) overtaken = true;
       }
+      this.#fillLabels(task, force || !previous || this.#sameLabels(previous));
+      this.#fillDue(task, force || !previous || this.#sameDue(previous));
       for (const button of this.dialog.querySelectorAll("form button, .task-actions button")) button.disabled = false;
     } else {
+      const names = [...this.model.labels.values()].filter((l) => task.label_ids?.includes(l.id)).map((l) => l.name);
+      this.part("labels-text").textContent = names.length ? names.join(", ") : "none";
       this.part("priority-text").textContent = task.priority;
       this.part("assignee-text").textContent = task.assignee_id == null ? "nobody" : this.#personName(task.assignee_id);
       this.part("class-text").textContent = CLASS_NAMES[task.class_of_service];
@@ -240,6 +252,10 @@ export class TaskDetail {
     const place = task.archived_at ? `Archived from ${step}` : task.admitted ? `Step: ${step}` : `Queued for ${step}`;
     this.part("meta").textContent = `${place} · priority ${task.priority}`;
     this.part("archived-note").hidden = !task.archived_at;
+    const due = dueOf(task, this.timeZone);
+    this.part("due-note").hidden = due.state === "none";
+    this.part("due-note").textContent = due.state === "none" ? "" : `Due ${dueLabel(task, this.timeZone)}: ${due.text}`;
+    this.part("due-note").dataset.state = due.state;
     if ("waiting" in task) { // the detail's read has it; a write's answer does not, and its broadcast brings a read
       this.part("waiting-note").hidden = !task.waiting;
       this.part("waiting-note").textContent = task.waiting ? detailWaitingText(task.waiting) : "";
@@ -261,6 +277,44 @@ export class TaskDetail {
       archive.hidden = Boolean(task.archived_at);
       this.dialog.querySelector('[data-action="restore"]').hidden = !task.archived_at;
     }
+  }
+
+  /** The label checkboxes: one per label of the workspace, ticked for the task's (`tick`:
+      else the person's choice stays as they left it). */
+  #fillLabels(task, tick) {
+    const box = this.part("label-choices");
+    const chosen = tick ? new Set(task.label_ids ?? []) : new Set(this.#checkedLabels());
+    box.replaceChildren(...[...this.model.labels.values()].map((label) => {
+      const choice = document.createElement("label");
+      choice.className = "label-choice";
+      const input = Object.assign(document.createElement("input"), { type: "checkbox", value: label.id, checked: chosen.has(label.id) });
+      input.name = "label_ids";
+      const chip = Object.assign(document.createElement("span"), { className: "label", textContent: label.name });
+      chip.dataset.color = label.color;
+      choice.append(input, " ", chip);
+      return choice;
+    }));
+    this.part("no-labels").hidden = this.model.labels.size > 0;
+  }
+
+  #checkedLabels() {
+    return [...this.part("label-choices").querySelectorAll("input:checked")].map((input) => input.value);
+  }
+
+  #sameLabels(previous) {
+    return JSON.stringify([...this.#checkedLabels()].sort()) === JSON.stringify([...(previous.label_ids ?? [])].sort());
+  }
+
+  #fillDue(task, fill) {
+    if (!fill) return;
+    const { date, time } = dueInputs(task, this.timeZone);
+    this.form.elements.due_date.value = date;
+    this.form.elements.due_time.value = time;
+  }
+
+  #sameDue(previous) {
+    const { date, time } = dueInputs(previous, this.timeZone);
+    return this.form.elements.due_date.value === date && this.form.elements.due_time.value === time;
   }
 
   #personName(id) {
@@ -357,6 +411,8 @@ export class TaskDetail {
     this.#hideMessages();
     const data = Object.fromEntries(FIELDS.map((field) => [field, this.form.elements[field].value]));
     data.assignee_id = data.assignee_id === "" ? null : Number(data.assignee_id);
+    data.label_ids = this.#checkedLabels();
+    data.due_at = dueValue(this.form.elements.due_date.value, this.form.elements.due_time.value, this.timeZone);
     const result = await this.#write("PATCH", `/api/v1/tasks/${this.#task.id}/`, data);
     if (!result) return;
     this.#show(result.data, { force: true });
@@ -442,7 +498,7 @@ export class TaskDetail {
       const target = this.dialog.querySelector(`[data-error-for="${field}"]`);
       if (!target) continue;
       target.textContent = [].concat(messages).join(" ");
-      this.dialog.querySelector(`form [name="${field}"]`).setAttribute("aria-invalid", "true");
+      this.dialog.querySelector(`form [name="${field}"]`)?.setAttribute("aria-invalid", "true");
     }
     this.#showAlert(refusalText(result));
     return null;

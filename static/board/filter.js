@@ -8,6 +8,9 @@ const MATCHERS = {
   assignee: (card, value) => card.dataset.assigneeId === (value === "none" ? "" : value),
   blocked: (card, value) => card.querySelector('[data-role="blocked"]').hidden === (value === "unblocked"),
   class_of_service: (card, value) => card.dataset.classOfService === value,
+  label: (card, value) => card.dataset.labelIds.split(" ").includes(value),
+  // "overdue", "week" (due within the next 7 days, today included) or "none" (no due date).
+  due: (card, value) => (value === "week" ? ["today", "week"].includes(card.dataset.dueState) : card.dataset.dueState === value),
 };
 
 const form = document.querySelector('[data-role="filter"]');
@@ -31,8 +34,8 @@ form.addEventListener("input", apply);
 form.addEventListener("submit", (event) => event.preventDefault());
 // Live messages and writes re-render the cards: filter whatever the board shows now (only
 // the `hidden` attribute changes here, which this observer does not watch; a card's
-// assignee and class are attributes of its own, so they are watched).
+// assignee, class, labels and due state are attributes of its own, so they are watched).
 new MutationObserver(apply).observe(board, {
   childList: true, subtree: true, characterData: true,
-  attributeFilter: ["data-assignee-id", "data-class-of-service"],
+  attributeFilter: ["data-assignee-id", "data-class-of-service", "data-label-ids", "data-due-state"],
 });

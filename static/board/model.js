@@ -13,6 +13,7 @@ export class BoardModel {
   agents = null; // the agent figures of the board and its workspace
   steps = []; // in position order, without their tasks
   groups = new Map(); // id -> step group (its steps are the steps with its group_id)
+  labels = new Map(); // id -> the workspace's label, in name order
   tasks = new Map(); // id -> task, with its step_id
   pending = new Map(); // task id -> {stepId, index}: optimistic moves awaiting the server
 
@@ -28,6 +29,7 @@ export class BoardModel {
     this.agents = board.agents;
     this.steps = board.steps.map(({ tasks, ...step }) => step);
     this.groups = new Map((board.groups ?? []).map((group) => [group.id, group]));
+    this.labels = new Map((board.labels ?? []).map((label) => [label.id, label]));
     this.tasks = new Map(
       board.steps.flatMap((step) => step.tasks.map((task) => [task.id, { ...task, step_id: step.id }])),
     );
@@ -40,7 +42,9 @@ export class BoardModel {
       A group's change carries its steps whole: `layout()` then tells whether they moved bands. */
   apply(message) {
     this.version = message.version;
-    if (/^(step|workflow)\./.test(message.type)) return null;
+    // A label's change names the label only (every board of the workspace gets it): the
+    // whole board is read again, its labels with it.
+    if (/^(step|workflow|label)\./.test(message.type)) return null;
     if (message.agents) this.agents = message.agents;
     for (const group of message.groups ?? []) this.groups.set(group.id, group);
     for (const id of message.deleted_group_ids ?? []) this.groups.delete(id);

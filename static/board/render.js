@@ -3,6 +3,7 @@
 // show (a card's age, why it waits, a column's count...) is written here only.
 
 import { paintStepColors } from "./colors.js";
+import { dueOf } from "./due.js";
 import { boardWaiting } from "./waiting.js";
 
 const LIVE_TEXT = { live: "Live", connecting: "Connecting…", offline: "Offline, reconnecting…" };
@@ -78,7 +79,7 @@ function groupLabel(name, occupied, limit, over) {
   return over ? `${label}, over its WIP limit` : `${label} (WIP limit)`;
 }
 
-function fillCard(card, task, { person, waiting }) {
+function fillCard(card, task, { person, waiting, labels, timeZone }) {
   for (const name of [...card.classList]) if (name.startsWith("priority-")) card.classList.remove(name);
   card.classList.add(`priority-${task.priority}`);
   card.classList.toggle("is-ephemeral", Boolean(task.is_ephemeral));
@@ -99,10 +100,49 @@ function fillCard(card, task, { person, waiting }) {
   waits.querySelector('[data-role="waiting-text"]').textContent = waitingText(waiting);
   fillAssignee(card.querySelector('[data-role="assignee"]'), person);
   fillAgent(card.querySelector('[data-role="agent"]'), task.session);
+  fillLabels(card, task.label_ids ?? [], labels);
+  fillDue(card, task, timeZone);
+  fillChecklist(card.querySelector('[data-role="checklist"]'), task.checklist);
   const age = card.querySelector('[data-role="age"]');
   age.dateTime = task.entered_step_at ?? "";
   age.textContent = ageText(task.entered_step_at);
   return card;
+}
+
+/** The card's labels by name, each in its colour (the name is what it says; the colour only
+    helps the eye), in the workspace's order; an id the board does not know yet is left out. */
+function fillLabels(card, labelIds, labels) {
+  const carried = [...labels.values()].filter((label) => labelIds.includes(label.id));
+  const list = card.querySelector('[data-role="labels"]');
+  list.hidden = carried.length === 0;
+  list.replaceChildren(...carried.map((label) => {
+    const chip = clone("label-template");
+    chip.dataset.color = label.color;
+    chip.textContent = label.name;
+    return chip;
+  }));
+  card.dataset.labelIds = carried.map((label) => label.id).join(" ");
+}
+
+/** "due in 3 days", "due today", "overdue by 2 days": overdue cards say so in words and
+    stand out by their border and icon too. */
+function fillDue(card, task, timeZone) {
+  const { text, state } = dueOf(task, timeZone);
+  const due = card.querySelector('[data-role="due"]');
+  due.hidden = state === "none";
+  due.dataset.state = state;
+  due.querySelector('[data-role="due-text"]').textContent = text;
+  card.dataset.dueState = state;
+  card.classList.toggle("is-overdue", state === "overdue");
+}
+
+/** The checklist's "3/5", read out as "3/5 checklist items done". */
+function fillChecklist(checklist, figures) {
+  const total = figures?.total ?? 0;
+  checklist.hidden = total === 0;
+  checklist.querySelector('[data-role="checklist-count"]').textContent = total ? `${figures.done}/${total}` : "";
+  checklist.querySelector('[data-role="checklist-words"]').textContent = total ? " checklist items done" : "";
+  checklist.classList.toggle("is-complete", total > 0 && figures.done === total);
 }
 
 /** The card's assignee: initials to see, the full name to read (and hover). */
@@ -153,6 +193,7 @@ export class BoardView {
     this.root = root;
     this.model = model;
     this.people = people;
+    this.timeZone = root.dataset.timeZone || undefined; // the viewer's, from their profile
     this.alertBox = document.getElementById("board-alert");
     this.liveBadge = document.querySelector('[data-role="live"]');
     this.agents = document.querySelector('[data-role="agents"]');
@@ -220,9 +261,14 @@ export class BoardView {
     this.alertBox.replaceChildren();
   }
 
+  /** Ages and due dates move with the clock: a minute's tick, and a due date passes midnight. */
   tickAges() {
     for (const age of this.root.querySelectorAll('[data-role="age"]')) {
       age.textContent = ageText(age.getAttribute("datetime"));
+    }
+    for (const card of this.root.querySelectorAll(".card")) {
+      const task = this.model.tasks.get(card.dataset.taskId);
+      if (task?.due_at) fillDue(card, task, this.timeZone);
     }
   }
 
@@ -280,7 +326,7 @@ export class BoardView {
     list.replaceChildren(...tasks.map((task) => {
       const person = task.assignee_id == null ? null : this.people.get(task.assignee_id);
       if (task.assignee_id != null && !person) unknown.push(task.assignee_id);
-      const values = { person, waiting: waiting.get(task.id) };
+      const values = { person, waiting: waiting.get(task.id), labels: this.model.labels, timeZone: this.timeZone };
       return fillCard(cards.get(task.id) ?? clone("card-template"), task, values);
     }));
     if (unknown.length) this.people.learn(unknown).then((learnt) => learnt && this.renderAll());

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from boards import services
+from boards import checklists, labels, services
 from boards.admission import task_archive, task_create
 from boards.backup import export_tasks
-from boards.models import ClassOfService, EventKind, Priority, Task, TaskEvent
+from boards.models import ClassOfService, EventKind, Label, Priority, Task, TaskEvent
 from tests import factories
 from tests.conftest import member_client
 from tests.factories import MembershipFactory, UserFactory
@@ -31,7 +31,7 @@ def source(workflow, owner):
     def make(step, title, **fields):
         return task_create(workflow=workflow, step=step, actor=owner, title=title, **fields).task
 
-    make(doing, "Build the importer", assignee_id=ada.pk, priority=Priority.HIGH)
+    importer = make(doing, "Build the importer", assignee_id=ada.pk, priority=Priority.HIGH)
     make(doing, "Write the docs", class_of_service=ClassOfService.EXPEDITE)
     first = make(backlog, "Plan the release", description="Line one\n\n- a list", priority=Priority.LOW)
     services.task_block(task=make(backlog, "Call the vendor"), actor=owner, reason="waiting on their answer")
@@ -40,6 +40,14 @@ def source(workflow, owner):
     task_archive(task=make(done, "Ship v1"), actor=owner)
     make(done, "Ship v2", priority=Priority.CRITICAL)
     Task.objects.filter(pk=first.pk).update(created_at=datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.UTC))
+    # A card's labels, due date and checklist.
+    bug = labels.label_create(workspace_id=workflow.workspace_id, actor=owner, name="Bug", color="red")
+    docs = labels.label_create(workspace_id=workflow.workspace_id, actor=owner, name="Docs", color="blue")
+    due = datetime.datetime(2026, 12, 5, 14, 30, tzinfo=datetime.UTC)
+    services.task_update(task=importer, actor=owner, label_ids=[bug.pk, docs.pk], due_at=due, due_all_day=False)
+    for text in ("Parse", "Admit"):
+        checklists.checklist_add(task=importer, actor=owner, text=text)
+    checklists.checklist_update(item=importer.checklist_items.first(), actor=owner, done=True)
     return workflow
 
 
@@ -87,9 +95,17 @@ def test_the_export_carries_version_2_and_every_task_in_board_order(api, source)
         "blocked_reason": "",
         "archived": False,
         "created_at": "2025-01-02T03:04:05+00:00",
+        "labels": [],
+        "due_at": None,
+        "checklist": [],
     }
     assert tasks[1]["blocked_reason"] == "waiting on their answer"
     assert tasks[2]["assignee"] == "ada"
+    assert {key: tasks[2][key] for key in ("labels", "due_at", "checklist")} == {
+        "labels": [{"name": "Bug", "color": "red"}, {"name": "Docs", "color": "blue"}],
+        "due_at": "2026-12-05T14:30:00+00:00",
+        "checklist": [{"text": "Parse", "done": True}, {"text": "Admit", "done": False}],
+    }
     assert tasks[3]["class_of_service"] == "expedite"
 
 
@@ -153,6 +169,9 @@ def test_bad_tasks_are_400_naming_each_field_and_nothing_is_written(api, source)
     tasks[3]["created_at"] = "yesterday"
     tasks[4]["archived"] = "no"
     tasks[5] = "a string"
+    tasks[6]["due_at"] = "soon"
+    tasks[6]["labels"] = [{"name": ""}]
+    tasks[6]["checklist"] = [{"text": "x", "done": "yes"}]
     response = import_(api, source.workspace, document)
     assert response.status_code == 400
     assert response.json()["errors"] == {
@@ -162,6 +181,9 @@ def test_bad_tasks_are_400_naming_each_field_and_nothing_is_written(api, source)
         "workflows[0].tasks[3].created_at": ["Must be an ISO 8601 date-time."],
         "workflows[0].tasks[4].archived": ["Must be true or false."],
         "workflows[0].tasks[5]": ["Must be a mapping with title, step and the task's fields."],
+        "workflows[0].tasks[6].due_at": ['A date ("2026-12-05") or a moment with its offset.'],
+        "workflows[0].tasks[6].labels[0].name": ["This field may not be blank."],
+        "workflows[0].tasks[6].checklist[0].done": ["Must be true or false."],
     }
     assert not Workflow.objects.filter(name="Restored").exists()
 
@@ -206,3 +228,15 @@ def test_a_dry_run_answers_what_the_import_would_do_and_writes_nothing(api, sour
         ],
     }
     assert (Workflow.objects.count(), Task.objects.count(), TaskEvent.objects.count()) == before
+
+
+def test_a_backup_brought_to_another_workspace_brings_its_labels(api, source, owner):
+    elsewhere = factories.WorkspaceFactory()
+    MembershipFactory(workspace=elsewhere, user=owner, role=Role.OWNER)
+    factories.WorkflowFactory(workspace=elsewhere, name="Already there")
+    labels.label_create(workspace_id=elsewhere.pk, actor=owner, name="bug", color="green")  # matched without case
+    response = import_(api, elsewhere, renamed(export(api, source)))
+    assert response.status_code == 201, response.json()
+    copy = Workflow.objects.get(pk=response.json()["workflows"][0]["id"])
+    assert export_tasks(copy)[2]["labels"] == [{"name": "Docs", "color": "blue"}, {"name": "bug", "color": "green"}]
+    assert sorted(Label.objects.filter(workspace=elsewhere).values_list("name", flat=True)) == ["Docs", "bug"]

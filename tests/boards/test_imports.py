@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from boards.admission import task_create
-from boards.models import EventKind, Priority, Task, TaskEvent
+from boards.models import EventKind, Label, Priority, Task, TaskEvent
 from common.errors import WipLimitReached
 from tests import factories
 from tests.concurrency import race, rounds
@@ -164,10 +164,6 @@ class TestTrello:
             "archived": 2,
             "refused": [],
             "skipped": {
-                "labels": 2,
-                "due_dates": 1,
-                "checklists": 1,
-                "checklist_items": 2,
                 "comments": 1,
                 "attachments": 1,
                 "members": 1,
@@ -191,6 +187,14 @@ class TestTrello:
         ]
         bug = Task.objects.get(workflow=board, title="Fix the login bug")
         assert bug.description.startswith("Steps to reproduce:\n1. Open the page")
+        # Labels, the due date and checklists come along.
+        labels = {label.name: label.color for label in Label.objects.filter(workspace=workflow.workspace)}
+        assert labels == {"bug": "red", "design": "blue"}
+        assert [label.name for label in bug.labels.all()] == ["bug"]
+        assert (bug.due_at.isoformat(), bug.due_all_day) == ("2024-06-01T12:00:00+00:00", False)
+        guide = Task.objects.get(workflow=board, title="Write the onboarding guide")
+        assert [(i.text, i.done) for i in guide.checklist_items.all()] == [("Install", True), ("First board", False)]
+        assert guide.checklist == {"done": 1, "total": 2}
         archived = set(Task.objects.filter(workflow=board, archived_at__isnull=False).values_list("title", flat=True))
         assert archived == {"Abandoned spike", "Dark mode?"}
 

@@ -25,6 +25,8 @@ from schemathesis.specs.openapi.checks import (
 from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_create
+from boards.checklists import checklist_add
+from boards.labels import label_create
 from boards.structure import group_create
 from integrations.intake import intake_create
 from integrations.watch import watch_create
@@ -73,6 +75,8 @@ def seeded(db, settings, in_test_transaction):
         workflow=workflow, step=None, actor=owner, repositories=["acme/web"], reviewer_login="reviewer"
     )
     session = session_start(task=task, actor=owner)
+    label = label_create(workspace_id=workflow.workspace_id, actor=owner, name="Seed", color="red")
+    item = checklist_add(task=task, actor=owner, text="Seed")
     ids = {
         "workspaces": workflow.workspace_id,
         "workflows": workflow.pk,
@@ -83,6 +87,8 @@ def seeded(db, settings, in_test_transaction):
         "intakes": intake.pk,
         "review-watches": watch.pk,
         "sessions": session.pk,
+        "labels": label.pk,
+        "checklist-items": item.pk,
     }
     return {"Authorization": f"Token {key}"}, {k: str(v) for k, v in ids.items()}
 
