@@ -4,7 +4,9 @@ version 2, and its import into new boards with the tasks admitted as creates.
 Each workflow of a version 2 document carries `tasks`: live ones step by step in board order
 (a queue-mode step's queued tasks after its admitted ones, in queue order), then archived
 ones. A task names its step by position (`step_position`) and, for people reading the file,
-by name (`step`); its assignee by username. Ephemeral tasks are scratch work and stay out.
+by name (`step`); its assignee by username; its `comments` (oldest first) their author by
+username (one who is not a member where the document is imported is named in the body).
+Ephemeral tasks are scratch work and stay out.
 A document without `tasks` (version 1, or an export with `?tasks=0`) brings empty boards.
 
 Importing is all-or-nothing: a document with any invalid field, or a task a full limit
@@ -14,13 +16,13 @@ was over a limit (forced, or a limit lowered) does not, and an owner may then im
 `force`, which records each such admission as a `forced` event.
 """
 
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, IntegerField, Prefetch, Value, When
 
 from boards.admission import check_force
 from boards.changes import board_change
 from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, place
 from boards.locking import board_transaction
-from boards.models import BOARD_ORDER, QUEUE_ORDER, Task
+from boards.models import BOARD_ORDER, QUEUE_ORDER, Comment, Task
 from boards.priorities import PRIORITY_NAMES
 from common.errors import Invalid
 from workflows.portable import export_document, import_document
@@ -45,6 +47,7 @@ def export_tasks(workflow) -> list[dict]:
     tasks = (
         Task.objects.filter(workflow=workflow, is_ephemeral=False)
         .select_related("assignee")
+        .prefetch_related(Prefetch("comments", Comment.objects.select_related("author").order_by("created_at", "id")))
         .annotate(queued_last=queued_last)
     )
     live = sorted(
@@ -68,6 +71,15 @@ def _task_row(task: Task, positions: dict) -> dict:
         "blocked_reason": task.blocked_reason,
         "archived": task.archived_at is not None,
         "created_at": task.created_at.isoformat(),
+        "comments": [
+            {
+                "author": comment.author.username if comment.author_id else None,
+                "body": comment.body,
+                "created_at": comment.created_at.isoformat(),
+                "edited_at": comment.edited_at.isoformat() if comment.edited_at else None,
+            }
+            for comment in task.comments.all()
+        ],
     }
 
 

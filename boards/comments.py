@@ -13,6 +13,8 @@ owner deletes it. After commit, `boards.signals.comment_posted` tells who was me
 
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -41,18 +43,17 @@ def mentioned_names(body: str) -> list[str]:
     return names[:MENTIONS_MAX]
 
 
+def members_named(workspace_id, names):
+    """The workspace's members (any role) of these lower-cased usernames."""
+    users = get_user_model().objects.annotate(folded=Lower("username"))
+    return users.filter(folded__in=names, memberships__workspace_id=workspace_id)
+
+
 def members_mentioned(workspace_id, body: str) -> list:
-    """The workspace's members (any role) that `body` mentions by username, by username; a
-    name that is nobody's here is plain text."""
+    """The workspace's members that `body` mentions by username, by username; a name that
+    is nobody's here is plain text."""
     names = mentioned_names(body)
-    if not names:
-        return []
-    return list(
-        get_user_model()
-        .objects.annotate(folded=Lower("username"))
-        .filter(folded__in=names, memberships__workspace_id=workspace_id)
-        .order_by("username")
-    )
+    return list(members_named(workspace_id, names).order_by("username")) if names else []
 
 
 def comment_data(comment: Comment, mentions) -> dict:
@@ -75,6 +76,50 @@ def comments_of(task: Task):
         .select_related("author")
         .prefetch_related("mentions")
         .order_by("created_at", "id")
+    )
+
+
+@dataclass
+class ImportedComment:
+    """A comment brought by an import (boards/imports.py): its author a member's id or None."""
+
+    author_id: int | None
+    body: str
+    created_at: datetime | None = None
+    edited_at: datetime | None = None
+
+
+def insert_imported(change, tasks: list) -> None:
+    """The comments of imported tasks [(task, [ImportedComment])], written with them (their
+    `comment_count` already counts them), mentions resolved against the workspace's members
+    in one query."""
+    rows = [
+        (
+            Comment(
+                task=task,
+                workflow_id=task.workflow_id,
+                author_id=c.author_id,
+                body=c.body,
+                created_at=c.created_at or change.now,
+                edited_at=c.edited_at,
+            ),
+            mentioned_names(c.body),
+        )
+        for task, comments in tasks
+        for c in comments
+    ]
+    if not rows:
+        return
+    Comment.objects.bulk_create([comment for comment, _ in rows])
+    wanted = {name for _, names in rows for name in names}
+    members = dict(members_named(change.workflow.workspace_id, wanted).values_list("folded", "pk")) if wanted else {}
+    Comment.mentions.through.objects.bulk_create(
+        [
+            Comment.mentions.through(comment_id=comment.pk, user_id=members[name])
+            for comment, names in rows
+            for name in names
+            if name in members
+        ]
     )
 
 

@@ -18,18 +18,28 @@ from rest_framework import serializers
 
 from boards.change import BoardChange
 from boards.changes import board_change
-from boards.models import BLOCKED_REASON_MAX, NOT_ASSIGNABLE, ClassOfService, EventKind, Priority, Task
+from boards.comments import ImportedComment, insert_imported
+from boards.models import (
+    BLOCKED_REASON_MAX,
+    COMMENT_BODY_MAX,
+    NOT_ASSIGNABLE,
+    ClassOfService,
+    EventKind,
+    Priority,
+    Task,
+)
 from boards.placement import Outcome, after_admission, decide, enter, event_kind
 from boards.priorities import PRIORITY_RANKS
 from common import sql
 from common.errors import Invalid, QuotaExceeded, WipLimitReached
 from common.text import clean_text
 from workflows.access import assignable
-from workflows.models import StepKind, Workflow, WorkflowStep
+from workflows.models import Membership, StepKind, Workflow, WorkflowStep
 from workflows.portable import build_steps
 
 MAX_TITLE = 500
 MAX_DESCRIPTION = 100_000
+MAX_COMMENTS = 1000  # per task; the document's size bounds the rest
 
 
 @dataclass
@@ -45,6 +55,7 @@ class ImportedTask:
     archived: bool = False
     created_at: datetime.datetime | None = None
     ref: object = None  # how a refusal names the row, when not by `row` (a CSV file: its line)
+    comments: list = field(default_factory=list)  # ImportedComments, oldest first
 
 
 @dataclass
@@ -117,6 +128,7 @@ class TaskReader:
             self.error(f"{row}.archived", "Must be true or false.")
         created_at = self._instant(row, values.get("created_at"))
         assignee_id = self._assignee(row, values.get("assignee"))
+        comments = self._comments(row, values.get("comments"))
         if step is None or len(self.errors) > before:
             return None
         return ImportedTask(
@@ -130,6 +142,7 @@ class TaskReader:
             blocked_reason=blocked,
             archived=archived,
             created_at=created_at,
+            comments=comments,
         )
 
     def check(self, detail: str = "The document is invalid; nothing was imported.") -> None:
@@ -153,6 +166,43 @@ class TaskReader:
             except serializers.ValidationError as exc:
                 self.error(f"{row}.{name}", str(exc.detail[0]))
         return ""
+
+    def _comments(self, row, value) -> list[ImportedComment]:
+        """A task's comments: [{body, author (a username), created_at, edited_at}]. An author
+        who is not a member here is named in the body instead (the comment is nobody's)."""
+        if value in (None, ""):
+            return []
+        if not isinstance(value, list):
+            self.error(f"{row}.comments", "Must be a list of comments.")
+            return []
+        if len(value) > MAX_COMMENTS:
+            self.error(f"{row}.comments", f"A task brings at most {MAX_COMMENTS} comments.")
+            return []
+        comments = []
+        for k, doc in enumerate(value):
+            at = f"{row}.comments[{k}]"
+            if not isinstance(doc, dict):
+                self.error(at, "Must be a mapping with body, author and created_at.")
+                continue
+            body = self._text(at, "body", doc.get("body"), COMMENT_BODY_MAX, required=True, multiline=True)
+            author = doc.get("author")
+            if author is not None and not isinstance(author, str):
+                self.error(f"{at}.author", "Must be a username.")
+                author = None
+            author_id = self._member(author) if author else None
+            if author and author_id is None:
+                body = f"**{author}** wrote:\n\n{body}"
+            created_at, edited_at = self._instant(at, doc.get("created_at")), self._instant(at, doc.get("edited_at"))
+            comments.append(ImportedComment(author_id, body, created_at, edited_at))
+        return comments
+
+    def _member(self, username: str) -> int | None:
+        """A member's (any role) user id, by username."""
+        key = f"member:{username}"
+        if key not in self._users:
+            members = Membership.objects.filter(workspace_id=self.workspace_id, user__username=username)
+            self._users[key] = members.values_list("user_id", flat=True).first()
+        return self._users[key]
 
     def _instant(self, row, value) -> datetime.datetime | None:
         if value in (None, ""):
@@ -233,6 +283,7 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
             assignee_id=row.assignee_id,
             blocked_reason=row.blocked_reason,
             blocked_at=change.now if row.blocked_reason else None,
+            comment_count=len(row.comments),
         )
         if row.archived:
             _place_archived(change, task, step)
@@ -259,6 +310,7 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
         placed.append((row, task, outcome))
     sql.insert([task for _, task, _ in placed])
     _keep_created_times([(task, row.created_at) for row, task, _ in placed])
+    insert_imported(change, [(task, row.comments) for row, task, _ in placed if row.comments])
     for row, task, outcome in placed:
         step = change.steps[task.step_id]
         kind = EventKind.CREATED if outcome is None else event_kind(outcome, EventKind.CREATED)

@@ -4,9 +4,11 @@ new kandev board.
 Open lists become the steps, in Trello's order (`pos`): the first is the start step (a
 backlog), the last a done step. Cards become tasks in their list's step, in their order;
 a closed (archived) card, or a card of a closed list (in the first step), comes in archived.
-A card keeps its name (the title) and description. What kandev has no place for yet
-(labels, due dates, checklists, comments, attachments, members) is counted in the answer's
-`skipped`, so nobody takes its absence for a loss the import hid.
+A card keeps its name (the title), its description and its comments (the export's
+`commentCard` actions: their text, time and author, who is named in the text unless a
+member of the workspace has that username). What kandev has no place for yet (labels, due
+dates, checklists, attachments, members) is counted in the answer's `skipped`, so nobody
+takes its absence for a loss the import hid.
 """
 
 from boards.imports import DryRun, ImportResult, TaskReader, check_count, new_board, place_rows
@@ -21,7 +23,13 @@ def trello_import(*, workspace, document, actor, name: str = "", dry_run: bool =
     lists, cards, skipped = _read(document)
     try:
         result = _import(
-            workspace=workspace, lists=lists, cards=cards, actor=actor, name=name or _name(document), dry_run=dry_run
+            workspace=workspace,
+            lists=lists,
+            cards=cards,
+            comments=_comments(document),
+            actor=actor,
+            name=name or _name(document),
+            dry_run=dry_run,
         )
     except DryRun as preview:
         result = preview.result
@@ -86,17 +94,11 @@ def _skipped(document: dict, cards: list, lists: dict) -> dict:
 
     card_ids = {card.get("id") for _, card in cards}
     checklists = [c for c in document.get("checklists") or [] if isinstance(c, dict) and c.get("idCard") in card_ids]
-    comments = [
-        a
-        for a in document.get("actions") or []
-        if isinstance(a, dict) and a.get("type") == "commentCard"  # the export holds the latest actions only
-    ]
     return {
         "labels": sum(len(c.get("idLabels") or []) for _, c in cards if isinstance(c.get("idLabels"), list)),
         "due_dates": sum(1 for _, c in cards if c.get("due")),
         "checklists": len(checklists),
         "checklist_items": sum(len(c.get("checkItems") or []) for c in checklists),
-        "comments": len(comments),
         "attachments": sum(len(c.get("attachments") or []) for _, c in cards if isinstance(c.get("attachments"), list)),
         "members": count("members"),
         "closed_lists": sum(1 for x in lists.values() if x.get("closed")),
@@ -104,7 +106,7 @@ def _skipped(document: dict, cards: list, lists: dict) -> dict:
 
 
 @board_transaction
-def _import(*, workspace, lists, cards, actor, name, dry_run) -> ImportResult:
+def _import(*, workspace, lists, cards, comments, actor, name, dry_run) -> ImportResult:
     workflow = new_board(workspace, name, [x["name"].strip() for x in lists])
     steps = {x["id"]: step for x, step in zip(lists, workflow.steps.order_by("position"), strict=True)}
     first = steps[lists[0]["id"]]
@@ -116,9 +118,28 @@ def _import(*, workspace, lists, cards, actor, name, dry_run) -> ImportResult:
             "title": card.get("name"),
             "description": card.get("desc") or "",
             "archived": bool(card.get("closed")) or step is None,  # a card of a closed list
+            "comments": comments.get(card.get("id"), []),
         }
         task = reader.read(f"cards[{i}]", step or first, values)
         if task is not None:
             tasks.append(task)
     reader.check("The Trello export has errors; nothing was imported.")
     return place_rows(workflow, tasks, actor=actor, dry_run=dry_run)
+
+
+def _comments(document: dict) -> dict:
+    """The cards' comments, {card id: [{body, author, created_at}]} oldest first, from the
+    export's `commentCard` actions (it holds the latest actions only)."""
+    found = {}
+    for action in document.get("actions") or []:
+        if not isinstance(action, dict) or action.get("type") != "commentCard":
+            continue
+        data = action.get("data") if isinstance(action.get("data"), dict) else {}
+        card = data.get("card") if isinstance(data.get("card"), dict) else {}
+        creator = action.get("memberCreator") if isinstance(action.get("memberCreator"), dict) else {}
+        found.setdefault(card.get("id"), []).append(
+            {"body": data.get("text"), "author": creator.get("username"), "created_at": action.get("date")}
+        )
+    for comments in found.values():
+        comments.sort(key=lambda c: str(c["created_at"] or ""))
+    return found

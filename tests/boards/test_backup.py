@@ -9,7 +9,8 @@ import pytest
 from boards import services
 from boards.admission import task_archive, task_create
 from boards.backup import export_tasks
-from boards.models import ClassOfService, EventKind, Priority, Task, TaskEvent
+from boards.comments import comment_create
+from boards.models import ClassOfService, Comment, EventKind, Priority, Task, TaskEvent
 from tests import factories
 from tests.conftest import member_client
 from tests.factories import MembershipFactory, UserFactory
@@ -40,6 +41,8 @@ def source(workflow, owner):
     task_archive(task=make(done, "Ship v1"), actor=owner)
     make(done, "Ship v2", priority=Priority.CRITICAL)
     Task.objects.filter(pk=first.pk).update(created_at=datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.UTC))
+    comment_create(task=first, author=ada, body="Which **date**, @olivia?")
+    Comment.objects.update(created_at=datetime.datetime(2025, 1, 3, tzinfo=datetime.UTC))
     return workflow
 
 
@@ -87,6 +90,14 @@ def test_the_export_carries_version_2_and_every_task_in_board_order(api, source)
         "blocked_reason": "",
         "archived": False,
         "created_at": "2025-01-02T03:04:05+00:00",
+        "comments": [
+            {
+                "author": "ada",
+                "body": "Which **date**, @olivia?",
+                "created_at": "2025-01-03T00:00:00+00:00",
+                "edited_at": None,
+            }
+        ],
     }
     assert tasks[1]["blocked_reason"] == "waiting on their answer"
     assert tasks[2]["assignee"] == "ada"
@@ -116,6 +127,9 @@ def test_an_export_imported_back_brings_every_task_back(api, source):
     assert (queued.admitted, queued.queued_at is not None) == (False, True)
     blocked = Task.objects.get(workflow=copy, title="Call the vendor")
     assert blocked.blocked_at is not None
+    planned = Task.objects.get(workflow=copy, title="Plan the release")
+    assert planned.comment_count == 1
+    assert list(planned.comments.values_list("mentions__username", flat=True)) == ["olivia"]
     kinds = set(TaskEvent.objects.filter(workflow=copy).values_list("kind", flat=True))
     assert kinds == {EventKind.CREATED, EventKind.QUEUED, EventKind.BLOCKED, EventKind.ARCHIVED}
 
@@ -206,3 +220,38 @@ def test_a_dry_run_answers_what_the_import_would_do_and_writes_nothing(api, sour
         ],
     }
     assert (Workflow.objects.count(), Task.objects.count(), TaskEvent.objects.count()) == before
+
+
+def test_comments_of_people_who_are_not_members_name_them_in_the_body(api, source, owner):
+    document = renamed(export(api, source))
+    other = factories.WorkspaceFactory(name="Elsewhere")
+    MembershipFactory(workspace=other, user=owner, role=Role.OWNER)
+
+    response = import_(api, other, document)
+
+    assert response.status_code == 201, response.json()
+    comment = Comment.objects.get(workflow_id=response.json()["workflows"][0]["id"])
+    assert (comment.author, comment.body) == (None, "**ada** wrote:\n\nWhich **date**, @olivia?")
+    assert list(comment.mentions.values_list("username", flat=True)) == ["olivia"]
+
+
+@pytest.mark.parametrize(
+    ("comments", "field"),
+    [
+        ("not a list", "comments"),
+        ([{"body": ""}], "comments[0].body"),
+        ([{"body": "x" * 10_001}], "comments[0].body"),
+        (["text"], "comments[0]"),
+        ([{"body": "ok", "created_at": "yesterday"}], "comments[0].created_at"),
+    ],
+)
+def test_bad_comments_are_400s_naming_the_field_and_nothing_is_written(api, source, comments, field):
+    document = renamed(export(api, source))
+    document["workflows"][0]["tasks"][0]["comments"] = comments
+    before = Comment.objects.count()
+
+    response = import_(api, source.workspace, document)
+
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == [f"workflows[0].tasks[0].{field}"]
+    assert Comment.objects.count() == before
