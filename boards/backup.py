@@ -5,7 +5,9 @@ Each workflow of a version 2 document carries `tasks`: live ones step by step in
 (a queue-mode step's queued tasks after its admitted ones, in queue order), then archived
 ones. A task names its step by position (`step_position`) and, for people reading the file,
 by name (`step`); its assignee by username; its labels, due date and checklist as
-boards/card_import.py writes them. Ephemeral tasks are scratch work and stay out.
+boards/card_import.py writes them; its `comments` (oldest first) their author by username
+(one who is not a member where the document is imported is named in the body).
+Ephemeral tasks are scratch work and stay out.
 A document without `tasks` (version 1, or an export with `?tasks=0`) brings empty boards.
 
 Importing is all-or-nothing: a document with any invalid field, or a task a full limit
@@ -15,14 +17,14 @@ was over a limit (forced, or a limit lowered) does not, and an owner may then im
 `force`, which records each such admission as a `forced` event.
 """
 
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, IntegerField, Prefetch, Value, When
 
 from boards.admission import check_force
 from boards.card_import import card_fields_row
 from boards.changes import board_change
 from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, place
 from boards.locking import board_transaction
-from boards.models import BOARD_ORDER, QUEUE_ORDER, Label, Task
+from boards.models import BOARD_ORDER, QUEUE_ORDER, Comment, Label, Task
 from boards.priorities import PRIORITY_NAMES
 from common.errors import Invalid
 from workflows.portable import export_document, import_document
@@ -48,7 +50,10 @@ def export_tasks(workflow) -> list[dict]:
     tasks = (
         Task.objects.filter(workflow=workflow, is_ephemeral=False)
         .select_related("assignee")
-        .prefetch_related("checklist_items")
+        .prefetch_related(
+            "checklist_items",
+            Prefetch("comments", Comment.objects.select_related("author").order_by("created_at", "id")),
+        )
         .annotate(queued_last=queued_last)
     )
     live = sorted(
@@ -73,6 +78,15 @@ def _task_row(task: Task, positions: dict, labels: dict) -> dict:
         "archived": task.archived_at is not None,
         "created_at": task.created_at.isoformat(),
         **card_fields_row(task, labels),
+        "comments": [
+            {
+                "author": comment.author.username if comment.author_id else None,
+                "body": comment.body,
+                "created_at": comment.created_at.isoformat(),
+                "edited_at": comment.edited_at.isoformat() if comment.edited_at else None,
+            }
+            for comment in task.comments.all()
+        ],
     }
 
 

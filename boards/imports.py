@@ -19,18 +19,28 @@ from rest_framework import serializers
 from boards.card_import import attach_card_fields, read_card_fields
 from boards.change import BoardChange
 from boards.changes import board_change
-from boards.models import BLOCKED_REASON_MAX, NOT_ASSIGNABLE, ClassOfService, EventKind, Priority, Task
+from boards.comments import ImportedComment, insert_imported
+from boards.models import (
+    BLOCKED_REASON_MAX,
+    COMMENT_BODY_MAX,
+    NOT_ASSIGNABLE,
+    ClassOfService,
+    EventKind,
+    Priority,
+    Task,
+)
 from boards.placement import Outcome, after_admission, decide, enter, event_kind
 from boards.priorities import PRIORITY_RANKS
 from common import sql
 from common.errors import Invalid, QuotaExceeded, WipLimitReached
 from common.text import clean_text
 from workflows.access import assignable
-from workflows.models import StepKind, Workflow, WorkflowStep
+from workflows.models import Membership, StepKind, Workflow, WorkflowStep
 from workflows.portable import build_steps
 
 MAX_TITLE = 500
 MAX_DESCRIPTION = 100_000
+MAX_COMMENTS = 1000  # per task; the document's size bounds the rest
 
 
 @dataclass
@@ -51,6 +61,7 @@ class ImportedTask:
     due_all_day: bool = False
     labels: list = field(default_factory=list)
     checklist: list = field(default_factory=list)
+    comments: list = field(default_factory=list)  # ImportedComments, oldest first
 
 
 @dataclass
@@ -125,6 +136,7 @@ class TaskReader:
         created_at = self._instant(row, values.get("created_at"))
         assignee_id = self._assignee(row, values.get("assignee"))
         card_fields = read_card_fields(self, row, values)
+        comments = self._comments(row, values.get("comments"))
         if step is None or len(self.errors) > before:
             return None
         return ImportedTask(
@@ -139,6 +151,7 @@ class TaskReader:
             archived=archived,
             created_at=created_at,
             **card_fields,
+            comments=comments,
         )
 
     def check(self, detail: str = "The document is invalid; nothing was imported.") -> None:
@@ -162,6 +175,43 @@ class TaskReader:
             except serializers.ValidationError as exc:
                 self.error(f"{row}.{name}", str(exc.detail[0]))
         return ""
+
+    def _comments(self, row, value) -> list[ImportedComment]:
+        """A task's comments: [{body, author (a username), created_at, edited_at}]. An author
+        who is not a member here is named in the body instead (the comment is nobody's)."""
+        if value in (None, ""):
+            return []
+        if not isinstance(value, list):
+            self.error(f"{row}.comments", "Must be a list of comments.")
+            return []
+        if len(value) > MAX_COMMENTS:
+            self.error(f"{row}.comments", f"A task brings at most {MAX_COMMENTS} comments.")
+            return []
+        comments = []
+        for k, doc in enumerate(value):
+            at = f"{row}.comments[{k}]"
+            if not isinstance(doc, dict):
+                self.error(at, "Must be a mapping with body, author and created_at.")
+                continue
+            body = self._text(at, "body", doc.get("body"), COMMENT_BODY_MAX, required=True, multiline=True)
+            author = doc.get("author")
+            if author is not None and not isinstance(author, str):
+                self.error(f"{at}.author", "Must be a username.")
+                author = None
+            author_id = self._member(author) if author else None
+            if author and author_id is None:
+                body = f"**{author}** wrote:\n\n{body}"
+            created_at, edited_at = self._instant(at, doc.get("created_at")), self._instant(at, doc.get("edited_at"))
+            comments.append(ImportedComment(author_id, body, created_at, edited_at))
+        return comments
+
+    def _member(self, username: str) -> int | None:
+        """A member's (any role) user id, by username."""
+        key = f"member:{username}"
+        if key not in self._users:
+            members = Membership.objects.filter(workspace_id=self.workspace_id, user__username=username)
+            self._users[key] = members.values_list("user_id", flat=True).first()
+        return self._users[key]
 
     def _instant(self, row, value) -> datetime.datetime | None:
         if value in (None, ""):
@@ -244,6 +294,7 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
             blocked_at=change.now if row.blocked_reason else None,
             due_at=row.due_at,
             due_all_day=row.due_all_day,
+            comment_count=len(row.comments),
         )
         if row.archived:
             _place_archived(change, task, step)
@@ -271,6 +322,7 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
     sql.insert([task for _, task, _ in placed])
     _keep_created_times([(task, row.created_at) for row, task, _ in placed])
     attach_card_fields(change, [(row, task) for row, task, _ in placed])
+    insert_imported(change, [(task, row.comments) for row, task, _ in placed if row.comments])
     for row, task, outcome in placed:
         step = change.steps[task.step_id]
         kind = EventKind.CREATED if outcome is None else event_kind(outcome, EventKind.CREATED)

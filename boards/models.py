@@ -142,6 +142,8 @@ class Task(models.Model):
     due_all_day = models.BooleanField(default=False)
     # {"done", "total"} of its checklist items, kept with them in the same transaction.
     checklist = models.JSONField(default=empty_checklist)
+    # Kept in the transaction that adds or deletes a comment, so the board reads it with the card.
+    comment_count = models.PositiveIntegerField(default=0)
 
     objects = TaskQuerySet.as_manager()
 
@@ -246,7 +248,38 @@ class TaskEvent(models.Model):
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["workflow", "id"], name="taskevent_by_workflow")]
+        indexes = [
+            models.Index(fields=["workflow", "id"], name="taskevent_by_workflow"),
+            # The activity feed: a board's history, newest first.
+            models.Index(fields=["workflow", "-at", "-id"], name="taskevent_feed"),
+        ]
 
     def __str__(self):
         return f"{self.kind} {self.task_id}"
+
+
+COMMENT_BODY_MAX = 10_000
+
+
+class Comment(models.Model):
+    """A person's Markdown note on a task; deleted with its task. `mentions` are the workspace
+    members its `@username`s named when it was written or last edited."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="comments")
+    # The task's board, kept beside it so the activity feed reads a board's comments by index.
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="+")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    body = models.TextField(max_length=COMMENT_BODY_MAX)
+    created_at = models.DateTimeField()
+    edited_at = models.DateTimeField(null=True, blank=True)
+    mentions = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["task", "created_at"], name="comment_by_task"),
+            models.Index(fields=["workflow", "-created_at", "-id"], name="comment_feed"),
+        ]
+
+    def __str__(self):
+        return f"comment on {self.task_id}"

@@ -5,9 +5,11 @@ Open lists become the steps, in Trello's order (`pos`): the first is the start s
 backlog), the last a done step. Cards become tasks in their list's step, in their order;
 a closed (archived) card, or a card of a closed list (in the first step), comes in archived.
 A card keeps its name (the title), description, labels (a Trello label without a name is
-named for its colour), due date and checklists (their items, one list after another). What
-kandev has no place for yet (comments, attachments, members) is counted in the answer's
-`skipped`, so nobody takes its absence for a loss the import hid.
+named for its colour), due date, checklists (their items, one list after another) and
+comments (the export's `commentCard` actions: their text, time and author, who is named in
+the text unless a member of the workspace has that username). What kandev has no place for
+yet (attachments, members) is counted in the answer's `skipped`, so nobody takes its absence
+for a loss the import hid.
 """
 
 from boards.imports import DryRun, ImportResult, TaskReader, check_count, new_board, place_rows
@@ -27,6 +29,7 @@ def trello_import(*, workspace, document, actor, name: str = "", dry_run: bool =
             cards=cards,
             labels=_labels(document),
             checklists=_checklists(document),
+            comments=_comments(document),
             actor=actor,
             name=name or _name(document),
             dry_run=dry_run,
@@ -92,13 +95,7 @@ def _skipped(document: dict, cards: list, lists: dict) -> dict:
         items = document.get(name)
         return len(items) if isinstance(items, list) else 0
 
-    comments = [
-        a
-        for a in document.get("actions") or []
-        if isinstance(a, dict) and a.get("type") == "commentCard"  # the export holds the latest actions only
-    ]
     return {
-        "comments": len(comments),
         "attachments": sum(len(c.get("attachments") or []) for _, c in cards if isinstance(c.get("attachments"), list)),
         "members": count("members"),
         "closed_lists": sum(1 for x in lists.values() if x.get("closed")),
@@ -137,7 +134,7 @@ def _checklists(document: dict) -> dict:
 
 
 @board_transaction
-def _import(*, workspace, lists, cards, labels, checklists, actor, name, dry_run) -> ImportResult:
+def _import(*, workspace, lists, cards, labels, checklists, comments, actor, name, dry_run) -> ImportResult:
     workflow = new_board(workspace, name, [x["name"].strip() for x in lists])
     steps = {x["id"]: step for x, step in zip(lists, workflow.steps.order_by("position"), strict=True)}
     first = steps[lists[0]["id"]]
@@ -152,9 +149,28 @@ def _import(*, workspace, lists, cards, labels, checklists, actor, name, dry_run
             "labels": [labels[pk] for pk in card.get("idLabels") or [] if isinstance(pk, str) and pk in labels],
             "due_at": card.get("due"),
             "checklist": checklists.get(card.get("id"), []),
+            "comments": comments.get(card.get("id"), []),
         }
         task = reader.read(f"cards[{i}]", step or first, values)
         if task is not None:
             tasks.append(task)
     reader.check("The Trello export has errors; nothing was imported.")
     return place_rows(workflow, tasks, actor=actor, dry_run=dry_run)
+
+
+def _comments(document: dict) -> dict:
+    """The cards' comments, {card id: [{body, author, created_at}]} oldest first, from the
+    export's `commentCard` actions (it holds the latest actions only)."""
+    found = {}
+    for action in document.get("actions") or []:
+        if not isinstance(action, dict) or action.get("type") != "commentCard":
+            continue
+        data = action.get("data") if isinstance(action.get("data"), dict) else {}
+        card = data.get("card") if isinstance(data.get("card"), dict) else {}
+        creator = action.get("memberCreator") if isinstance(action.get("memberCreator"), dict) else {}
+        found.setdefault(card.get("id"), []).append(
+            {"body": data.get("text"), "author": creator.get("username"), "created_at": action.get("date")}
+        )
+    for comments in found.values():
+        comments.sort(key=lambda c: str(c["created_at"] or ""))
+    return found

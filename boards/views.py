@@ -146,6 +146,7 @@ def _board_page(request, workflow, role, open_task_id=None):
             "class_choices": ClassOfService.choices,
             "people_list": members,
             "time_zone": profile_of(request.user).time_zone,  # due dates are read in it
+            "is_owner": role == Role.OWNER,
         },
     )
 

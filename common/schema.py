@@ -41,6 +41,10 @@ def document_errors(result, generator, request, public):
 
 # Each operation's tag (the resource it acts on), by the first rule its path matches.
 TAGS = [
+    ("/api/v1/tasks/{task_id}/comments/", "Comments"),
+    ("/api/v1/comments/", "Comments"),
+    ("/api/v1/workflows/{id}/activity/", "Activity"),
+    ("/api/v1/workspaces/{id}/activity/", "Activity"),
     ("/api/v1/workflows/{id}/flow/", "Flow analytics"),
     ("/api/v1/workspaces/{workspace_id}/members/", "Members and invites"),
     ("/api/v1/workspaces/{workspace_id}/invites/", "Members and invites"),

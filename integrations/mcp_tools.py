@@ -27,6 +27,8 @@ from boards.card_serializers import (
     LabelUpdateSerializer,
     item_data,
 )
+from boards.comment_api import CommentBodySerializer
+from boards.comments import comment_create, comment_data, comments_of
 from boards.messages import label_data, step_data, task_data
 from boards.models import ChecklistItem, Label, Priority, Task
 from boards.selectors import group_rows, step_counts
@@ -43,6 +45,7 @@ from workflows.serializers import StepGroupUpdateSerializer, StepUpdateSerialize
 USER_SCOPE_KEY = "kandev.user_id"
 UNCHANGED = ""  # update_step: a pull_from_step_id left out keeps the feeder
 KEEP_ASSIGNEE = 0  # update_task: no user has id 0, so an assignee_id left out keeps the assignee
+COMMENTS_LISTED = 1000  # list_comments: a task's comments, up to as many as one REST page holds
 
 
 class NotFound(KandevError):
@@ -248,6 +251,28 @@ def build_server(*, user_id=None) -> MCPServer:
             position=data.get("position"),
         )
         return task_data(result.task)
+
+    @server.tool()
+    @board_tool
+    def list_comments(ctx: Context, task_id: str) -> list[dict[str, Any]]:
+        """A task's comments, oldest first: author, body (Markdown), created_at, edited_at and
+        mentions (the usernames of the workspace's members it names with @username)."""
+        task = access.member_object(Task, acting_user(ctx), parse_uuid(task_id, "task_id"))
+        if task is None:
+            raise NotFound("Not found.")
+        return [comment_data(c, c.mentions.all()) for c in comments_of(task)[:COMMENTS_LISTED]]
+
+    @server.tool()
+    @board_tool
+    def add_comment(
+        ctx: Context, task_id: str, body: str = Field(description="Markdown; @username mentions a member")
+    ) -> dict[str, Any]:
+        """Comment on a task (members and owners). `@username` mentions a member of the
+        workspace; a name that is nobody's there stays plain text."""
+        user = acting_user(ctx)
+        task = access.writable(Task, user, parse_uuid(task_id, "task_id"))
+        data = validated(CommentBodySerializer, {"body": body})
+        return comment_create(task=task, author=user, body=data["body"])
 
     @server.tool()
     @board_tool

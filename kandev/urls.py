@@ -11,8 +11,10 @@ from accounts.api import ApiTokenViewSet
 from accounts.urls import api_urlpatterns as accounts_api
 from accounts.urls import page_urlpatterns as accounts_pages
 from agents.api import SessionViewSet, TaskSessionsView
+from boards.activity_api import WorkflowActivityView, WorkspaceActivityView
 from boards.api import TaskViewSet
 from boards.card_api import ChecklistItemViewSet, LabelViewSet, TaskChecklistView
+from boards.comment_api import CommentView, TaskCommentsView
 from boards.workflow_api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 from flow.urls import api_urlpatterns as flow_api
 from flow.urls import page_urlpatterns as flow_pages
@@ -52,6 +54,10 @@ urlpatterns = [
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
     path("api/v1/tasks/<uuid:task_id>/checklist/", TaskChecklistView.as_view(), name="task-checklist"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
+    path("api/v1/tasks/<uuid:task_id>/comments/", TaskCommentsView.as_view(), name="task-comments"),
+    path("api/v1/comments/<uuid:pk>/", CommentView.as_view(), name="comment"),
+    path("api/v1/workflows/<uuid:pk>/activity/", WorkflowActivityView.as_view(), name="workflow-activity"),
+    path("api/v1/workspaces/<uuid:pk>/activity/", WorkspaceActivityView.as_view(), name="workspace-activity"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a file (no inline script); its
     # page keeps one small <style> element, so only its styles may be inline.

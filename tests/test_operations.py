@@ -55,9 +55,11 @@ def test_every_api_operation_is_tagged_by_its_resource_and_summed_up(db):
     operations = {(m, p): op for p, item in paths.items() for m, op in item.items()}
     assert all(len(op["tags"]) == 1 and op["tags"] != ["v1"] and op["summary"] for op in operations.values())
     assert {op["tags"][0] for op in operations.values()} == {
+        "Activity",
         "Agent sessions",
         "Boards",
         "Checklists",
+        "Comments",
         "Flow analytics",
         "Labels",
         "Members and invites",

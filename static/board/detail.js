@@ -1,36 +1,20 @@
 // The task detail: a dialog with its own URL, /workflows/<id>/tasks/<task_id>/,
 // that fills the markup _task_dialog.html renders once. A description's Markdown becomes DOM
-// through marked and then DOMPurify (a sanitized fragment); every other value is set as text.
+// through the pages' one sanitizer (markdown.js); every other value is set as text. Its
+// comments and history are one timeline (timeline.js).
 // Writes go through the REST API; a refusal shows the server's message.
 
-import DOMPurify from "../vendor/dompurify/purify.es.mjs";
-import { Marked } from "../vendor/marked/marked.esm.js";
 import { refusalText, send } from "./api.js";
 import { Checklist } from "./checklist.js";
 import { dueInputs, dueLabel, dueOf, dueValue } from "./due.js";
+import { markdownFragment } from "./markdown.js";
 import { waitingText } from "./render.js";
+import { CLASS_NAMES, Timeline } from "./timeline.js";
 
 const FIELDS = ["title", "description", "priority", "assignee_id", "class_of_service"];
-const CLASS_NAMES = { standard: "Standard", expedite: "Expedite" };
 const LIVE_SESSION = new Set(["queued", "starting", "running"]); // agents.models.LIVE
 const SKIPPED = { blocked: "blocked", agent_running: "its agent is at work", assignee_full: "assignee full" };
 const FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
-const BADGES = { forced: "Forced admission", expedited: "Expedited" };
-
-// Raw HTML in a description shows as the text it is: never parsed, so never run (nor even
-// handed to the browser's parser, whose CSP check would report its inline handlers).
-const markdown = new Marked({
-  renderer: {
-    html({ text }) {
-      return this.text({ type: "text", raw: text, text });
-    },
-  },
-});
-
-/** Markdown as a sanitized DocumentFragment (DOMPurify drops javascript: links and the like). */
-export function markdownFragment(text) {
-  return DOMPurify.sanitize(markdown.parse(text ?? "", { async: false }), { RETURN_DOM_FRAGMENT: true });
-}
 
 /** A limit that holds a waiting task: "group Development (4 of 4)", "step In Progress (2 of 2)". */
 function limitText({ scope, name, limit, occupied }) {
@@ -77,31 +61,6 @@ function sessionAbout(session) {
   return parts.join(" · ");
 }
 
-/** What a history event did, in words, with the steps and people by name. */
-function eventText(event, stepName, personName) {
-  const from = stepName(event.from_step_id);
-  const to = stepName(event.to_step_id);
-  switch (event.kind) {
-    case "created": return `Created in ${to}`;
-    case "moved": return from === to ? `Reordered in ${to}` : `Moved from ${from} to ${to}`;
-    case "pulled": return `Pulled from ${from} into ${to}`;
-    case "promoted": return `Promoted from the queue into ${to}`;
-    case "queued": return `Queued for ${to}: the step was full`;
-    case "archived": return `Archived from ${from}`;
-    case "restored": return `Restored to ${to}`;
-    case "deleted": return "Deleted";
-    case "forced": return `Forced into ${to} over its WIP limit`;
-    case "expedited": return `Expedited into ${to}`;
-    case "assigned": return event.detail?.assignee_id ? `Assigned to ${personName(event.detail.assignee_id)}` : "Unassigned";
-    case "classified": return `Class of service: ${CLASS_NAMES[event.detail?.class_of_service] ?? "changed"}`;
-    case "labeled": return "Labels changed";
-    case "due": return event.detail?.due_at ? "Due date set" : "Due date removed";
-    case "blocked": return "Blocked";
-    case "unblocked": return "Unblocked";
-    default: return event.kind;
-  }
-}
-
 export class TaskDetail {
   #task = null; // the task as last shown (the server's values)
   #modelKey = null; // the board model's copy of it then, to notice a live change
@@ -132,6 +91,14 @@ export class TaskDetail {
       this.#showDescription(event.target.value);
     });
     window.addEventListener("popstate", () => this.followUrl());
+    this.timeline = new Timeline({
+      dialog,
+      model,
+      people,
+      current: () => this.#task?.id,
+      showAlert: (text) => this.#showAlert(text),
+      status: (text) => this.#status(text),
+    });
   }
 
   taskUrl(taskId) {
@@ -169,7 +136,7 @@ export class TaskDetail {
     this.#show(result.data, { force: true });
     if (!this.dialog.open) this.dialog.showModal();
     (this.form?.elements.title ?? this.dialog.querySelector('[data-action="close"]')).focus();
-    this.#loadHistory();
+    this.timeline.load(this.#task.id);
     this.#loadSessions();
     this.checklist.load(taskId);
   }
@@ -207,7 +174,7 @@ export class TaskDetail {
     }
     if (!result.ok) return; // the next change tries again
     this.#show(result.data);
-    this.#loadHistory();
+    this.timeline.load(this.#task.id);
     this.#loadSessions();
     this.checklist.load(id);
   }
@@ -371,42 +338,6 @@ export class TaskDetail {
     }
   }
 
-  async #loadHistory() {
-    const id = this.#task.id;
-    let page;
-    try {
-      const result = await send("GET", `/api/v1/tasks/${id}/events/?page_size=1000`);
-      if (!result.ok) return;
-      page = result.data;
-    } catch {
-      return; // the next change loads it again
-    }
-    if (this.#task?.id !== id) return;
-    const stepName = (stepId) => (stepId ? this.model.step(stepId)?.name ?? "a removed step" : "");
-    const template = document.getElementById("history-item-template");
-    this.part("history").replaceChildren(...page.results.map((event) => {
-      const item = template.content.cloneNode(true).firstElementChild;
-      const part = (role) => item.querySelector(`[data-role="${role}"]`);
-      item.dataset.kind = event.kind;
-      const badge = BADGES[event.kind];
-      if (badge) {
-        item.classList.add(`is-${event.kind}`);
-        part("badge").textContent = badge;
-        part("badge").hidden = false;
-      }
-      part("what").textContent = eventText(event, stepName, (userId) => this.#personName(userId));
-      part("who").textContent = event.actor ? `by ${event.actor}` : "by automation";
-      const when = part("when");
-      when.dateTime = event.at;
-      when.textContent = new Date(event.at).toLocaleString();
-      if (event.reason) {
-        part("why").textContent = `Why: ${event.reason}`;
-        part("why").hidden = false;
-      }
-      return item;
-    }));
-  }
-
   async #save() {
     this.#hideMessages();
     const data = Object.fromEntries(FIELDS.map((field) => [field, this.form.elements[field].value]));
@@ -428,7 +359,7 @@ export class TaskDetail {
     if (!result) return;
     this.#show(result.data, { force: true });
     this.#status("Blocked.");
-    this.#loadHistory();
+    this.timeline.load(this.#task.id);
   }
 
   async #click(event) {
@@ -447,7 +378,7 @@ export class TaskDetail {
       this.#show(result.data, { force: true });
       this.#status(action === "archive" ? "Archived." : result.status === 202 ? "Restored into the step's queue." : "Restored.");
       button(action === "archive" ? "restore" : "archive").focus();
-      this.#loadHistory();
+      this.timeline.load(this.#task.id);
     } else if (action === "unblock") {
       this.#hideMessages();
       const result = await this.#write("POST", `/api/v1/tasks/${id}/unblock/`, {});
@@ -455,7 +386,7 @@ export class TaskDetail {
       this.#show(result.data, { force: true });
       this.#status("Unblocked.");
       this.blockForm.elements.reason.focus();
-      this.#loadHistory();
+      this.timeline.load(this.#task.id);
     } else if (action === "delete") {
       this.part("confirm-delete").hidden = false;
       button("confirm-delete").focus();

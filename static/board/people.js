@@ -22,6 +22,11 @@ export class People {
     return this.#byId.get(id) ?? null;
   }
 
+  /** Everyone of the workspace, by username (whom a comment may mention). */
+  everyone() {
+    return [...this.#byId.values()].sort((a, b) => a.username.localeCompare(b.username));
+  }
+
   /** Those who may be assigned (owners and members), by name. */
   assignable() {
     return [...this.#byId.values()].filter((p) => p.assignable).sort((a, b) => a.name.localeCompare(b.name));

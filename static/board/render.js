@@ -99,6 +99,9 @@ function fillCard(card, task, { person, waiting, labels, timeZone }) {
   waits.dataset.state = waiting?.state ?? "";
   waits.querySelector('[data-role="waiting-text"]').textContent = waitingText(waiting);
   fillAssignee(card.querySelector('[data-role="assignee"]'), person);
+  const comments = card.querySelector('[data-role="comments"]');
+  comments.hidden = !task.comment_count;
+  comments.textContent = !task.comment_count ? "" : task.comment_count === 1 ? "1 comment" : `${task.comment_count} comments`;
   fillAgent(card.querySelector('[data-role="agent"]'), task.session);
   fillLabels(card, task.label_ids ?? [], labels);
   fillDue(card, task, timeZone);

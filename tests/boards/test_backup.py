@@ -9,7 +9,8 @@ import pytest
 from boards import checklists, labels, services
 from boards.admission import task_archive, task_create
 from boards.backup import export_tasks
-from boards.models import ClassOfService, EventKind, Label, Priority, Task, TaskEvent
+from boards.comments import comment_create
+from boards.models import ClassOfService, Comment, EventKind, Label, Priority, Task, TaskEvent
 from tests import factories
 from tests.conftest import member_client
 from tests.factories import MembershipFactory, UserFactory
@@ -48,6 +49,8 @@ def source(workflow, owner):
     for text in ("Parse", "Admit"):
         checklists.checklist_add(task=importer, actor=owner, text=text)
     checklists.checklist_update(item=importer.checklist_items.first(), actor=owner, done=True)
+    comment_create(task=first, author=ada, body="Which **date**, @olivia?")
+    Comment.objects.update(created_at=datetime.datetime(2025, 1, 3, tzinfo=datetime.UTC))
     return workflow
 
 
@@ -98,6 +101,14 @@ def test_the_export_carries_version_2_and_every_task_in_board_order(api, source)
         "labels": [],
         "due_at": None,
         "checklist": [],
+        "comments": [
+            {
+                "author": "ada",
+                "body": "Which **date**, @olivia?",
+                "created_at": "2025-01-03T00:00:00+00:00",
+                "edited_at": None,
+            }
+        ],
     }
     assert tasks[1]["blocked_reason"] == "waiting on their answer"
     assert tasks[2]["assignee"] == "ada"
@@ -132,6 +143,9 @@ def test_an_export_imported_back_brings_every_task_back(api, source):
     assert (queued.admitted, queued.queued_at is not None) == (False, True)
     blocked = Task.objects.get(workflow=copy, title="Call the vendor")
     assert blocked.blocked_at is not None
+    planned = Task.objects.get(workflow=copy, title="Plan the release")
+    assert planned.comment_count == 1
+    assert list(planned.comments.values_list("mentions__username", flat=True)) == ["olivia"]
     kinds = set(TaskEvent.objects.filter(workflow=copy).values_list("kind", flat=True))
     assert kinds == {EventKind.CREATED, EventKind.QUEUED, EventKind.BLOCKED, EventKind.ARCHIVED}
 
@@ -240,3 +254,38 @@ def test_a_backup_brought_to_another_workspace_brings_its_labels(api, source, ow
     copy = Workflow.objects.get(pk=response.json()["workflows"][0]["id"])
     assert export_tasks(copy)[2]["labels"] == [{"name": "Docs", "color": "blue"}, {"name": "bug", "color": "green"}]
     assert sorted(Label.objects.filter(workspace=elsewhere).values_list("name", flat=True)) == ["Docs", "bug"]
+
+
+def test_comments_of_people_who_are_not_members_name_them_in_the_body(api, source, owner):
+    document = renamed(export(api, source))
+    other = factories.WorkspaceFactory(name="Elsewhere")
+    MembershipFactory(workspace=other, user=owner, role=Role.OWNER)
+
+    response = import_(api, other, document)
+
+    assert response.status_code == 201, response.json()
+    comment = Comment.objects.get(workflow_id=response.json()["workflows"][0]["id"])
+    assert (comment.author, comment.body) == (None, "**ada** wrote:\n\nWhich **date**, @olivia?")
+    assert list(comment.mentions.values_list("username", flat=True)) == ["olivia"]
+
+
+@pytest.mark.parametrize(
+    ("comments", "field"),
+    [
+        ("not a list", "comments"),
+        ([{"body": ""}], "comments[0].body"),
+        ([{"body": "x" * 10_001}], "comments[0].body"),
+        (["text"], "comments[0]"),
+        ([{"body": "ok", "created_at": "yesterday"}], "comments[0].created_at"),
+    ],
+)
+def test_bad_comments_are_400s_naming_the_field_and_nothing_is_written(api, source, comments, field):
+    document = renamed(export(api, source))
+    document["workflows"][0]["tasks"][0]["comments"] = comments
+    before = Comment.objects.count()
+
+    response = import_(api, source.workspace, document)
+
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == [f"workflows[0].tasks[0].{field}"]
+    assert Comment.objects.count() == before

@@ -1,6 +1,7 @@
 """Importing work: a CSV file (boards/csv_import.py) and a Trello board's JSON export
 (boards/trello.py), admitted through the one admission rule, with a dry run that writes nothing."""
 
+import datetime
 import json
 from pathlib import Path
 
@@ -164,7 +165,6 @@ class TestTrello:
             "archived": 2,
             "refused": [],
             "skipped": {
-                "comments": 1,
                 "attachments": 1,
                 "members": 1,
                 "closed_lists": 1,
@@ -195,6 +195,15 @@ class TestTrello:
         guide = Task.objects.get(workflow=board, title="Write the onboarding guide")
         assert [(i.text, i.done) for i in guide.checklist_items.all()] == [("Install", True), ("First board", False)]
         assert guide.checklist == {"done": 1, "total": 2}
+        # Its comment: Grace is no member here, so the text names her
+        assert bug.comment_count == 1
+        assert list(bug.comments.values_list("author", "body", "created_at")) == [
+            (
+                None,
+                "**grace** wrote:\n\nCan reproduce on Firefox.",
+                datetime.datetime(2024, 5, 2, 10, tzinfo=datetime.UTC),
+            )
+        ]
         archived = set(Task.objects.filter(workflow=board, archived_at__isnull=False).values_list("title", flat=True))
         assert archived == {"Abandoned spike", "Dark mode?"}
 
