@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('boards', '0006_position_keys'),
+        ('boards', '0007_cardfields'),
         ('workflows', '0003_limits'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
