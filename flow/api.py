@@ -312,6 +312,7 @@ class SleView(FlowView):
         return analytics.sle(workflow, params["window"], board)
 
     @extend_schema(
+        summary="Set a board's service level for a class of service",
         request=ServiceLevelParams,
         responses={
             200: SleSerializer,
@@ -426,6 +427,7 @@ class LimitChangesView(FlowView):
     params = LimitChangesParams
 
     @extend_schema(
+        summary="A board's configuration history (limit and flow rule changes)",
         parameters=[
             *WINDOW_PARAMETERS,
             OpenApiParameter("page", int),

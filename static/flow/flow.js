@@ -371,10 +371,10 @@ const SETTINGS = { wip_limit: "WIP limit", on_full: "when full", kind: "kind", p
 
 async function limitChanges() {
   const sec = section("limit-changes");
-  const [data, board] = await Promise.all([getJSON(endpoint("limit-changes", { page_size: 1000 })),
-    getJSON("/api/v1/workflows/" + workflowId + "/board/?per_step=1")]);
+  const [data, steps] = await Promise.all([getJSON(endpoint("limit-changes", { page_size: 1000 })),
+    getJSON("/api/v1/steps/?workflow=" + workflowId + "&page_size=1000")]);  // names for the step ids
   csvLink(sec, "limit-changes", { page_size: 1000 });
-  const names = Object.fromEntries(board.steps.map((s) => [s.id, s.name]));
+  const names = Object.fromEntries(steps.results.map((s) => [s.id, s.name]));
   const shown = (field, value) => {
     if (value == null) return "—";
     if (field === "pull_from_step_id") return names[value] || "a deleted step";

@@ -224,3 +224,11 @@ def test_boards_from_before_the_history_get_their_configuration_as_starting_rows
     assert found[("board", "Delivery", "expedite_limit")] == (1, 1)
     person = ConfigChange.objects.get(scope="person", workspace=workflow.workspace, subject_id=str(owner.pk))
     assert (person.name, person.before, person.after, person.actor) == ("olivia", 0, 0, None)
+
+
+def test_the_wip_chart_s_limit_follows_the_limit_in_force(workflow, owner):
+    doing = _two_in_doing(workflow)
+    _change(workflow, doing, hours(5), 2, 1, actor=owner)
+    data = figures.wip(workflow, figures.Window(hours(0), hours(10)), "hour")
+    limits = [p["limits"][str(doing.pk)] for p in data["points"]]
+    assert limits == [2] * 5 + [1] * 6  # hours 0..4 at 2; from 5 (the change) at 1, today's
