@@ -26,10 +26,12 @@ from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_create
 from boards.checklists import checklist_add
+from boards.comments import comment_create
 from boards.labels import label_create
 from boards.structure import group_create
 from integrations.intake import intake_create
 from integrations.watch import watch_create
+from notifications.webhooks import webhook_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 
@@ -77,6 +79,10 @@ def seeded(db, settings, in_test_transaction):
     session = session_start(task=task, actor=owner)
     label = label_create(workspace_id=workflow.workspace_id, actor=owner, name="Seed", color="red")
     item = checklist_add(task=task, actor=owner, text="Seed")
+    comment = comment_create(task=task, author=owner, body="Seed")
+    webhook, _ = webhook_create(
+        workspace=workflow.workspace, url="https://hooks.example.com/kandev", events=["task.moved"], actor=owner
+    )
     ids = {
         "workspaces": workflow.workspace_id,
         "workflows": workflow.pk,
@@ -89,6 +95,8 @@ def seeded(db, settings, in_test_transaction):
         "sessions": session.pk,
         "labels": label.pk,
         "checklist-items": item.pk,
+        "comments": comment["id"],
+        "webhooks": webhook.pk,
     }
     return {"Authorization": f"Token {key}"}, {k: str(v) for k, v in ids.items()}
 
