@@ -3,7 +3,7 @@
 // messages, and write moves and new tasks through the REST API.
 
 import { TaskDetail } from "./detail.js";
-import "./filter.js";
+import { showLabels } from "./filter.js";
 import { BoardInput } from "./input.js";
 import { Live } from "./live.js";
 import { BoardModel } from "./model.js";
@@ -27,7 +27,10 @@ const input = new BoardInput(root, {
   open: (taskId) => detail.open(taskId),
 });
 view.onRebuilt = () => input.enableDragging();
-view.onRendered = () => detail.modelChanged();
+view.onRendered = () => {
+  detail.modelChanged();
+  showLabels(model.labels);
+};
 
 root.addEventListener("submit", (event) => {
   const form = event.target.closest('[data-role="add-task"]');
