@@ -6,8 +6,9 @@ one of those boards, in one transaction: each board's version advances and its v
 of theirs that lost it), and no kept board snapshot shows the label as it was.
 """
 
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 
+from django.db import IntegrityError, transaction
 from django.http import Http404
 
 from boards.change import BoardChange
@@ -53,7 +54,8 @@ def label_create(*, workspace_id, actor, name: str, color: str) -> Label:
         if labels.count() >= LABELS_PER_WORKSPACE_MAX:
             raise Conflict(f"A workspace has at most {LABELS_PER_WORKSPACE_MAX} labels.", code="too_many_labels")
         _check_name(labels, name)
-        label = Label.objects.create(workspace_id=workspace_id, name=name, color=color)
+        with _one_name():
+            label = Label.objects.create(workspace_id=workspace_id, name=name, color=color)
         _announce(changes, "label.updated", label=label_data(label))
         return label
 
@@ -68,7 +70,8 @@ def label_update(*, label: Label, actor, **fields) -> Label:
             _check_name(Label.objects.filter(workspace_id=label.workspace_id).exclude(pk=label.pk), fields["name"])
         for name, value in fields.items():
             setattr(label, name, value)
-        label.save(update_fields=list(fields))
+        with _one_name():
+            label.save(update_fields=list(fields))
         _announce(changes, "label.updated", label=label_data(label))
         return label
 
@@ -115,6 +118,17 @@ def _every_board(boards: ExitStack, workspace_id, actor) -> list[BoardChange]:
     every label change, so two of them never wait on each other in a circle)."""
     workflow_ids = Workflow.objects.filter(workspace_id=workspace_id).order_by("pk").values_list("pk", flat=True)
     return [boards.enter_context(board_change(pk, actor=actor)) for pk in workflow_ids]
+
+
+@contextmanager
+def _one_name():
+    """The name's uniqueness as the database holds it: a workspace without boards has no lock
+    to order two labels given one name at once, and the second is refused as taken."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError:
+        raise Invalid({"name": [NAME_TAKEN]}) from None
 
 
 def _check_name(labels, name: str) -> None:

@@ -3,7 +3,7 @@
 // messages, and write moves and new tasks through the REST API.
 
 import { TaskDetail } from "./detail.js";
-import "./filter.js";
+import { showLabels } from "./filter.js";
 import { BoardInput } from "./input.js";
 import { Live } from "./live.js";
 import { BoardModel } from "./model.js";
@@ -32,6 +32,7 @@ const runnerNote = new RunnerNote(document.querySelector('[data-role="runner-not
 view.onRendered = () => {
   detail.modelChanged();
   runnerNote.update(model.agents);
+  showLabels(model.labels);
 };
 
 root.addEventListener("submit", (event) => {

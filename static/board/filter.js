@@ -30,6 +30,19 @@ function apply() {
   status.textContent = active.length ? `${shown} of ${cards.length} cards shown` : "";
 }
 
+/** The Label select's options: the workspace's labels as the board has them now (a label
+    made, renamed or deleted elsewhere arrives live); the choice stays while its label does. */
+export function showLabels(labels) {
+  const select = form.elements.label;
+  const key = JSON.stringify([...labels.values()].map((label) => [label.id, label.name]));
+  if (select.dataset.labels === key) return;
+  select.dataset.labels = key;
+  const chosen = select.value;
+  select.replaceChildren(new Option("Any", ""), ...[...labels.values()].map((label) => new Option(label.name, label.id)));
+  select.value = labels.has(chosen) ? chosen : "";
+  apply();
+}
+
 form.addEventListener("input", apply);
 form.addEventListener("submit", (event) => event.preventDefault());
 // Live messages and writes re-render the cards: filter whatever the board shows now (only

@@ -9,8 +9,10 @@ from boards import checklists, labels
 from boards.models import CHECKLIST_ITEMS_MAX, ChecklistItem, EventKind, Label, Task, TaskEvent
 from boards.services import task_update
 from boards.snapshots import board_snapshot
+from common.errors import Invalid
+from tests.concurrency import race
 from tests.conftest import member_client
-from tests.factories import WorkflowFactory
+from tests.factories import WorkflowFactory, WorkspaceFactory
 from workflows.models import Role, Workflow
 
 
@@ -279,3 +281,14 @@ def test_the_board_read_costs_the_same_with_labels_and_checklists_on_every_card(
         (tuple(sorted([str(label.pk), str(keep.pk)])), True, 1)
     }
     assert [x["name"] for x in read["labels"]] == ["Bug", "Keep"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_labels_given_one_name_at_once_make_one_label(owner):
+    # A workspace without boards: nothing orders the two but the name's unique constraint.
+    workspace = WorkspaceFactory()
+    outcomes = race(2, lambda i: labels.label_create(workspace_id=workspace.pk, actor=owner, name="Bug", color="red"))
+    assert sorted(type(o).__name__ for o in outcomes) == ["Invalid", "Label"]
+    refused = next(o for o in outcomes if isinstance(o, Invalid))
+    assert refused.extra["errors"] == {"name": [labels.NAME_TAKEN]}
+    assert Label.objects.filter(workspace=workspace).count() == 1

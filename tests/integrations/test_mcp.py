@@ -31,6 +31,13 @@ TOOLS = {
     "list_groups",
     "update_group",
     "update_task",
+    "list_labels",
+    "save_label",
+    "delete_label",
+    "list_checklist",
+    "add_checklist_item",
+    "update_checklist_item",
+    "delete_checklist_item",
 }
 
 

@@ -113,7 +113,9 @@ def the_board_filters_by_label_and_by_due_date(open_page, owner, workflow, board
     filter_bar.get_by_label("Due").select_option(label="Due this week")
     expect(visible).to_have_text(["Fix login"])
 
-    # A label renamed elsewhere reaches the open board live, on its cards.
+    # A label renamed elsewhere reaches the open board live, on its cards and in the filter bar.
     api.patch(f"/api/v1/labels/{labels['Bug']}/", json={"name": "Defect"})
     filter_bar.get_by_label("Due").select_option("")
     expect(page.locator(".card .label")).to_have_text(["Defect", "Docs"])
+    filter_bar.get_by_label("Label").select_option(label="Defect")
+    expect(visible).to_have_text(["Fix login"])
