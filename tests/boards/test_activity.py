@@ -3,6 +3,7 @@ at a time, filtered, and only of boards the reader may see."""
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from boards import admission
@@ -161,3 +162,17 @@ def test_a_page_costs_the_same_queries_whatever_its_size(story, workflow, api, m
         return len(captured)
 
     assert queries(2) == queries(20)
+
+
+def test_the_feed_pages_are_for_members_only(story, workflow, owner):
+    pages = (f"/workflows/{workflow.pk}/activity/", f"/workspaces/{workflow.workspace_id}/activity/")
+    member, stranger = Client(), Client()
+    member.force_login(owner)
+    stranger.force_login(UserFactory(username="sam"))
+
+    for path in pages:
+        assert Client().get(path)["Location"].startswith("/accounts/login/")
+        assert stranger.get(path).status_code == 404
+        page = member.get(path)
+        assert page.status_code == 200
+        assert f"Activity of {workflow.name if 'workflows' in path else workflow.workspace.name}" in page.text

@@ -79,7 +79,7 @@ def seeded(db, settings, in_test_transaction):
     session = session_start(task=task, actor=owner)
     label = label_create(workspace_id=workflow.workspace_id, actor=owner, name="Seed", color="red")
     item = checklist_add(task=task, actor=owner, text="Seed")
-    comment = comment_create(task=task, author=owner, body="Seed")
+    comment = comment_create(task=task, author=owner, body="Seed @fuzz-owner")
     webhook, _ = webhook_create(
         workspace=workflow.workspace, url="https://hooks.example.com/kandev", events=["task.moved"], actor=owner
     )

@@ -22,6 +22,8 @@ from workflows.models import OnFull, Role, Workflow
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # server processes
 
 TOOLS = {
+    "list_comments",
+    "add_comment",
     "list_workflows",
     "list_steps",
     "get_board",
