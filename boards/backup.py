@@ -5,6 +5,8 @@ Each workflow of a version 2 document carries `tasks`: live ones step by step in
 (a queue-mode step's queued tasks after its admitted ones, in queue order), then archived
 ones. A task names its step by position (`step_position`) and, for people reading the file,
 by name (`step`); its assignee by username. Ephemeral tasks are scratch work and stay out.
+A task with attachments lists them (`attachments`: name, size, content type, uploader, when)
+for the record; the files themselves are not in the document, and an import brings none.
 A document without `tasks` (version 1, or an export with `?tasks=0`) brings empty boards.
 
 Importing is all-or-nothing: a document with any invalid field, or a task a full limit
@@ -14,13 +16,13 @@ was over a limit (forced, or a limit lowered) does not, and an owner may then im
 `force`, which records each such admission as a `forced` event.
 """
 
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, IntegerField, Prefetch, Value, When
 
 from boards.admission import check_force
 from boards.changes import board_change
 from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, place
 from boards.locking import board_transaction
-from boards.models import BOARD_ORDER, QUEUE_ORDER, Task
+from boards.models import BOARD_ORDER, QUEUE_ORDER, Attachment, Task
 from boards.priorities import PRIORITY_NAMES
 from common.errors import Invalid
 from workflows.portable import export_document, import_document
@@ -45,6 +47,7 @@ def export_tasks(workflow) -> list[dict]:
     tasks = (
         Task.objects.filter(workflow=workflow, is_ephemeral=False)
         .select_related("assignee")
+        .prefetch_related(Prefetch("attachments", queryset=Attachment.objects.select_related("uploaded_by")))
         .annotate(queued_last=queued_last)
     )
     live = sorted(
@@ -57,7 +60,7 @@ def export_tasks(workflow) -> list[dict]:
 
 def _task_row(task: Task, positions: dict) -> dict:
     position, name = positions[task.step_id]
-    return {
+    row = {
         "title": task.title,
         "description": task.description,
         "step": name,
@@ -69,6 +72,18 @@ def _task_row(task: Task, positions: dict) -> dict:
         "archived": task.archived_at is not None,
         "created_at": task.created_at.isoformat(),
     }
+    if task.attachment_count:
+        row["attachments"] = [
+            {
+                "name": a.name,
+                "size": a.size,
+                "content_type": a.content_type,
+                "uploaded_by": a.uploaded_by.username if a.uploaded_by else None,
+                "created_at": a.created_at.isoformat(),
+            }
+            for a in task.attachments.all()
+        ]
+    return row
 
 
 def backup_import(*, workspace, document, actor, force: bool = False, dry_run: bool = False) -> list[tuple]:

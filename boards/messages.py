@@ -35,6 +35,7 @@ TASK_JSON = {
     "created_at": iso,
     "updated_at": iso,
     "entered_step_at": iso,
+    "attachment_count": None,
 }
 # What a task's card on the board leaves out of its JSON (its column says its step); the
 # board shows the rest, whatever fields a task gains.

@@ -32,6 +32,7 @@ class TaskSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
     entered_step_at = serializers.DateTimeField(read_only=True)
+    attachment_count = serializers.IntegerField(read_only=True)
 
     def to_representation(self, instance: Task) -> dict:
         return task_data(instance)

@@ -144,6 +144,8 @@ def _board_page(request, workflow, role, open_task_id=None):
             "open_task_id": open_task_id,
             "class_choices": ClassOfService.choices,
             "people_list": members,
+            "is_owner": role == Role.OWNER,
+            "max_attachment_mb": max(1, settings.KANDEV_MAX_ATTACHMENT_BYTES // 2**20),
         },
     )
 

@@ -52,6 +52,8 @@ TAGS = [
     ("/api/v1/steps/", "Steps"),
     ("/api/v1/step-groups/", "Step groups"),
     ("/api/v1/tasks/{task_id}/sessions/", "Agent sessions"),
+    ("/api/v1/tasks/{task_id}/attachments/", "Attachments"),
+    ("/api/v1/attachments/", "Attachments"),
     ("/api/v1/tasks/", "Tasks"),
     ("/api/v1/sessions/", "Agent sessions"),
     ("/api/v1/intakes/", "Webhook intakes"),

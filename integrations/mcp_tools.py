@@ -20,8 +20,9 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from boards import admission, structure
+from boards.attachment_api import AttachmentSerializer
 from boards.messages import step_data, task_data
-from boards.models import Priority, Task
+from boards.models import Attachment, Priority, Task
 from boards.selectors import group_rows, step_counts
 from boards.serializers import TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
 from boards.services import task_update
@@ -288,5 +289,17 @@ def build_server(*, user_id=None) -> MCPServer:
             fields = validated(StepGroupUpdateSerializer, changes, partial=True)
             group = structure.group_update(group=group, actor=user, **fields)
         return group_rows([group])[0]
+
+    @server.tool()
+    @board_tool
+    def list_attachments(ctx: Context, task_id: str) -> list[dict[str, Any]]:
+        """The files attached to a task, oldest first: each one's id, name, size (bytes),
+        content_type, uploaded_by (a username), created_at and url (where the REST API, with
+        an API token, downloads it). Files are attached in the browser or through the API."""
+        task = access.member_object(Task, acting_user(ctx), parse_uuid(task_id, "task_id"))
+        if task is None:
+            raise NotFound("Not found.")
+        attachments = Attachment.objects.filter(task=task).select_related("uploaded_by")
+        return [dict(data) for data in AttachmentSerializer(attachments, many=True).data]
 
     return server

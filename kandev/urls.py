@@ -12,6 +12,7 @@ from accounts.urls import api_urlpatterns as accounts_api
 from accounts.urls import page_urlpatterns as accounts_pages
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
+from boards.attachment_api import AttachmentViewSet, TaskAttachmentsView
 from boards.workflow_api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 from flow.urls import api_urlpatterns as flow_api
 from flow.urls import page_urlpatterns as flow_pages
@@ -29,6 +30,7 @@ router.register("workflows", WorkflowViewSet, basename="workflow")
 router.register("steps", StepViewSet, basename="step")
 router.register("step-groups", StepGroupViewSet, basename="step-group")
 router.register("tasks", TaskViewSet, basename="task")
+router.register("attachments", AttachmentViewSet, basename="attachment")
 router.register("intakes", IntakeViewSet, basename="intake")
 router.register("review-watches", ReviewWatchViewSet, basename="review-watch")
 router.register("sessions", SessionViewSet, basename="session")
@@ -43,6 +45,7 @@ urlpatterns = [
     path("api/v1/", include(accounts_api)),
     path("api/v1/", include(teams_api)),
     path("api/v1/", include(flow_api)),
+    path("api/v1/tasks/<uuid:task_id>/attachments/", TaskAttachmentsView.as_view(), name="task-attachments"),
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -56,6 +56,7 @@ def test_every_api_operation_is_tagged_by_its_resource_and_summed_up(db):
     assert all(len(op["tags"]) == 1 and op["tags"] != ["v1"] and op["summary"] for op in operations.values())
     assert {op["tags"][0] for op in operations.values()} == {
         "Agent sessions",
+        "Attachments",
         "Boards",
         "Flow analytics",
         "Members and invites",

@@ -6,6 +6,7 @@
 import DOMPurify from "../vendor/dompurify/purify.es.mjs";
 import { Marked } from "../vendor/marked/marked.esm.js";
 import { refusalText, send } from "./api.js";
+import { TaskAttachments } from "./attachments.js";
 import { waitingText } from "./render.js";
 
 const FIELDS = ["title", "description", "priority", "assignee_id", "class_of_service"];
@@ -94,6 +95,7 @@ export class TaskDetail {
     this.form = dialog.querySelector('[data-role="task-form"]'); // none for viewers
     this.blockForm = dialog.querySelector('[data-role="block-form"]'); // none for viewers
     this.part = (role) => dialog.querySelector(`[data-role="${role}"]`);
+    this.attachments = new TaskAttachments(dialog);
     dialog.addEventListener("close", () => this.#closed());
     dialog.addEventListener("keydown", (event) => this.#trapFocus(event));
     dialog.addEventListener("click", (event) => this.#click(event));
@@ -148,6 +150,7 @@ export class TaskDetail {
     (this.form?.elements.title ?? this.dialog.querySelector('[data-action="close"]')).focus();
     this.#loadHistory();
     this.#loadSessions();
+    this.attachments.load(taskId);
   }
 
   /** The board changed (a live message or a refetch): show the open task's new values. */
@@ -185,6 +188,7 @@ export class TaskDetail {
     this.#show(result.data);
     this.#loadHistory();
     this.#loadSessions();
+    this.attachments.load(id);
   }
 
   /** The description as the card reads it, and its section only when there is one. */

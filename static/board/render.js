@@ -97,12 +97,20 @@ function fillCard(card, task, { person, waiting }) {
   waits.hidden = !waiting;
   waits.dataset.state = waiting?.state ?? "";
   waits.querySelector('[data-role="waiting-text"]').textContent = waitingText(waiting);
+  const attachments = card.querySelector('[data-role="attachments"]');
+  attachments.hidden = !task.attachment_count;
+  attachments.querySelector('[data-role="attachments-text"]').textContent = attachmentsText(task.attachment_count);
   fillAssignee(card.querySelector('[data-role="assignee"]'), person);
   fillAgent(card.querySelector('[data-role="agent"]'), task.session);
   const age = card.querySelector('[data-role="age"]');
   age.dateTime = task.entered_step_at ?? "";
   age.textContent = ageText(task.entered_step_at);
   return card;
+}
+
+/** "1 attachment", "3 attachments". */
+export function attachmentsText(count) {
+  return count ? `${count} attachment${count === 1 ? "" : "s"}` : "";
 }
 
 /** The card's assignee: initials to see, the full name to read (and hover). */

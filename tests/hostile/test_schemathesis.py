@@ -10,6 +10,7 @@ import json
 
 import pytest
 import schemathesis
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
@@ -25,6 +26,7 @@ from schemathesis.specs.openapi.checks import (
 from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_create
+from boards.attachments import attachment_add
 from boards.structure import group_create
 from integrations.intake import intake_create
 from integrations.watch import watch_create
@@ -57,7 +59,11 @@ def in_test_transaction():
 
 
 @pytest.fixture
-def seeded(db, settings, in_test_transaction):
+def seeded(db, settings, in_test_transaction, tmp_path):
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path)}},
+    }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.KANDEV_TOKEN_CREATE_RATE = "100000/hour"
     owner = UserFactory(username="fuzz-owner")
@@ -73,6 +79,7 @@ def seeded(db, settings, in_test_transaction):
         workflow=workflow, step=None, actor=owner, repositories=["acme/web"], reviewer_login="reviewer"
     )
     session = session_start(task=task, actor=owner)
+    attachment = attachment_add(task=task, actor=owner, upload=SimpleUploadedFile("seed.txt", b"seed", "text/plain"))
     ids = {
         "workspaces": workflow.workspace_id,
         "workflows": workflow.pk,
@@ -83,6 +90,7 @@ def seeded(db, settings, in_test_transaction):
         "intakes": intake.pk,
         "review-watches": watch.pk,
         "sessions": session.pk,
+        "attachments": attachment.pk,
     }
     return {"Authorization": f"Token {key}"}, {k: str(v) for k, v in ids.items()}
 

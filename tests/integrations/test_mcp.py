@@ -31,6 +31,7 @@ TOOLS = {
     "list_groups",
     "update_group",
     "update_task",
+    "list_attachments",
 }
 
 
