@@ -8,6 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -129,8 +130,12 @@ class AttachmentViewSet(mixins.DestroyModelMixin, viewsets.GenericViewSet):
         """The file, always as a download (`Content-Disposition: attachment`, the name encoded
         as RFC 6266 says), never sniffed into something a browser would run."""
         attachment = self.get_object()
+        try:
+            file = attachment.file.open("rb")
+        except FileNotFoundError:  # lost by the storage: say so rather than fail
+            raise NotFound("This file is missing from the storage.") from None
         response = FileResponse(
-            attachment.file.open("rb"),
+            file,
             as_attachment=True,
             filename=attachment.name,
             content_type=attachment.content_type,

@@ -379,6 +379,11 @@ KANDEV_MAX_IMPORT_TASKS = int(os.environ.get("KANDEV_MAX_IMPORT_TASKS", "2000"))
 # the upload is parsed, and the most files one task holds.
 KANDEV_MAX_ATTACHMENT_BYTES = int(os.environ.get("KANDEV_MAX_ATTACHMENT_BYTES", str(25 * 1024 * 1024)))
 KANDEV_MAX_ATTACHMENTS_PER_TASK = int(os.environ.get("KANDEV_MAX_ATTACHMENTS_PER_TASK", "50"))
+# The largest body the server reads at all (kandev/requests.py): the largest any endpoint
+# parses, and room for a form's framing. Each endpoint's own bound is checked as it parses.
+KANDEV_MAX_REQUEST_BYTES = (
+    max(DATA_UPLOAD_MAX_MEMORY_SIZE, KANDEV_MAX_IMPORT_BYTES, KANDEV_MAX_ATTACHMENT_BYTES) + 64 * 1024
+)
 # Mail (password reset): EMAIL_URL or the EMAIL_HOST family, read and checked by
 # kandev/mail_settings.py. Without either this server cannot send mail, and the pages that
 # would send one say so (KANDEV_CAN_SEND_EMAIL) instead of pretending a link is on its way.

@@ -90,6 +90,14 @@ def test_an_upload_is_listed_counted_on_the_card_and_downloaded_as_an_attachment
     assert download["Content-Disposition"] == 'attachment; filename="report.txt"'
     assert download["Content-Type"] == "text/plain"
     assert download["X-Content-Type-Options"] == "nosniff"
+    assert download["Content-Security-Policy"] == "default-src 'none'; sandbox"
+
+
+def test_a_file_the_storage_lost_is_a_404(api, task, media):
+    body = attach(api, task).json()
+    (media / Attachment.objects.get().file.name).unlink()
+    answer = api.get(body["url"])
+    assert (answer.status_code, answer.json()["detail"]) == (404, "This file is missing from the storage.")
 
 
 def test_the_stored_name_is_kandevs_not_the_uploaders(api, task, media):
