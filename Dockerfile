@@ -8,7 +8,8 @@ RUN pip install uv==0.13.9
 COPY pyproject.toml uv.lock ./
 RUN uv sync --locked --no-install-project --python "$(command -v python3)"
 COPY . .
-RUN useradd --system --home-dir /app kandev && mkdir -p staticfiles && chown kandev staticfiles
+# media/: attached files (the compose volume takes its owner from here)
+RUN useradd --system --home-dir /app kandev && mkdir -p staticfiles media && chown kandev staticfiles media
 USER kandev
 EXPOSE 8000
 CMD ["uvicorn", "kandev.asgi:application", "--host", "0.0.0.0", "--port", "8000"]

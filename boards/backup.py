@@ -8,6 +8,8 @@ by name (`step`); its assignee by username; its labels, due date and checklist a
 boards/card_import.py writes them; its `comments` (oldest first) their author by username
 (one who is not a member where the document is imported is named in the body).
 Ephemeral tasks are scratch work and stay out.
+A task with attachments lists them (`attachments`: name, size, content type, uploader, when)
+for the record; the files themselves are not in the document, and an import brings none.
 A document without `tasks` (version 1, or an export with `?tasks=0`) brings empty boards.
 
 Importing is all-or-nothing: a document with any invalid field, or a task a full limit
@@ -24,7 +26,7 @@ from boards.card_import import card_fields_row
 from boards.changes import board_change
 from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, place
 from boards.locking import board_transaction
-from boards.models import BOARD_ORDER, QUEUE_ORDER, Comment, Label, Task
+from boards.models import BOARD_ORDER, QUEUE_ORDER, Attachment, Comment, Label, Task
 from boards.priorities import PRIORITY_NAMES
 from common.errors import Invalid
 from workflows.portable import export_document, import_document
@@ -53,6 +55,7 @@ def export_tasks(workflow) -> list[dict]:
         .prefetch_related(
             "checklist_items",
             Prefetch("comments", Comment.objects.select_related("author").order_by("created_at", "id")),
+            Prefetch("attachments", queryset=Attachment.objects.select_related("uploaded_by")),
         )
         .annotate(queued_last=queued_last)
     )
@@ -66,7 +69,7 @@ def export_tasks(workflow) -> list[dict]:
 
 def _task_row(task: Task, positions: dict, labels: dict) -> dict:
     position, name = positions[task.step_id]
-    return {
+    row = {
         "title": task.title,
         "description": task.description,
         "step": name,
@@ -88,6 +91,18 @@ def _task_row(task: Task, positions: dict, labels: dict) -> dict:
             for comment in task.comments.all()
         ],
     }
+    if task.attachment_count:
+        row["attachments"] = [
+            {
+                "name": a.name,
+                "size": a.size,
+                "content_type": a.content_type,
+                "uploaded_by": a.uploaded_by.username if a.uploaded_by else None,
+                "created_at": a.created_at.isoformat(),
+            }
+            for a in task.attachments.all()
+        ]
+    return row
 
 
 def backup_import(*, workspace, document, actor, force: bool = False, dry_run: bool = False) -> list[tuple]:

@@ -40,6 +40,7 @@ TASK_JSON = {
     "due_all_day": None,
     "checklist": None,
     "comment_count": None,
+    "attachment_count": None,
 }
 # What a task's card on the board leaves out of its JSON (its column says its step); the
 # board shows the rest, whatever fields a task gains.

@@ -144,6 +144,9 @@ class Task(models.Model):
     checklist = models.JSONField(default=empty_checklist)
     # Kept in the transaction that adds or deletes a comment, so the board reads it with the card.
     comment_count = models.PositiveIntegerField(default=0)
+    # Kept by the attachment writes (boards/attachments.py) in their board change, so a card
+    # shows its count with no query of its own.
+    attachment_count = models.PositiveIntegerField(default=0, db_default=0)
 
     objects = TaskQuerySet.as_manager()
 
@@ -283,3 +286,26 @@ class Comment(models.Model):
 
     def __str__(self):
         return f"comment on {self.task_id}"
+
+
+class Attachment(models.Model):
+    """A file attached to a task. `file` is where the storage keeps it, under a name kandev
+    chose (boards/attachments.py); `name` is the uploader's file name, cleaned, for people."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="attachments")
+    name = models.CharField(max_length=255)
+    size = models.PositiveBigIntegerField()
+    content_type = models.CharField(max_length=255)
+    file = models.FileField(max_length=255)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["task", "created_at", "id"], name="attachment_by_task")]
+
+    def __str__(self):
+        return self.name

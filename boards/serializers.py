@@ -38,6 +38,7 @@ class TaskSerializer(serializers.Serializer):
     due_all_day = serializers.BooleanField(read_only=True)
     checklist = serializers.JSONField(read_only=True, help_text='{"done": n, "total": n} of its checklist items')
     comment_count = serializers.IntegerField(read_only=True)
+    attachment_count = serializers.IntegerField(read_only=True)
 
     def to_representation(self, instance: Task) -> dict:
         return task_data(instance)

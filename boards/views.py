@@ -147,6 +147,7 @@ def _board_page(request, workflow, role, open_task_id=None):
             "people_list": members,
             "time_zone": profile_of(request.user).time_zone,  # due dates are read in it
             "is_owner": role == Role.OWNER,
+            "max_attachment_mb": max(1, settings.KANDEV_MAX_ATTACHMENT_BYTES // 2**20),
         },
     )
 

@@ -66,6 +66,7 @@ class BoardTaskSerializer(serializers.Serializer):
     class_of_service = serializers.CharField()
     created_at = serializers.DateTimeField()
     entered_step_at = serializers.DateTimeField()
+    attachment_count = serializers.IntegerField()
 
     def get_fields(self):
         # A card's `session` is the agents app's to describe (boards/sessions.py).

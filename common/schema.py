@@ -63,6 +63,8 @@ TAGS = [
     ("/api/v1/tasks/{task_id}/checklist/", "Checklists"),
     ("/api/v1/checklist-items/", "Checklists"),
     ("/api/v1/labels/", "Labels"),
+    ("/api/v1/tasks/{task_id}/attachments/", "Attachments"),
+    ("/api/v1/attachments/", "Attachments"),
     ("/api/v1/tasks/", "Tasks"),
     ("/api/v1/sessions/", "Agent sessions"),
     ("/api/v1/intakes/", "Webhook intakes"),

@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from boards import admission, checklists, labels, structure
+from boards.attachment_api import AttachmentSerializer
 from boards.card_serializers import (
     ChecklistItemSerializer,
     ChecklistItemUpdateSerializer,
@@ -30,7 +31,7 @@ from boards.card_serializers import (
 from boards.comment_api import CommentBodySerializer
 from boards.comments import comment_create, comment_data, comments_of
 from boards.messages import label_data, step_data, task_data
-from boards.models import ChecklistItem, Label, Priority, Task
+from boards.models import Attachment, ChecklistItem, Label, Priority, Task
 from boards.selectors import group_rows, step_counts
 from boards.serializers import TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
 from boards.services import task_update
@@ -420,5 +421,17 @@ def build_server(*, user_id=None) -> MCPServer:
         user = acting_user(ctx)
         checklists.checklist_delete(item=checklists.writable_item(user, item_id), actor=user)
         return {"deleted": item_id}
+
+    @server.tool()
+    @board_tool
+    def list_attachments(ctx: Context, task_id: str) -> list[dict[str, Any]]:
+        """The files attached to a task, oldest first: each one's id, name, size (bytes),
+        content_type, uploaded_by (a username), created_at and url (where the REST API, with
+        an API token, downloads it). Files are attached in the browser or through the API."""
+        task = access.member_object(Task, acting_user(ctx), parse_uuid(task_id, "task_id"))
+        if task is None:
+            raise NotFound("Not found.")
+        attachments = Attachment.objects.filter(task=task).select_related("uploaded_by")
+        return [dict(data) for data in AttachmentSerializer(attachments, many=True).data]
 
     return server

@@ -16,12 +16,20 @@ KANDEV_ANALYTICS_THREADS (default 1), serves the paths `analytics_path` matches 
 figures): a figure costs up to a second of CPU, so however many are asked for, they take
 no read thread and at most that many threads compete with the reads for the GIL. Requests
 beyond a lane's threads wait on the event loop, holding no database connection.
+
+A body is read whole before its request reaches Django (Django's ASGI handler spools it to a
+temporary file), so it is bounded here first: one larger than anything kandev reads
+(`settings.KANDEV_MAX_REQUEST_BYTES`: the largest attachment, import or JSON body, plus room
+for a form's framing) is a 413 as soon as its Content-Length says so or its bytes pass it.
+Each endpoint's own, smaller bound is checked where its body is parsed.
 """
 
 import re
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
@@ -29,6 +37,11 @@ from django.core.handlers.base import BaseHandler
 from django.urls import set_script_prefix
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+TOO_LARGE = b'{"code": "too_large", "detail": "The request body is larger than this server accepts."}'
+
+
+class BodyTooLarge(Exception):
+    pass
 
 
 class RequestHandler(ASGIHandler):
@@ -58,8 +71,18 @@ class RequestHandler(ASGIHandler):
         if scope["type"] != "http":
             raise ValueError(f"Django serves HTTP only, not {scope['type']}.")
         try:
-            body_file = await self.read_body(receive)
+            body_file = await self.read_body(receive, declared=declared_length(scope))
         except RequestAborted:
+            return
+        except BodyTooLarge:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(TOO_LARGE))],
+                }
+            )
+            await send({"type": "http.response.body", "body": TOO_LARGE})
             return
         lane = self.lane(scope)
         response = await sync_to_async(self.respond, thread_sensitive=False, executor=lane)(scope, body_file)
@@ -70,6 +93,30 @@ class RequestHandler(ASGIHandler):
             await self.send_response(response, send)  # a file (WhiteNoise): read as it is sent
         finally:
             await sync_to_async(self.finish, thread_sensitive=False, executor=lane)(response, body_file)
+
+    async def read_body(self, receive, *, declared: int = 0):
+        """Django's, bounded by KANDEV_MAX_REQUEST_BYTES: refused unread when the declared
+        length passes it, else as soon as the bytes do."""
+        limit = settings.KANDEV_MAX_REQUEST_BYTES
+        if declared > limit:
+            raise BodyTooLarge
+        body_file = tempfile.SpooledTemporaryFile(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, mode="w+b")
+        received = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                body_file.close()
+                raise RequestAborted()
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > limit:
+                body_file.close()
+                raise BodyTooLarge
+            body_file.write(chunk)
+            if not message.get("more_body", False):
+                break
+        body_file.seek(0)
+        return body_file
 
     def respond(self, scope, body_file):
         """The request's whole sync part; a complete response is closed here already."""
@@ -86,3 +133,11 @@ class RequestHandler(ASGIHandler):
     def finish(self, response, body_file):
         response.close()  # sends request_finished: the connection goes back to the pool
         body_file.close()
+
+
+def declared_length(scope) -> int:
+    """The request's Content-Length (0 when absent or malformed: the bytes are counted anyway)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            return int(value) if value.isdigit() else 0
+    return 0

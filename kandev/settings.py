@@ -15,6 +15,8 @@ PROMETHEUS_MULTIPROC_DIR (several processes: prometheus multiprocess mode)
 EMAIL_URL or EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS,
 EMAIL_USE_SSL; EMAIL_TIMEOUT (10), DEFAULT_FROM_EMAIL (kandev/mail_settings.py)
 KANDEV_OPEN_SIGNUP (0: only invite links sign people up); KANDEV_SIGNUP_MAX (10 an hour per address)
+MEDIA_ROOT, KANDEV_STORAGE (local|s3) and KANDEV_S3_* (where attachments are kept:
+kandev/storage_settings.py); KANDEV_MAX_ATTACHMENT_BYTES, KANDEV_MAX_ATTACHMENTS_PER_TASK
 KANDEV_OIDC_ISSUER, KANDEV_OIDC_CLIENT_ID, KANDEV_OIDC_CLIENT_SECRET, KANDEV_OIDC_NAME
 (sign-in with OpenID Connect; off unless the issuer is set: accounts/oidc.py)
 """
@@ -27,7 +29,7 @@ import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
-from kandev import mail_settings
+from kandev import mail_settings, storage_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -213,8 +215,12 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Uploaded files (task attachments): the local file system by default, in `media/` beside
+# the embedded database and the development key; an S3-compatible store with
+# KANDEV_STORAGE=s3 (kandev.storage_settings reads and checks its variables).
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or BASE_DIR / "media")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": storage_settings.default_storage(os.environ, media_root=MEDIA_ROOT),
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
@@ -388,6 +394,15 @@ KANDEV_MAX_OPEN_TASKS_PER_USER = int(os.environ.get("KANDEV_MAX_OPEN_TASKS_PER_U
 # tasks one import brings (boards/imports.py).
 KANDEV_MAX_IMPORT_BYTES = int(os.environ.get("KANDEV_MAX_IMPORT_BYTES", str(4 * 1024 * 1024)))
 KANDEV_MAX_IMPORT_TASKS = int(os.environ.get("KANDEV_MAX_IMPORT_TASKS", "2000"))
+# Task attachments (boards/attachments.py): the largest file, read no further than this while
+# the upload is parsed, and the most files one task holds.
+KANDEV_MAX_ATTACHMENT_BYTES = int(os.environ.get("KANDEV_MAX_ATTACHMENT_BYTES", str(25 * 1024 * 1024)))
+KANDEV_MAX_ATTACHMENTS_PER_TASK = int(os.environ.get("KANDEV_MAX_ATTACHMENTS_PER_TASK", "50"))
+# The largest body the server reads at all (kandev/requests.py): the largest any endpoint
+# parses, and room for a form's framing. Each endpoint's own bound is checked as it parses.
+KANDEV_MAX_REQUEST_BYTES = (
+    max(DATA_UPLOAD_MAX_MEMORY_SIZE, KANDEV_MAX_IMPORT_BYTES, KANDEV_MAX_ATTACHMENT_BYTES) + 64 * 1024
+)
 # Mail (password reset): EMAIL_URL or the EMAIL_HOST family, read and checked by
 # kandev/mail_settings.py. Without either this server cannot send mail, and the pages that
 # would send one say so (KANDEV_CAN_SEND_EMAIL) instead of pretending a link is on its way.

@@ -13,6 +13,7 @@ from accounts.urls import page_urlpatterns as accounts_pages
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.activity_api import WorkflowActivityView, WorkspaceActivityView
 from boards.api import TaskViewSet
+from boards.attachment_api import AttachmentViewSet, TaskAttachmentsView
 from boards.card_api import ChecklistItemViewSet, LabelViewSet, TaskChecklistView
 from boards.comment_api import CommentView, TaskCommentsView
 from boards.workflow_api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
@@ -36,6 +37,7 @@ router.register("step-groups", StepGroupViewSet, basename="step-group")
 router.register("tasks", TaskViewSet, basename="task")
 router.register("labels", LabelViewSet, basename="label")
 router.register("checklist-items", ChecklistItemViewSet, basename="checklist-item")
+router.register("attachments", AttachmentViewSet, basename="attachment")
 router.register("intakes", IntakeViewSet, basename="intake")
 router.register("review-watches", ReviewWatchViewSet, basename="review-watch")
 router.register("sessions", SessionViewSet, basename="session")
@@ -51,6 +53,7 @@ urlpatterns = [
     path("api/v1/", include(teams_api)),
     path("api/v1/", include(flow_api)),
     path("api/v1/", include(notifications_api)),
+    path("api/v1/tasks/<uuid:task_id>/attachments/", TaskAttachmentsView.as_view(), name="task-attachments"),
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
     path("api/v1/tasks/<uuid:task_id>/checklist/", TaskChecklistView.as_view(), name="task-checklist"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),

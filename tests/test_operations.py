@@ -57,6 +57,7 @@ def test_every_api_operation_is_tagged_by_its_resource_and_summed_up(db):
     assert {op["tags"][0] for op in operations.values()} == {
         "Activity",
         "Agent sessions",
+        "Attachments",
         "Boards",
         "Checklists",
         "Comments",

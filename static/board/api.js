@@ -15,13 +15,15 @@ export async function sendFile(method, url, file, contentType) {
   return write(method, url, file, contentType);
 }
 
+/** A write whose body is a form with files (multipart; the browser sets its boundary). */
+export async function sendForm(method, url, form) {
+  return write(method, url, form);
+}
+
 async function write(method, url, body, contentType) {
-  const response = await fetch(url, {
-    method,
-    credentials: "same-origin",
-    headers: { "Content-Type": contentType, Accept: "application/json", "X-CSRFToken": csrfToken() },
-    body,
-  });
+  const headers = { Accept: "application/json", "X-CSRFToken": csrfToken() };
+  if (contentType) headers["Content-Type"] = contentType;
+  const response = await fetch(url, { method, credentials: "same-origin", headers, body });
   const data = await response.json().catch(() => ({}));
   return { ok: response.ok, status: response.status, data };
 }

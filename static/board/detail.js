@@ -8,6 +8,7 @@ import { refusalText, send } from "./api.js";
 import { Checklist } from "./checklist.js";
 import { dueInputs, dueLabel, dueOf, dueValue } from "./due.js";
 import { markdownFragment } from "./markdown.js";
+import { TaskAttachments } from "./attachments.js";
 import { waitingText } from "./render.js";
 import { CLASS_NAMES, Timeline } from "./timeline.js";
 
@@ -76,6 +77,7 @@ export class TaskDetail {
     this.part = (role) => dialog.querySelector(`[data-role="${role}"]`);
     this.timeZone = root.dataset.timeZone || undefined; // the viewer's: due dates are read in it
     this.checklist = new Checklist(dialog, { write: (method, url, body) => this.#write(method, url, body) });
+    this.attachments = new TaskAttachments(dialog);
     dialog.addEventListener("close", () => this.#closed());
     dialog.addEventListener("keydown", (event) => this.#trapFocus(event));
     dialog.addEventListener("click", (event) => this.#click(event));
@@ -139,6 +141,7 @@ export class TaskDetail {
     this.timeline.load(this.#task.id);
     this.#loadSessions();
     this.checklist.load(taskId);
+    this.attachments.load(taskId);
   }
 
   /** The board changed (a live message or a refetch): show the open task's new values. */
@@ -177,6 +180,7 @@ export class TaskDetail {
     this.timeline.load(this.#task.id);
     this.#loadSessions();
     this.checklist.load(id);
+    this.attachments.load(id);
   }
 
   /** The description as the card reads it, and its section only when there is one. */

@@ -98,6 +98,9 @@ function fillCard(card, task, { person, waiting, labels, timeZone }) {
   waits.hidden = !waiting;
   waits.dataset.state = waiting?.state ?? "";
   waits.querySelector('[data-role="waiting-text"]').textContent = waitingText(waiting);
+  const attachments = card.querySelector('[data-role="attachments"]');
+  attachments.hidden = !task.attachment_count;
+  attachments.querySelector('[data-role="attachments-text"]').textContent = attachmentsText(task.attachment_count);
   fillAssignee(card.querySelector('[data-role="assignee"]'), person);
   const comments = card.querySelector('[data-role="comments"]');
   comments.hidden = !task.comment_count;
@@ -146,6 +149,11 @@ function fillChecklist(checklist, figures) {
   checklist.querySelector('[data-role="checklist-count"]').textContent = total ? `${figures.done}/${total}` : "";
   checklist.querySelector('[data-role="checklist-words"]').textContent = total ? " checklist items done" : "";
   checklist.classList.toggle("is-complete", total > 0 && figures.done === total);
+}
+
+/** "1 attachment", "3 attachments". */
+export function attachmentsText(count) {
+  return count ? `${count} attachment${count === 1 ? "" : "s"}` : "";
 }
 
 /** The card's assignee: initials to see, the full name to read (and hover). */

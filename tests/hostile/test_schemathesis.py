@@ -10,6 +10,7 @@ import json
 
 import pytest
 import schemathesis
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
@@ -25,6 +26,7 @@ from schemathesis.specs.openapi.checks import (
 from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_create
+from boards.attachments import attachment_add
 from boards.checklists import checklist_add
 from boards.comments import comment_create
 from boards.labels import label_create
@@ -61,7 +63,11 @@ def in_test_transaction():
 
 
 @pytest.fixture
-def seeded(db, settings, in_test_transaction):
+def seeded(db, settings, in_test_transaction, tmp_path):
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path)}},
+    }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.KANDEV_TOKEN_CREATE_RATE = "100000/hour"
     owner = UserFactory(username="fuzz-owner")
@@ -83,6 +89,7 @@ def seeded(db, settings, in_test_transaction):
     webhook, _ = webhook_create(
         workspace=workflow.workspace, url="https://hooks.example.com/kandev", events=["task.moved"], actor=owner
     )
+    attachment = attachment_add(task=task, actor=owner, upload=SimpleUploadedFile("seed.txt", b"seed", "text/plain"))
     ids = {
         "workspaces": workflow.workspace_id,
         "workflows": workflow.pk,
@@ -97,6 +104,7 @@ def seeded(db, settings, in_test_transaction):
         "checklist-items": item.pk,
         "comments": comment["id"],
         "webhooks": webhook.pk,
+        "attachments": attachment.pk,
     }
     return {"Authorization": f"Token {key}"}, {k: str(v) for k, v in ids.items()}
 

@@ -40,6 +40,7 @@ TOOLS = {
     "add_checklist_item",
     "update_checklist_item",
     "delete_checklist_item",
+    "list_attachments",
 }
 
 

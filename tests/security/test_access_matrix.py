@@ -17,7 +17,10 @@ import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
+from django.test import override_settings
 from django.urls import get_resolver, resolve
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
@@ -25,6 +28,7 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_archive, task_create
+from boards.attachments import attachment_add
 from boards.models import Task
 from boards.routing import websocket_urlpatterns
 from boards.structure import group_create
@@ -264,6 +268,12 @@ ENDPOINTS = [
     Endpoint("session list", "GET", "/api/v1/sessions/?workflow={workflow}", "401 401 200 200 200 200 200"),
     Endpoint("session read", "GET", "/api/v1/sessions/{session}/", "401 401 404 200 200 200 404"),
     Endpoint("session start", "POST", "/api/v1/tasks/{task}/sessions/", "401 401 404 403 201 201 404", {}),
+    Endpoint("attachment list", "GET", "/api/v1/tasks/{task}/attachments/", "401 401 404 200 200 200 404"),
+    # No file: past the access check, a field error (nothing is written).
+    Endpoint("attachment upload", "POST", "/api/v1/tasks/{task}/attachments/", "401 401 404 403 400 400 404"),
+    Endpoint("attachment download", "GET", "/api/v1/attachments/{attachment}/download/", "401 401 404 200 200 200 404"),
+    # The owner attached it: another member may not delete it, an owner may.
+    Endpoint("attachment delete", "DELETE", "/api/v1/attachments/{attachment}/", "401 401 404 403 403 204 404"),
     Endpoint("session claim", "POST", "/api/v1/sessions/claim/", "401 401 204 204 200 200 204", {}),
     Endpoint(
         "session event",
@@ -348,6 +358,7 @@ def build_world():
         workflow=workflow, step=None, actor=owner, repositories=["acme/web"], reviewer_login="reviewer"
     )
     session = session_start(task=create(backlog, "Agent work"), actor=owner)
+    attachment = attachment_add(task=task, actor=owner, upload=SimpleUploadedFile("brief.txt", b"brief", "text/plain"))
     invite, invite_token = invite_create(workspace=workspace, role=Role.MEMBER, actor=owner)
     invitation = invitation_create(
         workspace=workspace, actor=owner, role=Role.MEMBER, username=users["non_member"].username
@@ -367,6 +378,7 @@ def build_world():
         "intake": intake.pk,
         "watch": watch.pk,
         "session": session.pk,
+        "attachment": attachment.pk,
         "member_user": users["member"].pk,
         "viewer_user": users["viewer"].pk,
         "invite": invite.pk,
@@ -376,6 +388,16 @@ def build_world():
     ids = {k: str(v) for k, v in ids.items()}
     ids["export"] = export_document([workflow])
     return users, ids
+
+
+@pytest.fixture(scope="module", autouse=True)
+def media(tmp_path_factory):
+    """The worlds' attachments are kept in a folder of this module."""
+    location = str(tmp_path_factory.mktemp("media"))
+    with override_settings(
+        STORAGES={**settings.STORAGES, "default": {**settings.STORAGES["default"], "OPTIONS": {"location": location}}}
+    ):
+        yield
 
 
 @pytest.fixture
