@@ -28,6 +28,7 @@ from boards.admission import task_create
 from boards.structure import group_create
 from integrations.intake import intake_create
 from integrations.watch import watch_create
+from notifications.webhooks import webhook_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 
@@ -73,6 +74,9 @@ def seeded(db, settings, in_test_transaction):
         workflow=workflow, step=None, actor=owner, repositories=["acme/web"], reviewer_login="reviewer"
     )
     session = session_start(task=task, actor=owner)
+    webhook, _ = webhook_create(
+        workspace=workflow.workspace, url="https://hooks.example.com/kandev", events=["task.moved"], actor=owner
+    )
     ids = {
         "workspaces": workflow.workspace_id,
         "workflows": workflow.pk,
@@ -83,6 +87,7 @@ def seeded(db, settings, in_test_transaction):
         "intakes": intake.pk,
         "review-watches": watch.pk,
         "sessions": session.pk,
+        "webhooks": webhook.pk,
     }
     return {"Authorization": f"Token {key}"}, {k: str(v) for k, v in ids.items()}
 
