@@ -55,6 +55,9 @@ class WebhookSerializer(serializers.ModelSerializer):
         child=serializers.ChoiceField(choices=EVENT_TYPES), min_length=1, max_length=len(EVENT_TYPES)
     )
     created_by = serializers.SerializerMethodField()
+    disabled_reason = serializers.CharField(
+        read_only=True, help_text='Why it stopped ("creator_not_owner", "creator_deactivated"); "" while on.'
+    )
     last_delivery = serializers.JSONField(read_only=True, help_text="status, attempt, response_code, at, error, event")
 
     class Meta:
