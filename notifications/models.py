@@ -112,3 +112,18 @@ class Webhook(models.Model):
 
     def secret(self) -> str:
         return crypto.decrypt(self.secret_encrypted)
+
+
+class DuePassed(models.Model):
+    """A task's due date that the due pass has told of: each due date once, however many
+    background passes (in however many processes) see it passed."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="+")
+    due_at = models.DateTimeField()
+    told_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "due_at"], name="one_due_news_per_due_date")]
+
+    def __str__(self):
+        return f"{self.task_id} due {self.due_at:%Y-%m-%d %H:%M}"

@@ -1,5 +1,6 @@
 """The board tells this app what happened (boards.signals), after commit: watches,
-notifications and webhook deliveries follow, in one transaction of their own."""
+notifications and webhook deliveries follow, in one transaction of their own. A comment's
+webhook event is its board change's (`comment.created` is that change's live message)."""
 
 from django.db import transaction
 from django.dispatch import receiver
@@ -31,12 +32,3 @@ def comment_news(sender, comment, mentioned, **kwargs):
             comment=comment, mentioned_ids=[user.pk for user in mentioned], watcher_ids=watcher_ids, title=task.title
         )
         news.deliver(found, workflow_id=task.workflow_id)
-        data = {
-            "id": comment.pk,
-            "task_id": task.pk,
-            "workflow_id": task.workflow_id,
-            "author": comment.author.get_username() if comment.author_id else None,
-            "body": comment.body,
-            "created_at": comment.created_at,
-        }
-        webhooks.publish(workspace_id=workspace_id, event="comment.created", data=data)

@@ -31,7 +31,8 @@ from notifications.models import Webhook, WebhookDisabled
 from workflows.access import require_role, still_holds
 
 SIGNATURE_HEADER = "X-Kandev-Signature-256"
-# What a webhook may subscribe to: the board's live message types, and news of comments.
+# What a webhook may subscribe to: the board's live message types (comments and labels among
+# them), and a task's due date passing.
 EVENT_TYPES = (
     "task.created",
     "task.updated",
@@ -46,7 +47,12 @@ EVENT_TYPES = (
     "group.deleted",
     "session.updated",
     "workflow.updated",
+    "label.updated",
+    "label.deleted",
     "comment.created",
+    "comment.updated",
+    "comment.deleted",
+    "task.due",
 )
 RESPONSE_ERROR_MAX = 300  # characters of an error kept in last_delivery
 

@@ -10,6 +10,7 @@ from django.db import close_old_connections
 from agents.services import reconcile_sessions
 from boards.changes import reconcile_all
 from integrations.watch import poll_due_watches
+from notifications.due import due_pass
 from notifications.queue import QueueThread, reclaim_abandoned
 
 logger = logging.getLogger(__name__)
@@ -24,13 +25,14 @@ def tick() -> str | None:
         failed, promoted = reconcile_sessions()
         watches = poll_due_watches()
         reclaimed = reclaim_abandoned()
+        due = due_pass()
     except Exception:  # a broken pass must not end the loop; the next one retries
         logger.exception("background pass failed")
         return None
     return (
         f"boards filled: {boards}, sessions failed (lease expired): {failed}, "
         f"sessions promoted: {promoted}, review watches polled: {len(watches)}, "
-        f"tasks of dead workers queued again: {reclaimed}"
+        f"tasks of dead workers queued again: {reclaimed}, due dates told: {due}"
     )
 
 
