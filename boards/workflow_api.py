@@ -552,11 +552,10 @@ def _lane_response(lane: Lane, status_code=status.HTTP_200_OK) -> Response:
 
 @extend_schema_view(
     list=extend_schema(
-        summary="List lanes",
         parameters=[OpenApiParameter("workflow", str, description="Workflow id")],
         responses=LaneSerializer(many=True),
     ),
-    retrieve=extend_schema(summary="Read a lane", responses={200: LaneSerializer, 404: ErrorSerializer}),
+    retrieve=extend_schema(responses={200: LaneSerializer, 404: ErrorSerializer}),
 )
 class LaneViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Lanes: a board's rows, each with an optional WIP limit over its tasks in active steps,
@@ -579,9 +578,7 @@ class LaneViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
             raise Http404
         return _lane_response(lane)
 
-    @extend_schema(
-        summary="Create a lane", request=LaneSerializer, responses={201: LaneSerializer, 400: ErrorSerializer}
-    )
+    @extend_schema(request=LaneSerializer, responses={201: LaneSerializer, 400: ErrorSerializer})
     def create(self, request):
         data = dict(validated(LaneSerializer, request.data))
         workflow = member_workflow(request.user, data.pop("workflow_id"))
@@ -590,7 +587,6 @@ class LaneViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         return _lane_response(lane, status.HTTP_201_CREATED)
 
     @extend_schema(
-        summary="Change a lane",
         request=LaneUpdateSerializer,
         responses={200: LaneSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
     )
@@ -600,7 +596,6 @@ class LaneViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         return _lane_response(structure.lane_update(lane=lane, actor=request.user, **data))
 
     @extend_schema(
-        summary="Delete a lane",
         parameters=[OpenApiParameter("move_tasks_to", str, description="Lane to move its live tasks to")],
         responses={204: None, 400: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer},
     )
@@ -611,16 +606,13 @@ class LaneViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         structure.lane_delete(lane=lane, actor=request.user, move_tasks_to=target)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(
-        methods=["GET"], summary="A lane's cell limits", request=None, responses={200: CellSerializer(many=True)}
-    )
+    @extend_schema(methods=["GET"], request=None, responses={200: CellSerializer(many=True)})
     @extend_schema(
         methods=["PUT"],
-        summary="Set a lane's cell limits",
         request=CellSerializer(many=True),
         responses={200: CellSerializer(many=True), 400: ErrorSerializer, 404: ErrorSerializer},
     )
-    @action(detail=True, methods=["get", "put"])
+    @action(detail=True, methods=["get", "put"], pagination_class=None, filter_backends=[])
     def cells(self, request, pk=None):
         if request.method == "PUT":
             lane = writable(Lane, request.user, pk)

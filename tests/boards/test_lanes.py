@@ -268,3 +268,36 @@ def test_the_mcp_tools_list_create_and_change_lanes_and_move_a_task_to_one(board
     assert moved["lane_id"] == made["id"]
     created = call("create_task", step_id=str(doing.pk), title="b", lane_id=made["id"])
     assert created["scope"] == "lane"  # Operations holds its one task in progress: a tool error
+
+
+def test_an_export_carries_the_lanes_and_cells_and_imports_them_back(api, board, lanes):
+    _, doing, _ = board
+    platform, product = lanes
+    product.wip_limit, product.is_expedite, product.position = 2, True, 0
+    product.save()
+    platform.position = 1
+    platform.save()
+    LaneCell.objects.create(lane=platform, step=doing, wip_limit=1)
+    document = api.get(f"/api/v1/workflows/{doing.workflow_id}/export/?format=json").json()
+    (exported,) = document["workflows"]
+    assert exported["lanes"] == [
+        {"name": "Product", "wip_limit": 2, "is_expedite": True, "cells": []},
+        {"name": "Platform", "wip_limit": 0, "is_expedite": False, "cells": [{"step_position": 1, "wip_limit": 1}]},
+    ]
+    url = f"/api/v1/workspaces/{doing.workflow.workspace_id}/workflows/import/"
+    imported = api.post(url, document, format="json")
+    assert imported.status_code == 201, imported.json()
+    copy = Workflow.objects.exclude(pk=doing.workflow_id).get()
+    assert [(lane.name, lane.position, lane.is_expedite) for lane in copy.lanes.order_by("position")] == [
+        ("Product", 0, True),
+        ("Platform", 1, False),
+    ]
+    assert list(LaneCell.objects.filter(lane__workflow=copy).values_list("step__name", "wip_limit")) == [
+        ("In Progress", 1)
+    ]
+    del exported["lanes"]  # a document from before lanes: one lane
+    api.post(url, {**document, "workflows": [{**exported, "name": "Old"}]}, format="json")
+    assert Workflow.objects.get(name="Old").lanes.count() == 1
+    twice = {**exported, "lanes": [{"name": "A", "is_expedite": True}, {"name": "B", "is_expedite": True}]}
+    refused = api.post(url, {**document, "workflows": [twice]}, format="json")
+    assert refused.status_code == 400 and "workflows[0].lanes" in refused.json()["errors"]
