@@ -55,6 +55,7 @@ TAGS = [
     ("/api/v1/workflows/", "Boards"),
     ("/api/v1/steps/", "Steps"),
     ("/api/v1/step-groups/", "Step groups"),
+    ("/api/v1/lanes/", "Lanes"),
     ("/api/v1/tasks/{task_id}/sessions/", "Agent sessions"),
     ("/api/v1/tasks/{task_id}/watch/", "Notifications"),
     ("/api/v1/tasks/{task_id}/unwatch/", "Notifications"),
@@ -75,6 +76,8 @@ TAGS = [
 # The summaries of operations that are not a plain list, create, get, update or delete.
 SUMMARIES = {
     ("post", "/api/v1/intakes/{id}/rotate-secret/"): "Rotate an intake's secret",
+    ("get", "/api/v1/lanes/{id}/cells/"): "A lane's cell limits (the lane in each step)",
+    ("put", "/api/v1/lanes/{id}/cells/"): "Set a lane's cell limits",
     ("post", "/api/v1/intakes/{id}/take-over/"): "Take over an intake",
     ("get", "/api/v1/me/"): "Get your account",
     ("patch", "/api/v1/me/"): "Update your account",

@@ -16,7 +16,14 @@ from boards.api import TaskViewSet
 from boards.attachment_api import AttachmentViewSet, TaskAttachmentsView
 from boards.card_api import ChecklistItemViewSet, LabelViewSet, TaskChecklistView
 from boards.comment_api import CommentView, TaskCommentsView
-from boards.workflow_api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
+from boards.workflow_api import (
+    LaneViewSet,
+    StepGroupViewSet,
+    StepViewSet,
+    TemplateListView,
+    WorkflowViewSet,
+    WorkspaceViewSet,
+)
 from flow.urls import api_urlpatterns as flow_api
 from flow.urls import page_urlpatterns as flow_pages
 from integrations.api import IntakeViewSet, ReviewWatchViewSet
@@ -34,6 +41,7 @@ router.register("workspaces", WorkspaceViewSet, basename="workspace")
 router.register("workflows", WorkflowViewSet, basename="workflow")
 router.register("steps", StepViewSet, basename="step")
 router.register("step-groups", StepGroupViewSet, basename="step-group")
+router.register("lanes", LaneViewSet, basename="lane")
 router.register("tasks", TaskViewSet, basename="task")
 router.register("labels", LabelViewSet, basename="label")
 router.register("checklist-items", ChecklistItemViewSet, basename="checklist-item")

@@ -63,6 +63,7 @@ def test_every_api_operation_is_tagged_by_its_resource_and_summed_up(db):
         "Comments",
         "Flow analytics",
         "Labels",
+        "Lanes",
         "Members and invites",
         "Notifications",
         "Outbound webhooks",

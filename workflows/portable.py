@@ -2,7 +2,8 @@
 
 Steps refer to each other by position (`pull_from_step_position`, and
 `{"step_position": N}` in move_to_step actions), and groups to their steps likewise
-(`step_positions`), never by instance id.
+(`step_positions`), never by instance id; so do lanes' cell limits (`cells: [{"step_position",
+"wip_limit"}]`). A document without `lanes` gives each workflow one lane.
 
 Version 2 documents also carry each workflow's `tasks` (written and read by the boards app,
 boards/backup.py: tasks are a board's); version 1 documents (structure only) still import.
@@ -17,9 +18,20 @@ from rest_framework import status
 
 from common.errors import Invalid, KandevError
 from common.parsers import json_depth
-from workflows.models import OnFull, OnSessionLimit, StepGroup, StepKind, Workflow, WorkflowStep
+from workflows.models import (
+    Lane,
+    LaneCell,
+    OnFull,
+    OnSessionLimit,
+    StepGroup,
+    StepKind,
+    Workflow,
+    WorkflowStep,
+    create_first_lane,
+)
 from workflows.step_rules import (
     DEFAULT_COLOR,
+    MAX_LANES,
     MAX_NAME,
     MAX_STEPS,
     MAX_WIP_LIMIT,
@@ -176,7 +188,26 @@ def export_workflow(workflow: Workflow) -> dict:
         "expedite_limit": workflow.expedite_limit,
         "steps": export_steps(steps),
         "groups": export_groups(workflow.step_groups.all(), steps),
+        "lanes": export_lanes(workflow, steps),
     }
+
+
+def export_lanes(workflow: Workflow, steps: list[WorkflowStep]) -> list[dict]:
+    """The workflow's lanes in board order, each with its cell limits by step position."""
+    positions = {step.pk: step.position for step in steps}
+    lanes = workflow.lanes.order_by("position", "created_at", "id").prefetch_related("cells")
+    return [
+        {
+            "name": lane.name,
+            "wip_limit": lane.wip_limit,
+            "is_expedite": lane.is_expedite,
+            "cells": sorted(
+                ({"step_position": positions[cell.step_id], "wip_limit": cell.wip_limit} for cell in lane.cells.all()),
+                key=lambda cell: cell["step_position"],
+            ),
+        }
+        for lane in lanes
+    ]
 
 
 def export_document(workflows) -> dict:
@@ -206,7 +237,9 @@ def import_document(workspace, document) -> list[Workflow]:
             continue
         workflow = Workflow.objects.create(workspace=workspace, **fields)
         try:
-            build_groups(workflow, doc.get("groups"), build_steps(workflow, doc.get("steps")))
+            steps = build_steps(workflow, doc.get("steps"))
+            build_groups(workflow, doc.get("groups"), steps)
+            build_lanes(workflow, doc.get("lanes"), steps)
         except Invalid as exc:
             errors.update({f"{prefix}.{key}": msgs for key, msgs in exc.extra["errors"].items()})
         created.append(workflow)
@@ -390,6 +423,58 @@ def build_groups(workflow, group_docs, steps: list[WorkflowStep]) -> list[StepGr
             steps[position].group = group
     WorkflowStep.objects.bulk_update([s for s in steps if s.group_id], ["group"])
     return [group for group, _ in groups]
+
+
+def build_lanes(workflow, lane_docs, steps: list[WorkflowStep]) -> list[Lane]:
+    """Validate lane documents and create the workflow's lanes (in the order given, the
+    expedite lane first) and their cells over its `steps`; documents from before lanes give
+    it one lane."""
+    if lane_docs is None:
+        return [create_first_lane(workflow)]
+    if not isinstance(lane_docs, list) or not 1 <= len(lane_docs) <= MAX_LANES:
+        raise Invalid({"lanes": [f"Must be a list of 1 to {MAX_LANES} lanes."]})
+    errors: dict[str, list[str]] = {}
+    lanes, cells = [], []
+    for i, doc in enumerate(lane_docs):
+        key = f"lanes[{i}]"
+        if not isinstance(doc, dict):
+            errors[key] = ["Must be a mapping with name, wip_limit, is_expedite and cells."]
+            continue
+        if name_errors(doc.get("name")):
+            errors[f"{key}.name"] = name_errors(doc.get("name"))
+        limit = _int(doc.get("wip_limit", 0), -1)
+        if not 0 <= limit <= MAX_WIP_LIMIT:
+            errors[f"{key}.wip_limit"] = [f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."]
+        expedite = doc.get("is_expedite", False)
+        if not isinstance(expedite, bool):
+            errors[f"{key}.is_expedite"] = ["Must be true or false."]
+        lane = Lane(workflow=workflow, name=doc.get("name"), wip_limit=limit, is_expedite=expedite is True)
+        lanes.append(lane)
+        cell_docs = doc.get("cells", [])
+        if not isinstance(cell_docs, list) or len(cell_docs) > len(steps):
+            errors[f"{key}.cells"] = ["Must be a list of cells, at most one per step."]
+            continue
+        seen = set()
+        for j, cell in enumerate(cell_docs):
+            position = _int(cell.get("step_position"), None) if isinstance(cell, dict) else None
+            cell_limit = _int(cell.get("wip_limit"), 0) if isinstance(cell, dict) else 0
+            if position is None or not 0 <= position < len(steps) or position in seen:
+                errors[f"{key}.cells[{j}].step_position"] = ["Must be the position of a step, each at most once."]
+            elif not 1 <= cell_limit <= MAX_WIP_LIMIT:
+                errors[f"{key}.cells[{j}].wip_limit"] = [f"Must be a whole number from 1 to {MAX_WIP_LIMIT}."]
+            else:
+                seen.add(position)
+                cells.append(LaneCell(lane=lane, step=steps[position], wip_limit=cell_limit))
+    if sum(1 for lane in lanes if lane.is_expedite) > 1:
+        errors["lanes"] = ["At most one expedite lane."]
+    if errors:
+        raise Invalid(errors)
+    lanes.sort(key=lambda lane: not lane.is_expedite)  # the expedite lane is first
+    for position, lane in enumerate(lanes):
+        lane.position = position
+    Lane.objects.bulk_create(lanes)
+    LaneCell.objects.bulk_create(cells)
+    return lanes
 
 
 def _int(value, default):

@@ -95,6 +95,7 @@ def seeded(db, settings, in_test_transaction, tmp_path):
         "workflows": workflow.pk,
         "steps": backlog.pk,
         "step-groups": group.pk,
+        "lanes": workflow.lanes.get().pk,
         "tasks": task.pk,
         "tokens": token.pk,
         "intakes": intake.pk,

@@ -41,6 +41,9 @@ TOOLS = {
     "update_checklist_item",
     "delete_checklist_item",
     "list_attachments",
+    "list_lanes",
+    "create_lane",
+    "update_lane",
 }
 
 
