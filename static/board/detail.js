@@ -11,7 +11,13 @@ import { waitingText } from "./render.js";
 const FIELDS = ["title", "description", "priority", "assignee_id", "class_of_service"];
 const CLASS_NAMES = { standard: "Standard", expedite: "Expedite" };
 const LIVE_SESSION = new Set(["queued", "starting", "running"]); // agents.models.LIVE
-const SKIPPED = { blocked: "blocked", agent_running: "its agent is at work", assignee_full: "assignee full" };
+const SKIPPED = {
+  blocked: "blocked",
+  agent_running: "its agent is at work",
+  assignee_full: "assignee full",
+  cell_full: "its lane is full in that step",
+  lane_full: "its lane is full",
+};
 const FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
 const BADGES = { forced: "Forced admission", expedited: "Expedited" };
 
