@@ -27,6 +27,7 @@ from bench.common import (
 )
 from bench.fixtures import workflow_with_steps
 from boards.models import Task
+from workflows.models import Lane
 
 LIMIT = 10_000_000
 SCOPES = ("contested", "uncontested")
@@ -46,9 +47,9 @@ def _insert_sql() -> tuple[str, list]:
     return f"INSERT INTO boards_task ({columns}) VALUES ({marks})", fields
 
 
-def floor_worker(dsn: str, workflow_id, step_id, counters):
+def floor_worker(dsn: str, workflow_id, step_id, lane_id, counters):
     insert, fields = _insert_sql()
-    template = Task(workflow_id=workflow_id, step_id=step_id, title="", position=0)
+    template = Task(workflow_id=workflow_id, step_id=step_id, lane_id=lane_id, title="", position=0)
     names = itertools.count()
     state = {}
 
@@ -124,6 +125,8 @@ def run(*, dsn: str, workspace, user, key: str, port: int, meter, threads: int, 
         for _ in range(threads)
     ]
 
+    lanes = dict(Lane.objects.filter(workflow__in=[shared, *(w for w, _ in own)]).values_list("workflow_id", "pk"))
+
     def board_for(scope, i):
         return (shared, shared_step) if scope == "contested" else (own[i][0], own[i][1][0])
 
@@ -143,7 +146,11 @@ def run(*, dsn: str, workspace, user, key: str, port: int, meter, threads: int, 
                         threads,
                         duration,
                         lambda i, scope=scope, counters=counters: floor_worker(
-                            dsn, board_for(scope, i)[0].pk, board_for(scope, i)[1].pk, counters
+                            dsn,
+                            board_for(scope, i)[0].pk,
+                            board_for(scope, i)[1].pk,
+                            lanes[board_for(scope, i)[0].pk],
+                            counters,
                         ),
                     )
                     outcomes = {

@@ -10,7 +10,7 @@ from accounts.models import ApiToken
 from boards.models import Priority, Task
 from boards.placement import GAP
 from tests.factories import board
-from workflows.models import Membership, Role, Workflow, WorkflowStep, Workspace
+from workflows.models import Lane, Membership, Role, Workflow, WorkflowStep, Workspace, create_first_lane
 
 _names = itertools.count()
 
@@ -28,6 +28,7 @@ def owner_with_token(username: str = "bench"):
 def workflow_with_steps(workspace, name: str, steps: list[dict]) -> tuple[Workflow, list[WorkflowStep]]:
     """`steps`: dicts of WorkflowStep fields; `pull_from` names an earlier step's index."""
     workflow = Workflow.objects.create(workspace=workspace, name=f"{name} {next(_names)}")
+    create_first_lane(workflow)
     made = []
     for position, spec in enumerate(steps):
         spec = dict(spec)
@@ -62,11 +63,13 @@ def bulk_tasks(step: WorkflowStep, count: int, *, label: str = "Task") -> None:
     assert not step.is_limited, "limited steps are filled through the admission service"
     now = timezone.now()
     priorities = list(Priority)
+    lane = Lane.objects.filter(workflow_id=step.workflow_id).order_by("position").first()
     Task.objects.bulk_create(
         [
             Task(
                 workflow_id=step.workflow_id,
                 step=step,
+                lane=lane,
                 title=f"{label} {i}: a realistic card title of some length",
                 priority=priorities[i % len(priorities)],
                 position=(i + 1) * GAP,  # the keys task_create gives

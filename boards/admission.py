@@ -73,11 +73,14 @@ def task_create(
     class_of_service: str = ClassOfService.STANDARD,
     force: bool = False,
     reason: str = "",
+    lane_id=None,
 ) -> Admission:
+    """`lane_id`: the lane it goes in (None: the board's first)."""
     check_open_tasks(actor=actor)
     check_force(workflow=workflow, actor=actor, force=force, reason=reason)
     with board_change(workflow.pk, actor=actor) as change:
         target = change.board.step(step.pk) if step is not None else change.board.start_step()
+        lane = change.board.lane(lane_id) if lane_id is not None else change.board.first_lane()
         check_external_ref(change, external_ref)
         if assignee_id is not None:
             change.occupancy.assignable(assignee_id)
@@ -91,6 +94,8 @@ def task_create(
             assignee_id=assignee_id,
             class_of_service=class_of_service,
         )
+        task.class_of_service = class_in_lane(change, task, target, lane)
+        task.lane = lane
         outcome = decide(change, target, task, force=force)
         enter(change, task, target, outcome, position)
         sql.insert([task])
@@ -112,23 +117,50 @@ def task_move(
     position: int | None = None,
     force: bool = False,
     reason: str = "",
+    lane_id=None,
 ) -> Admission:
     """`to_step`: a step, or the id of one a request names. A step of the task's board needs
     no access read of its own (the actor may write that board); another is "No such step."
-    unless the actor may see it, and then not in this workflow."""
+    unless the actor may see it, and then not in this workflow. `lane_id`: the lane it moves
+    to (None: it stays in its own)."""
     step_id = getattr(to_step, "pk", to_step)
     with task_change(task, actor=actor) as (change, task):
         if step_id not in change.steps and not isinstance(to_step, WorkflowStep):
             member_step(actor, step_id)
         check_force(workflow=change.workflow, actor=actor, force=force, reason=reason)
-        return move(change, task, change.board.step(step_id), position=position, force=force, reason=reason)
+        target = change.board.step(step_id)
+        return move(change, task, target, position=position, force=force, reason=reason, lane_id=lane_id)
 
 
-def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None, force=False, reason="") -> Admission:
-    """A move on a locked board: shared by the move API and the step-event engine."""
+def class_in_lane(change: BoardChange, task: Task, step: WorkflowStep, lane) -> str:
+    """The class of service `task` has once in `lane` (and `step`): entering the expedite
+    lane makes it expedite, refused past the board's expedite allowance where it counts (a
+    live task in an active step); leaving it makes it standard."""
+    if lane.is_expedite:
+        if task.class_of_service != ClassOfService.EXPEDITE and step.is_active and not task.is_ephemeral:
+            previous, task.class_of_service = task.class_of_service, ClassOfService.EXPEDITE
+            allowance = ExpediteAllowance.of(change, Entry(step, task, None, False))  # an entry into the class
+            task.class_of_service = previous
+            if allowance.full:
+                raise allowance.refusal(step)
+        return ClassOfService.EXPEDITE
+    current = change.board.lanes.get(task.lane_id)
+    if current is not None and current.is_expedite:
+        return ClassOfService.STANDARD
+    return task.class_of_service
+
+
+def move(
+    change: BoardChange, task: Task, target: WorkflowStep, *, position=None, force=False, reason="", lane_id=None
+) -> Admission:
+    """A move on a locked board: shared by the move API, a lane's deletion and the step-event
+    engine. `lane_id`: the lane it moves to (None: it stays in its own)."""
     if task.archived_at is not None:
         raise Conflict("An archived task cannot be moved; restore it first.", code="task_archived")
     source = change.steps[task.step_id]
+    lane = change.board.lane(lane_id) if lane_id is not None else change.board.lanes[task.lane_id]
+    if lane.pk != task.lane_id:
+        return _move_across_lanes(change, task, target, lane, position=position, force=force, reason=reason)
     if target.pk == source.pk:
         # Reordering inside a step is always allowed, even over the limit.
         outcome = Outcome.QUEUED if not task.admitted else Outcome.ADMITTED
@@ -145,6 +177,43 @@ def move(change: BoardChange, task: Task, target: WorkflowStep, *, position=None
     change.record.event(task, kind, from_step=source, to_step=target, reason=reason, action="move")
     change.record.announce("task.moved", task=task)
     after_admission(change, task, outcome)
+    return Admission(task, outcome)
+
+
+def _move_across_lanes(change, task, target, lane, *, position, force, reason) -> Admission:
+    """A move into another lane (and maybe another step): an entry into its cell and lane,
+    judged like any move; the task's class follows the expedite lane."""
+    source, previous_lane = change.steps[task.step_id], change.board.lanes[task.lane_id]
+    previous_class = task.class_of_service
+    task.class_of_service = class_in_lane(change, task, target, lane)
+    outcome = decide(change, target, task, source=source, force=force, lane=lane.pk)
+    new_class, task.class_of_service = task.class_of_service, previous_class
+    same_step, entered_step_at = target.pk == source.pk, task.entered_step_at
+    if position is not None:
+        key = key_at(change, target, task, position)
+    else:
+        key = task.position if same_step else None  # across lanes in its step, it keeps its place
+    leave(change, task)
+    task.lane, task.class_of_service = lane, new_class
+    enter(change, task, target, outcome, key)
+    if same_step:
+        task.entered_step_at = entered_step_at  # it did not enter the step again
+    sql.update(task, [*MOVED_FIELDS, "lane", "class_of_service"])
+    kind = event_kind(outcome, EventKind.MOVED)
+    change.record.event(
+        task,
+        kind,
+        from_step=source,
+        to_step=target,
+        reason=reason,
+        action="move",
+        lane_id=str(lane.pk),
+        from_lane_id=str(previous_lane.pk),
+    )
+    change.record.lanes_touched(previous_lane, lane)
+    change.record.announce("task.moved", task=task)
+    if not same_step:
+        after_admission(change, task, outcome)
     return Admission(task, outcome)
 
 

@@ -46,6 +46,7 @@ BOOLEAN = [("true", "true"), ("false", "false")]
 class TaskFilter(django_filters.FilterSet):
     workflow = django_filters.UUIDFilter(field_name="workflow_id")
     step = django_filters.UUIDFilter(field_name="step_id")
+    lane = django_filters.UUIDFilter(field_name="lane_id")
     priority = django_filters.ChoiceFilter(choices=[(p, p) for p in PRIORITY_CHOICES], method="filter_priority")
     archived = django_filters.ChoiceFilter(choices=BOOLEAN, method="filter_archived")
     q = django_filters.CharFilter(method="filter_q")
@@ -125,6 +126,7 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
             class_of_service=data["class_of_service"],
             force=data["force"],
             reason=data["reason"],
+            lane_id=data.get("lane_id"),
         )
         return admission_response(result, task_data(result.task), created=True)
 
@@ -155,6 +157,7 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
             position=data.get("position"),
             force=data["force"],
             reason=data["reason"],
+            lane_id=data.get("lane_id"),
         )
         return admission_response(result, task_data(result.task))
 

@@ -25,7 +25,7 @@ from common import sql
 from common.errors import Invalid, QuotaExceeded, WipLimitReached
 from common.text import clean_text
 from workflows.access import assignable
-from workflows.models import StepKind, Workflow, WorkflowStep
+from workflows.models import StepKind, Workflow, WorkflowStep, create_first_lane
 from workflows.portable import build_steps
 
 MAX_TITLE = 500
@@ -226,6 +226,7 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
         step = change.steps[row.step.pk]
         task = Task(
             workflow=change.workflow,
+            lane=change.board.first_lane(),
             title=row.title,
             description=row.description,
             priority=row.priority,
@@ -317,6 +318,7 @@ def new_board(workspace, name: str, step_names: list[str]) -> Workflow:
     if len(kinds) > 1:
         kinds[0], kinds[-1] = StepKind.BACKLOG, StepKind.DONE
     workflow = Workflow.objects.create(workspace=workspace, name=name)
+    create_first_lane(workflow)
     build_steps(
         workflow,
         [

@@ -8,8 +8,9 @@ Every change to a board runs inside `board_change()` (changes.py), within an out
   4. the membership rows of the assignees whose personal limits it judges (ascending id,
      `Occupancy.lock_members`): a person's limit spans boards, so two boards serialize there.
 Session rows and the workspace's session guard, when a change needs them, come after.
-Groups live inside one board: the workflow lock orders their changes. Steps 1 to 3 (the task
-when the change is about one) and then every step's counts go as one query (`lock_board`).
+Groups, lanes and cells live inside one board: the workflow lock orders their changes (no lock
+of their own). Steps 1 to 3 (the task when the change is about one), the lanes and cells, and
+then every cell's counts go as one query (`lock_board`).
 """
 
 import functools
@@ -26,7 +27,7 @@ from boards import statements
 from boards.models import Task
 from common import sql
 from common.errors import Invalid, KandevError
-from workflows.models import StepGroup, Workflow, WorkflowStep
+from workflows.models import Lane, LaneCell, StepGroup, Workflow, WorkflowStep
 
 logger = logging.getLogger(__name__)
 
@@ -68,12 +69,15 @@ def board_transaction(fn):
 @dataclass
 class LockedBoard:
     """A board as its change holds it: the workflow row and its steps (locked, unless
-    `read_only`), its groups when asked for, and the task rows the change locked."""
+    `read_only`), its lanes and cells (read with the lock), its groups when asked for, and
+    the task rows the change locked."""
 
     workflow: Workflow
     steps: dict  # step id -> WorkflowStep
     read_only: bool = False  # a read's view of the board (`board_view`): nothing is locked
     _groups: dict | None = None
+    _lanes: dict | None = None  # lane id -> Lane, in board order
+    _cells: dict | None = None  # (lane id, step id) -> LaneCell
     _tasks: dict = field(default_factory=dict)  # task id -> its row locked by lock_board(), or None
 
     @property
@@ -104,6 +108,36 @@ class LockedBoard:
         if self._groups is None:
             self._groups = {g.pk: g for g in StepGroup.objects.filter(workflow=self.workflow)}
         return self._groups.get(step.group_id)
+
+    @property
+    def lanes(self) -> dict:
+        """{lane id: Lane} in board order (a read's view reads them when first asked)."""
+        if self._lanes is None:
+            self._lanes = {lane.pk: lane for lane in Lane.objects.filter(workflow=self.workflow)}
+        return self._lanes
+
+    @property
+    def cells(self) -> dict:
+        """{(lane id, step id): LaneCell}: the cells that have a limit."""
+        if self._cells is None:
+            self._cells = {(c.lane_id, c.step_id): c for c in LaneCell.objects.filter(lane__workflow=self.workflow)}
+        return self._cells
+
+    def lane(self, lane_id, field: str = "lane_id") -> Lane:
+        """A lane of this board, or a 400 naming the field."""
+        lane = self.lanes.get(lane_id)
+        if lane is None:
+            raise Invalid({field: ["No such lane in this workflow."]})
+        return lane
+
+    def first_lane(self) -> Lane:
+        """Where a task goes when no lane is named: the first lane that is not the expedite
+        lane (shown on top, it is chosen on purpose), unless the board has no other."""
+        lanes = list(self.lanes.values())
+        return next((lane for lane in lanes if not lane.is_expedite), lanes[0])
+
+    def cell(self, lane_id, step_id) -> LaneCell | None:
+        return self.cells.get((lane_id, step_id))
 
     def group_steps(self, group: StepGroup) -> list[WorkflowStep]:
         return sorted((s for s in self.steps.values() if s.group_id == group.pk), key=lambda s: s.position)
@@ -136,18 +170,21 @@ def lock_board(workflow_id, *, task_id=None) -> tuple[LockedBoard, list]:
     on PostgreSQL one round trip, for statements that each wait for the one before.
     Every write of the board waits for this lock, so each round trip held under it is
     paid by the writers queued behind (docs/benchmarks.md). Returns the board and the
-    count rows (step id, occupied, queued, last position) for its occupancy ledger."""
+    count rows (step id, lane id, occupied, queued, last position) for its occupancy ledger."""
     locked = statements.locked_section(connection.vendor)
     board = sql.uuid_param(workflow_id)
     queries = [(locked["lock_and_bump"], [board], [Workflow]), (locked["lock_steps"], [board], [WorkflowStep])]
     if task_id is not None:
         queries.append((locked["lock_task"], [sql.uuid_param(task_id), board], [Task]))
+    queries += [(locked["lanes"], [board], [Lane]), (locked["cells"], [board], [LaneCell])]
     queries.append((locked["count_board"], [board], []))
-    bumped, steps, *task_rows, counted = sql.fetch_together(*queries)
+    bumped, steps, *task_rows, lanes, cells, counted = sql.fetch_together(*queries)
     if not bumped:
         raise NotFound("Not found.")
     ((workflow,),) = bumped
     locked_board = LockedBoard(workflow=workflow, steps={step.pk: step for (step,) in steps})
+    locked_board._lanes = {lane.pk: lane for (lane,) in lanes}
+    locked_board._cells = {(cell.lane_id, cell.step_id): cell for (cell,) in cells}
     for rows in task_rows:  # the one task's, when asked for
         locked_board._tasks[task_id] = rows[0][0] if rows else None
     return locked_board, counted

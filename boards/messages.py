@@ -5,7 +5,7 @@ from boards.models import Task
 from boards.priorities import PRIORITY_NAMES
 from boards.sessions import agent_figures, task_sessions
 from common import sql
-from workflows.models import StepGroup, WorkflowStep
+from workflows.models import Lane, StepGroup, WorkflowStep
 
 
 def iso(value):
@@ -19,6 +19,7 @@ TASK_JSON = {
     "id": str,
     "workflow_id": str,
     "step_id": str,
+    "lane_id": str,
     "title": None,
     "description": None,
     "priority": PRIORITY_NAMES.__getitem__,
@@ -97,6 +98,7 @@ def change_message(change, writes=()) -> dict:
         message["group"] = next(g for g in groups if g["id"] == str(about.pk))
     if groups:
         message["groups"] = groups
+    _touch_lanes(change, message, tasks.values())
     message.update(
         version=board.version,
         tasks=[{**task_data(t), "session": sessions.get(pk)} for pk, t in tasks.items()],
@@ -126,6 +128,57 @@ def _touched_groups(change, counts: dict, about: StepGroup | None) -> list[dict]
         occupied = sum(counts[s.pk][0] if s.pk in counts else change.occupancy.step(s).occupied for s in steps)
         entries.append((steps[0].position if steps else -1, group_data(group, [s.pk for s in steps], occupied)))
     return [entry for _, entry in sorted(entries, key=lambda e: e[0])]
+
+
+def _touch_lanes(change, message: dict, tasks) -> None:
+    """The lanes (whole, with the occupancy they end with) whose figures the change touched:
+    those it names, and on a board of several lanes those of the tasks it carries; and the
+    cells with a limit of those lanes in the steps it touched (`lane.updated`: every cell of
+    its lane, the lane's whole set). On a board of one lane, its figures are its steps' (the
+    message's `steps`): only a change of the lane itself carries it."""
+    board, occupancy = change.board, change.occupancy
+    about = message.get("lane")  # lane.updated names the lane it is about
+    about_id = about.pk if isinstance(about, Lane) else None
+    named = change.record.lanes | ({about.pk} if isinstance(about, Lane) else set())
+    ids = named | {task.lane_id for task in tasks}
+    several = len(board.lanes) > 1
+    lanes = [lane for lane in board.lanes.values() if lane.pk in named or (several and lane.pk in ids)]
+    if isinstance(about, Lane):
+        message["lane"] = lane_data(about, occupancy.lane(about))
+    if lanes:
+        message["lanes"] = [lane_data(lane, occupancy.lane(lane)) for lane in lanes]
+    touched = change.record.touched
+    cells = [
+        cell_data(cell, occupancy.cell(board.steps[step_id], lane_id))
+        for (lane_id, step_id), cell in board.cells.items()
+        if step_id in board.steps and (lane_id == about_id or (several and lane_id in ids and step_id in touched))
+    ]
+    if cells:
+        message["cells"] = cells
+
+
+def lane_data(lane: Lane, occupied: int) -> dict:
+    """A lane as the API, the board and live messages show it."""
+    return {
+        "id": str(lane.pk),
+        "workflow_id": str(lane.workflow_id),
+        "name": lane.name,
+        "position": lane.position,
+        "wip_limit": lane.wip_limit,
+        "is_expedite": lane.is_expedite,
+        "occupied": occupied,
+        "over_limit": bool(lane.wip_limit) and occupied > lane.wip_limit,
+    }
+
+
+def cell_data(cell, occupied: int) -> dict:
+    """A cell's limit (a lane in one step) and its occupancy."""
+    return {
+        "lane_id": str(cell.lane_id),
+        "step_id": str(cell.step_id),
+        "wip_limit": cell.wip_limit,
+        "occupied": occupied,
+    }
 
 
 def group_data(group: StepGroup, step_ids: list, occupied: int) -> dict:

@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models import Q
 
 from boards.priorities import Priority
-from workflows.models import Workflow, WorkflowStep
+from workflows.models import Lane, Workflow, WorkflowStep
 
 # The rules about which tasks count, each written once here; the ledger (boards/occupancy.py),
 # the querysets below and the hand-written SQL (boards/statements.py) derive from them.
@@ -16,6 +16,8 @@ QUEUED = LIVE & Q(admitted=False)  # waiting in a queue-mode step's overflow que
 # sorts before "standard") and a queue's (oldest first; a bulk move queues in one instant).
 BOARD_ORDER = ("position", "priority", "created_at", "id")
 PULL_ORDER = ("class_of_service", *BOARD_ORDER)
+# A pull's order across lanes: expedite first, then the board's lane order, then board order.
+LANE_PULL_ORDER = ("class_of_service", "lane__position", *BOARD_ORDER)
 QUEUE_ORDER = ("queued_at", "position", "id")
 BLOCKED_REASON_MAX = 2000
 # Who may be given a task: an owner or member of its workspace.
@@ -46,8 +48,8 @@ class TaskQuerySet(models.QuerySet):
         return self.order_by(*BOARD_ORDER)
 
     def in_pull_order(self):
-        """Expedite first, then board order."""
-        return self.order_by(*PULL_ORDER)
+        """Expedite first, then lane order, then board order."""
+        return self.order_by(*LANE_PULL_ORDER)
 
     def in_queue_order(self):
         return self.order_by(*QUEUE_ORDER)
@@ -67,6 +69,8 @@ class Task(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="tasks")
     step = models.ForeignKey(WorkflowStep, on_delete=models.PROTECT, related_name="tasks")
+    # Its row of the board: a lane of the same workflow (deleting a lane moves its tasks first).
+    lane = models.ForeignKey(Lane, on_delete=models.PROTECT, related_name="tasks")
     title = models.CharField(max_length=500)
     description = models.TextField(blank=True)
     priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.MEDIUM)

@@ -4,12 +4,14 @@ Counts are read after the locks (the steps' with the lock itself, a person's aft
 membership row's lock, the board's expedite work when first asked), then kept current by
 `enter()` and `leave()` alone: every door, fill and promotion that puts a task somewhere
 or takes it away tells the ledger, which judges from the task itself whether it counts
-(`is_live()`, `admitted`) and where (its step, its group, its assignee in an active step, the board's
-expedite work). Nothing else changes a count.
+(`is_live()`, `admitted`) and where (its step, its cell: the step in its lane, its group, its
+lane in an active step, its assignee in an active step, the board's expedite work). Nothing
+else changes a count.
 
-The ledger also says what its counts did since last asked (`changes()`): a step holding
-fewer tasks may fill, one holding more offers its consumers a pull, a person with fewer
-tasks may take work a pull skipped for them. The change's worklist asks (worklist.py).
+The ledger also says what its counts did since last asked (`changes()`): a step or cell
+holding fewer tasks may fill, one holding more offers its consumers a pull, a lane or a
+person with fewer tasks may take work a pull skipped for them. The change's worklist asks
+(worklist.py).
 """
 
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from boards.models import NOT_ASSIGNABLE, ClassOfService, Task, is_live
 from boards.selectors import step_counts
 from common import sql
 from common.errors import Invalid
-from workflows.models import Membership, Role, StepGroup, StepKind, WorkflowStep
+from workflows.models import Lane, Membership, Role, StepGroup, StepKind, WorkflowStep
 
 
 @dataclass
@@ -46,20 +48,37 @@ class Person:
 
 
 class Occupancy:
-    """Counts per step (occupied, queued), per group (the sum of its steps'), per person and
-    of the board's expedite work; `enter()` and `leave()` are their only writers."""
+    """Counts per step (occupied, queued), per cell (a step's occupied tasks of one lane),
+    per group (the sum of its steps'), per lane (the sum of its cells in active steps), per
+    person and of the board's expedite work; `enter()` and `leave()` are their only writers."""
 
     def __init__(self, board: LockedBoard, counted=None):
         self.board = board
         self.steps: dict = {}  # step id -> StepCount
-        if counted is not None:  # the rows read with the lock: every step of the board
+        self.cells: dict = {}  # (step id, lane id) -> occupied, for the steps in `steps`
+        if counted is not None:  # the rows read with the lock: every cell of the board
             self.steps = {pk: StepCount(0, 0, -1) for pk in board.steps}
-            for step_id, occupied, queued, last in counted:
-                self.steps[sql.uuid_value(step_id)] = StepCount(occupied, queued, last)
+            self._counted(counted, step_id=None)
         self.persons: dict = {}  # user id -> Person, once locked
         self.expedite: int | None = None  # read when first asked
         self.seen = {pk: c.occupied for pk, c in self.steps.items()}  # counts when changes() last looked
+        self.seen_cells = dict(self.cells)
         self.seen_persons: dict = {}
+
+    def _counted(self, rows, step_id) -> None:
+        """Take in count rows ([step id,] lane id, occupied, queued, last position) of a
+        board (`step_id` None) or of one step, per cell."""
+        for row in rows:
+            pk = sql.uuid_value(row[0]) if step_id is None else step_id
+            lane_id, occupied, queued, last = row[-4:]
+            lane_id = sql.uuid_value(lane_id)
+            count = self.steps.setdefault(pk, StepCount(0, 0, -1))
+            count.occupied += occupied
+            count.queued += queued
+            if last is not None:
+                count.end = max(count.end, last)
+            if occupied:
+                self.cells[pk, lane_id] = occupied
 
     # --- reads ------------------------------------------------------------------------
 
@@ -68,10 +87,21 @@ class Occupancy:
         if step.pk not in self.steps:
             with connection.cursor() as cursor:
                 cursor.execute(statements.locked_section(connection.vendor)["count_step"], [sql.uuid_param(step.pk)])
-                occupied, queued, last = cursor.fetchone()
-            self.steps[step.pk] = StepCount(occupied, queued, -1 if last is None else last)
-            self.seen[step.pk] = occupied
+                rows = cursor.fetchall()
+            self.steps[step.pk] = StepCount(0, 0, -1)
+            self._counted(rows, step_id=step.pk)
+            self.seen[step.pk] = self.steps[step.pk].occupied
+            self.seen_cells.update({key: n for key, n in self.cells.items() if key[0] == step.pk})
         return self.steps[step.pk]
+
+    def cell(self, step: WorkflowStep, lane_id) -> int:
+        """The lane's live admitted tasks in `step`."""
+        self.step(step)
+        return self.cells.get((step.pk, lane_id), 0)
+
+    def lane(self, lane: Lane) -> int:
+        """The lane's live admitted tasks in the board's active steps."""
+        return sum(self.cell(s, lane.pk) for s in self.board.steps.values() if s.is_active)
 
     def group(self, group: StepGroup) -> int:
         return sum(self.step(s).occupied for s in self.board.group_steps(group))
@@ -169,6 +199,8 @@ class Occupancy:
             count.queued += delta
             return
         count.occupied += delta
+        cell = (step.pk, task.lane_id)
+        self.cells[cell] = self.cells.get(cell, 0) + delta
         if not step.is_active:
             return
         if task.assignee_id is not None:
@@ -180,15 +212,28 @@ class Occupancy:
 
     # --- what changed -----------------------------------------------------------------
 
-    def changes(self) -> tuple[list, list, list]:
-        """(steps holding fewer tasks, steps holding more, persons with a limit holding fewer)
-        than when last asked (or read)."""
-        fewer, more = [], []
+    def changes(self) -> tuple[list, list, list, list]:
+        """(steps holding fewer tasks, steps holding more, persons with a limit holding fewer,
+        cells (step, lane id) holding fewer) than when last asked (or read). A task changing
+        lanes in its step leaves one cell with fewer and the step's other with more: the step
+        is in both lists."""
+        fewer, more, cells = [], [], []
         for pk, count in self.steps.items():
             before = self.seen.get(pk, count.occupied)
             if count.occupied != before and pk in self.board.steps:
                 (fewer if count.occupied < before else more).append(self.board.steps[pk])
             self.seen[pk] = count.occupied
+        for key, occupied in self.cells.items():
+            before = self.seen_cells.get(key, 0)
+            step = self.board.steps.get(key[0])
+            if occupied != before and step is not None:
+                if occupied < before:
+                    cells.append((step, key[1]))
+                    if step not in fewer:
+                        fewer.append(step)
+                elif step not in more:
+                    more.append(step)
+        self.seen_cells = dict(self.cells)
         freed = [p for p in self.persons.values() if p.limit and p.occupied < self.seen_persons[p.user_id]]
         self.seen_persons = {user_id: p.occupied for user_id, p in self.persons.items()}
-        return fewer, more, freed
+        return fewer, more, freed, cells

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.db.models import Case, Value, When
 
 from boards.change import BoardChange
-from boards.limits import PersonLimit, entry, limits
+from boards.limits import limits
 from boards.models import EventKind, Task
 from boards.signals import task_admitted
 from workflows.models import OnFull, WorkflowStep
@@ -46,14 +46,6 @@ class Admission:
         return self.outcome is Outcome.QUEUED
 
 
-def assignee_full(change, step: WorkflowStep, task: Task, *, source: WorkflowStep | None = None) -> bool:
-    """Is `task`'s assignee at their personal limit for its entry into `step` from `source`?
-    A pull or a promotion passes such a task over."""
-    judged = entry(step, task, source=source)
-    person = PersonLimit.of(change, judged) if judged is not None else None
-    return person is not None and person.full
-
-
 def decide(
     change: BoardChange,
     step: WorkflowStep,
@@ -63,11 +55,13 @@ def decide(
     force: bool = False,
     assigning: bool = False,
     can_queue: bool = True,
+    lane=None,
 ) -> Outcome:
     """The admission rule for every limit: admitted when each one that applies has room;
     otherwise expedited (within an allowance that has room), forced (an owner's override),
-    queued (a queue-mode step) or refused, naming the first full limit."""
-    found = limits(change, step, task, source=source, assigning=assigning)
+    queued (a queue-mode step) or refused, naming the first full limit. `lane`: the lane
+    the task enters (None: the one it is in)."""
+    found = limits(change, step, task, source=source, assigning=assigning, lane=lane)
     full = next((limit for limit in found if not limit.allowance and limit.full), None)
     if full is None:
         return Outcome.ADMITTED

@@ -1,9 +1,10 @@
 """The pull: a limited step with room fills itself, in the same transaction.
 
 First its own overflow queue (oldest `queued_at`, then position, id: a bulk move queues its
-tasks in one instant, in the given order), then its feeder's tasks in board order
-(expedite first, then position, priority rank, created, id), until full — in itself and
-in its group; a task whose assignee is at their personal limit is skipped. `settle()` fills every step the
+tasks in one instant, in the given order), then its feeder's tasks in pull order
+(expedite first, then lane order, then position, priority rank, created, id), until full —
+in itself and in its group; a task is skipped while its own cell, lane or assignee is full
+(a pulled task stays in its lane). `settle()` fills every step the
 change's worklist holds, and what a fill does marks more (its counts tell the ledger): the
 feeder it took from has room, and the step it filled now holds pullable tasks for its
 consumers. So a pull cascades up and down the feeder chain until the board is settled.
@@ -16,9 +17,9 @@ from django.db import transaction
 from django.db.models import Subquery
 
 from boards.change import BoardChange
-from boards.limits import limits
+from boards.limits import held, limits
 from boards.models import LIVE, EventKind, Task
-from boards.placement import Outcome, after_admission, assignee_full, key_after, save_entered
+from boards.placement import Outcome, after_admission, key_after, save_entered
 from boards.pullable import pullable
 from common import metrics
 from workflows.models import WorkflowStep
@@ -36,7 +37,8 @@ def settle(change: BoardChange) -> None:
 def pull_candidates(feeder: WorkflowStep):
     """Feeder tasks a pull may take (`boards.pullable`), in pull order. Rows another
     transaction holds are skipped."""
-    return pullable(Task.objects.filter(step=feeder)).in_pull_order().select_for_update(skip_locked=True)
+    # The order joins the lanes: only the task rows are locked.
+    return pullable(Task.objects.filter(step=feeder)).in_pull_order().select_for_update(skip_locked=True, of=("self",))
 
 
 def room(change: BoardChange, step: WorkflowStep, source: WorkflowStep | None = None) -> int | None:
@@ -47,7 +49,7 @@ def room(change: BoardChange, step: WorkflowStep, source: WorkflowStep | None = 
 
 
 def _take(change: BoardChange, step: WorkflowStep, source, candidates, free: int) -> tuple[list[Task], list]:
-    """Up to `free` candidates in order, skipping those whose assignee is at their limit;
+    """Up to `free` candidates in order, skipping those whose cell, lane or assignee is full;
     each taken task leaves `source` (None: its queue in `step`) and enters `step` in the
     ledger as it is taken, so the next candidate's assignee is judged with it. Also returns
     the rows as read (annotations included)."""
@@ -58,7 +60,7 @@ def _take(change: BoardChange, step: WorkflowStep, source, candidates, free: int
         rows += batch
         seen += [task.pk for task in batch]
         for task in _as_changed(change, batch):
-            if assignee_full(change, step, task, source=source):
+            if held(change, step, task, source=source) is not None:
                 continue
             taken.append(task)
             change.occupancy.leave(task, source or step)

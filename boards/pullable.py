@@ -5,8 +5,8 @@ Each `Bar` says, in one place, which tasks it holds back as a query filter (`tas
 a test of a board card (`card`), and the word the task detail gives for it
 (`skipped_because`). The pull's candidates, the task detail's `waiting` and the board's
 cards' `waiting` all derive from `BARS`; a new reason a task is never pulled (a blocker
-not yet done, say) is one more `Bar`. A person at their limit is not a bar: whether it holds
-a task back depends on the step it would enter (`placement.assignee_full()`).
+not yet done, say) is one more `Bar`. A full cell, lane or person is not a bar: whether it
+holds a task back depends on the step it would enter (`limits.held()`).
 """
 
 from collections.abc import Callable

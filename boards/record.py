@@ -18,6 +18,7 @@ class ChangeRecord:
         self.deleted: set = set()  # task ids
         self.created: set = set()  # task ids created in this change
         self.orders: dict = {}  # step id -> [{"id", "position"}] in board order, when rebalanced
+        self.lanes: set = set()  # lane ids whose figures the message carries (besides its tasks')
         self.session_tasks: set = set()  # task ids whose agent session changed
         self.agents = False  # the message carries the board's agent figures
         self.message: dict | None = None
@@ -52,6 +53,11 @@ class ChangeRecord:
     def touch(self, *steps) -> None:
         self.dirty = True
         self.touched.update(step.pk for step in steps)
+
+    def lanes_touched(self, *lanes) -> None:
+        """Lanes whose settings or occupancy changed other than through the tasks the message carries."""
+        self.dirty = True
+        self.lanes.update(lane.pk for lane in lanes)
 
     def announce(self, type_: str, **payload) -> None:
         """Name the change for live viewers; the first announcement wins (it is the cause)."""

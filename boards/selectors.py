@@ -3,9 +3,9 @@
 from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from boards.messages import group_data
+from boards.messages import cell_data, group_data, lane_data
 from boards.models import LIVE, OCCUPYING, QUEUED, Task, TaskEvent
-from workflows.models import StepKind, WorkflowStep
+from workflows.models import LaneCell, StepKind, WorkflowStep
 
 
 def step_counts(step_ids) -> dict:
@@ -30,6 +30,34 @@ def group_rows(groups) -> list[dict]:
         members[group_id].append(step_id)
     counts = step_counts([pk for ids in members.values() for pk in ids])
     return [group_data(group, members[group.pk], sum(counts[pk][0] for pk in members[group.pk])) for group in groups]
+
+
+def lane_rows(lanes) -> list[dict]:
+    """Each of `lanes` (in the order given) as the API shows it, with its occupancy (its live
+    admitted tasks in active steps), in one query."""
+    lanes = list(lanes)
+    occupied = dict(
+        Task.objects.occupying()
+        .filter(lane__in=lanes, step__kind=StepKind.ACTIVE)
+        .values("lane_id")
+        .annotate(n=Count("id"))
+        .values_list("lane_id", "n")
+    )
+    return [lane_data(lane, occupied.get(lane.pk, 0)) for lane in lanes]
+
+
+def cell_rows(lane) -> list[dict]:
+    """The lane's cell limits, in board order of their steps, each with the lane's live
+    admitted tasks in that step, in two queries."""
+    cells = list(LaneCell.objects.filter(lane=lane).order_by("step__position"))
+    occupied = dict(
+        Task.objects.occupying()
+        .filter(lane=lane, step__in=[cell.step_id for cell in cells])
+        .values("step_id")
+        .annotate(n=Count("id"))
+        .values_list("step_id", "n")
+    )
+    return [cell_data(cell, occupied.get(cell.step_id, 0)) for cell in cells]
 
 
 def with_occupied(memberships):

@@ -16,6 +16,7 @@ class TaskSerializer(serializers.Serializer):
     id = serializers.UUIDField(read_only=True)
     workflow_id = serializers.UUIDField(read_only=True)
     step_id = serializers.UUIDField(read_only=True)
+    lane_id = serializers.UUIDField(read_only=True)
     title = serializers.CharField(read_only=True)
     description = serializers.CharField(read_only=True)
     priority = serializers.ChoiceField(choices=PRIORITY_CHOICES, read_only=True)
@@ -98,6 +99,9 @@ class TaskCreateSerializer(ForceMixin):
     external_ref = serializers.CharField(required=False, allow_null=True, max_length=300)
     assignee_id = AssigneeField(required=False)
     class_of_service = serializers.ChoiceField(choices=ClassOfService.choices, default=ClassOfService.STANDARD)
+    lane_id = serializers.UUIDField(
+        required=False, allow_null=True, help_text="Its lane; the board's first when left out."
+    )
 
     def validate_description(self, value):
         return clean_text(value, multiline=True)
@@ -122,6 +126,7 @@ class TaskUpdateSerializer(serializers.Serializer):
     priority = PriorityField(required=False)
     assignee_id = AssigneeField(required=False)
     class_of_service = serializers.ChoiceField(choices=ClassOfService.choices, required=False)
+    lane_id = serializers.UUIDField(required=False, help_text="Another lane of its board: a move within its step.")
 
     def validate_description(self, value):
         return clean_text(value, multiline=True)
@@ -134,6 +139,9 @@ class TaskUpdateSerializer(serializers.Serializer):
 
 class TaskMoveSerializer(ForceMixin):
     step_id = serializers.UUIDField()
+    lane_id = serializers.UUIDField(
+        required=False, allow_null=True, help_text="The lane it moves to; its own when left out."
+    )
     position = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2_000_000_000)
 
 

@@ -1,6 +1,6 @@
 """Task writes that are not admissions: they change a card, never its step."""
 
-from boards.admission import reassign, reclassify
+from boards.admission import move, reassign, reclassify
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
 from boards.locking import board_transaction
@@ -10,8 +10,12 @@ from common.errors import Conflict, Invalid
 
 @board_transaction
 def task_update(*, task: Task, actor, **fields) -> Task:
-    """Edit a card. A new assignee or class of service is judged by the limits it touches."""
+    """Edit a card. A new assignee, class of service or lane (`lane_id`: a move in its step)
+    is judged by the limits it touches."""
+    lane_id = fields.pop("lane_id", None)
     with task_change(task, actor=actor) as (change, task):
+        if lane_id is not None:
+            move(change, task, change.steps[task.step_id], lane_id=lane_id)
         if "assignee_id" in fields:
             reassign(change, task, fields["assignee_id"])
         if "class_of_service" in fields:

@@ -22,7 +22,7 @@ from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
 from boards.events import change_key
-from boards.messages import CARD_FIELDS, card_data, groups_data, step_data
+from boards.messages import CARD_FIELDS, card_data, cell_data, groups_data, lane_data, step_data
 from boards.models import LIVE, Task
 from boards.priorities import PRIORITY_RANKS
 from boards.sessions import agent_figures, task_sessions
@@ -30,7 +30,7 @@ from boards.waiting import Column, board_waiting
 from common.db import one_read
 from common.metrics import BOARD_SNAPSHOTS
 from common.renderers import encode
-from workflows.models import StepGroup, WorkflowStep
+from workflows.models import Lane, LaneCell, StepGroup, StepKind, WorkflowStep
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ APPLIED_TYPES = frozenset(
 APPLIED_PARTS = frozenset(
     {
         *("type", "version", "task", "step_id", "tasks", "deleted_task_ids", "steps", "orders", "agents"),
-        *("group", "groups", "deleted_group_ids"),
+        *("group", "groups", "deleted_group_ids", "lanes", "cells"),
     }
 )
 CHANGES_APPLIED_AT_MOST = 100  # past that, one build costs less than fetching and applying
@@ -181,6 +181,8 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
     copied = set()  # the columns changed here (new lists; the cached ones stay as they were)
     agents = snapshot["agents"]
     groups = {group["id"]: group for group in snapshot["groups"]}
+    lanes = {lane["id"]: lane for lane in snapshot["lanes"]}
+    cells = {(cell["lane_id"], cell["step_id"]): cell for cell in snapshot["cells"]}
 
     def column(step_id) -> list:
         if step_id not in copied:
@@ -224,10 +226,29 @@ def _applied(snapshot: dict, messages: list[dict]) -> dict | None:
             groups[group["id"]] = group
         for group_id in message.get("deleted_group_ids", []):
             groups.pop(group_id, None)
+        for lane in message.get("lanes", []):
+            lanes[lane["id"]] = lane
+        for cell in message.get("cells", []):
+            cells[cell["lane_id"], cell["step_id"]] = cell
+    if len(lanes) == 1:  # one lane: its figures are its steps' (the messages carry no lanes)
+        ((lane_id, lane),) = lanes.items()
+        occupied = sum(step["occupied"] for step in steps.values() if step["kind"] == StepKind.ACTIVE)
+        lanes[lane_id] = {
+            **lane,
+            "occupied": occupied,
+            "over_limit": bool(lane["wip_limit"]) and occupied > lane["wip_limit"],
+        }
+        cells = {
+            key: {**cell, "occupied": steps[cell["step_id"]]["occupied"]}
+            for key, cell in cells.items()
+            if cell["step_id"] in steps
+        }
     board = {
         **snapshot,
         "workflow": {**snapshot["workflow"], "version": messages[-1]["version"]},
         "agents": agents,
+        "lanes": list(lanes.values()),  # a change of the lanes themselves is read again: same order
+        "cells": list(cells.values()),
         "groups": sorted(groups.values(), key=lambda g: steps[g["step_ids"][0]]["position"] if g["step_ids"] else -1),
         "steps": [
             step if before.get(step_id) is step and step_id not in copied else {**step, "tasks": columns[step_id]}
@@ -262,7 +283,7 @@ def set_waiting(board: dict, *, shared: dict | None = None) -> None:
 
 
 def build_snapshot(*, workflow, per_step: int | None = None) -> dict:
-    """The whole board in five queries, whatever the number of tasks, all reading one state
+    """The whole board in six queries, whatever the number of tasks, all reading one state
     of it: read apart, the tasks can name a step made after the steps were read.
 
     With `per_step`, each column carries only its first `per_step` tasks in board order
@@ -314,6 +335,7 @@ def _read_board(workflow, per_step: int | None) -> dict:
             for step in steps
         ],
         "groups": _groups(workflow, steps, occupied),
+        **_lanes(workflow, steps, by_step, occupied, cut=per_step is not None),
     }
 
 
@@ -326,6 +348,58 @@ def _groups(workflow, steps: list, occupied: dict) -> list[dict]:
     if not any(step.group_id for step in steps):
         return []
     return groups_data(StepGroup.objects.filter(workflow=workflow), steps, occupied)
+
+
+def _lanes(workflow, steps: list, by_step: dict, occupied: dict, *, cut: bool) -> dict:
+    """The board's `lanes` in board order and its `cells` (those with a limit), each with its
+    occupancy: one query for both, and one more to count when the columns are `cut` short.
+    With one lane its counts are the steps'; with more, the cards' (a pass over them)."""
+    rows = list(
+        Lane.objects.filter(workflow=workflow)
+        .order_by("position", "created_at", "id")
+        .values_list(
+            "id", "name", "position", "wip_limit", "is_expedite", "cells__id", "cells__step_id", "cells__wip_limit"
+        )
+    )
+    lanes, cells = {}, []
+    for lane_id, name, position, wip_limit, is_expedite, cell_id, step_id, cell_limit in rows:
+        lanes.setdefault(
+            lane_id,
+            Lane(
+                pk=lane_id,
+                workflow_id=workflow.pk,
+                name=name,
+                position=position,
+                wip_limit=wip_limit,
+                is_expedite=is_expedite,
+            ),
+        )
+        if cell_id is not None:
+            cells.append(LaneCell(pk=cell_id, lane_id=lane_id, step_id=step_id, wip_limit=cell_limit))
+    active = {step.pk for step in steps if step.is_active}
+    if len(lanes) == 1:
+        counted = {(step_id, lane_id): n for step_id, n in occupied.items() for lane_id in lanes}
+    elif cut:
+        counted = {
+            (row["step_id"], row["lane_id"]): row["n"]
+            for row in Task.objects.occupying()
+            .filter(workflow=workflow)
+            .values("step_id", "lane_id")
+            .annotate(n=Count("id"))
+        }
+    else:
+        counted = {}
+        for step_id, tasks in by_step.items():
+            for task in tasks:
+                if task["admitted"] and not task["is_ephemeral"]:
+                    key = (step_id, task["lane_id"])
+                    counted[key] = counted.get(key, 0) + 1
+    key_of = (lambda pk: pk) if len(lanes) == 1 or cut else str
+    in_lane = {pk: sum(counted.get((step_id, key_of(pk)), 0) for step_id in active) for pk in lanes}
+    return {
+        "lanes": [lane_data(lane, in_lane[pk]) for pk, lane in lanes.items()],
+        "cells": [cell_data(cell, counted.get((cell.step_id, key_of(cell.lane_id)), 0)) for cell in cells],
+    }
 
 
 def _column_totals(by_step: dict) -> dict:

@@ -8,7 +8,7 @@ from django.db import connection
 
 from boards.models import LIVE, OCCUPYING, QUEUED, Task
 from common import sql
-from workflows.models import Workflow, WorkflowStep
+from workflows.models import Lane, LaneCell, Workflow, WorkflowStep
 
 
 @functools.cache
@@ -37,12 +37,26 @@ def locked_section(vendor: str) -> dict:
             f"SELECT {sql.columns(Task)} FROM {sql.table(Task)}"
             f" WHERE {sql.column(Task, 'id')} = %s AND {sql.column(Task, 'workflow')} = %s{for_update}"
         ),
-        # Occupancy after the locks: every step of the board at once, sent with the locks.
-        "count_board": (
-            f"SELECT {sql.column(Task, 'step')}, {counted} FROM {sql.table(Task)}"
-            f" WHERE {sql.column(Task, 'workflow')} = %s AND {live} GROUP BY {sql.column(Task, 'step')}"
+        # The board's lanes and cells, read under the workflow lock that orders their changes.
+        "lanes": (
+            f"SELECT {sql.columns(Lane)} FROM {sql.table(Lane)} WHERE {sql.column(Lane, 'workflow')} = %s"
+            f" ORDER BY {sql.column(Lane, 'position')}, {sql.column(Lane, 'created_at')}, {sql.column(Lane, 'id')}"
         ),
-        # One step's: for a read's view of the board, or a step made in this change (the partial
-        # index task_in_board_order).
-        "count_step": f"SELECT {counted} FROM {sql.table(Task)} WHERE {sql.column(Task, 'step')} = %s AND {live}",
+        "cells": (
+            f"SELECT {sql.columns(LaneCell, 'c')} FROM {sql.table(LaneCell)} c"
+            f" JOIN {sql.table(Lane)} l ON l.{sql.column(Lane, 'id')} = c.{sql.column(LaneCell, 'lane')}"
+            f" WHERE l.{sql.column(Lane, 'workflow')} = %s"
+        ),
+        # Occupancy after the locks: every cell (step × lane) of the board at once, sent with the locks.
+        "count_board": (
+            f"SELECT {sql.column(Task, 'step')}, {sql.column(Task, 'lane')}, {counted} FROM {sql.table(Task)}"
+            f" WHERE {sql.column(Task, 'workflow')} = %s AND {live}"
+            f" GROUP BY {sql.column(Task, 'step')}, {sql.column(Task, 'lane')}"
+        ),
+        # One step's, per lane: for a read's view of the board, or a step made in this change
+        # (the partial index task_in_board_order).
+        "count_step": (
+            f"SELECT {sql.column(Task, 'lane')}, {counted} FROM {sql.table(Task)}"
+            f" WHERE {sql.column(Task, 'step')} = %s AND {live} GROUP BY {sql.column(Task, 'lane')}"
+        ),
     }

@@ -1,19 +1,20 @@
-"""Changes to a board's structure: its settings, its steps and step groups, and deleting
+"""Changes to a board's structure: its settings, its steps, step groups and lanes, and deleting
 boards. They are board changes: they take the board's locks, bump its version, may open
 capacity (so they pull), and broadcast. Deleting a board deletes its tasks first."""
 
 from django.db import transaction
 from django.db.models import F
 
-from boards.admission import bulk_move
+from boards.admission import bulk_move, move
 from boards.change import BoardChange
 from boards.changes import board_change
 from boards.locking import NotFound, board_transaction
 from boards.models import Task
 from common.errors import Conflict, Invalid
-from workflows.models import OnFull, StepGroup, StepKind, Workflow, WorkflowStep, Workspace
+from workflows.models import Lane, LaneCell, OnFull, StepGroup, StepKind, Workflow, WorkflowStep, Workspace
 from workflows.signals import session_limits_changed_on_commit
 from workflows.step_rules import (
+    MAX_LANES,
     MIN_GROUP_STEPS,
     check_step_count,
     feeder_errors,
@@ -330,3 +331,162 @@ def group_delete(*, group: StepGroup, actor) -> None:
         )
         _set_group_steps(change, group.pk, [])
         group.delete()
+
+
+# --- lanes --------------------------------------------------------------------------------
+
+
+def _locked_lane(change: BoardChange, lane_id) -> Lane:
+    """The lane as it is under the board's lock (which orders every change to it)."""
+    lane = change.board.lanes.get(lane_id)
+    if lane is None:
+        raise NotFound("Not found.")
+    return lane
+
+
+def _check_expedite_lane(change: BoardChange, lane: Lane, is_expedite: bool) -> None:
+    """At most one expedite lane per board; a lane becomes it, or stops being it, only while
+    it holds no live task (its tasks' class of service follows the lane they entered)."""
+    if is_expedite == lane.is_expedite:
+        return
+    if is_expedite and any(other.is_expedite for other in change.board.lanes.values() if other.pk != lane.pk):
+        raise Invalid({"is_expedite": ["This board already has an expedite lane."]})
+    if lane.pk in change.board.lanes and Task.objects.live().filter(lane=lane).exists():
+        raise Conflict(
+            f'Lane "{lane.name}" holds tasks; move them out before it becomes or stops being the expedite lane.',
+            code="lane_not_empty",
+        )
+
+
+def _place_lane(change: BoardChange, lane: Lane, position: int | None) -> None:
+    """Put `lane` at `position` (None: where it is, or last when new), renumbering the
+    board's lanes 0..n-1; the expedite lane is always first."""
+    others = [other for other in change.board.lanes.values() if other.pk != lane.pk]
+    if position is None:
+        position = lane.position if lane.pk in change.board.lanes else len(others)
+    ordered = others[:position] + [lane] + others[position:]
+    ordered.sort(key=lambda item: not item.is_expedite)  # stable: the rest keep their order
+    moved = []
+    for i, item in enumerate(ordered):
+        if item.position != i:
+            item.position = i
+            moved.append(item)
+    Lane.objects.bulk_update([item for item in moved if item is not lane], ["position"])
+    change.board._lanes = {item.pk: item for item in ordered}
+    change.record.lanes_touched(*moved)
+
+
+def _lane_room_may_open(change: BoardChange) -> None:
+    """A lane or cell limit rose or went: every step that fills may now take its work."""
+    change.worklist.opened(*(s for s in change.steps.values() if change.board.limited(s) or s.on_full == OnFull.QUEUE))
+
+
+@board_transaction
+def lane_create(
+    *, workflow: Workflow, actor, name: str, position: int | None = None, wip_limit: int = 0, is_expedite: bool = False
+) -> Lane:
+    with board_change(workflow.pk, actor=actor) as change:
+        if len(change.board.lanes) >= MAX_LANES:
+            raise Invalid({"workflow_id": [f"A workflow holds at most {MAX_LANES} lanes."]})
+        lane = Lane(workflow=change.workflow, name=name, wip_limit=wip_limit, is_expedite=False, position=0)
+        _check_expedite_lane(change, lane, is_expedite)
+        lane.is_expedite = is_expedite
+        _place_lane(change, lane, position)
+        lane.save(force_insert=True)
+        change.record.announce("lane.updated", lane=lane)
+        change.record.lanes_touched(lane)
+        return lane
+
+
+@board_transaction
+def lane_update(*, lane: Lane, actor, **fields) -> Lane:
+    """Rename a lane, move it, change its limit or make it the expedite lane. A raised or
+    removed limit fills the board at once."""
+    with board_change(lane.workflow_id, actor=actor) as change:
+        lane = _locked_lane(change, lane.pk)
+        if "is_expedite" in fields:
+            _check_expedite_lane(change, lane, fields["is_expedite"])
+        position = fields.pop("position", None)
+        for name, value in fields.items():
+            setattr(lane, name, value)
+        if position is not None or "is_expedite" in fields:
+            _place_lane(change, lane, position)
+        lane.save()
+        if "wip_limit" in fields:
+            _lane_room_may_open(change)
+        change.record.announce("lane.updated", lane=lane)
+        change.record.lanes_touched(lane)
+        return lane
+
+
+@board_transaction
+def lane_delete(*, lane: Lane, actor, move_tasks_to=None) -> None:
+    """Delete a lane. Its live tasks move to the lane `move_tasks_to` (a lane id) in their
+    steps, each admitted like any move (all or nothing); its archived ones go along. A
+    board keeps at least one lane."""
+    with board_change(lane.workflow_id, actor=actor) as change:
+        lane = _locked_lane(change, lane.pk)
+        if len(change.board.lanes) == 1:
+            raise Invalid({"lane": ["A board keeps at least one lane."]})
+        target = None
+        if move_tasks_to is not None:
+            target = change.board.lanes.get(move_tasks_to)
+            if target is None or target.pk == lane.pk:
+                raise Invalid({"move_tasks_to": ["Must be another lane of the same workflow."]})
+        live = list(Task.objects.select_for_update().filter(lane=lane, archived_at__isnull=True).order_by("pk"))
+        if live and target is None:
+            raise Conflict(
+                f'Lane "{lane.name}" still holds {len(live)} task(s); name a lane to move them to.',
+                code="lane_not_empty",
+                live_tasks=len(live),
+            )
+        # Named first: the first announcement wins, and viewers must learn the row is gone.
+        change.record.announce(
+            "lane.deleted", lane={"id": str(lane.pk), "name": lane.name}, deleted_lane_ids=[str(lane.pk)]
+        )
+        for task in live:
+            move(change, task, change.steps[task.step_id], lane_id=target.pk)
+        remaining = [other for other in change.board.lanes.values() if other.pk != lane.pk]
+        Task.objects.filter(lane=lane).update(lane=target or remaining[0])  # the archived ones
+        change.board._cells = {key: cell for key, cell in change.board.cells.items() if key[0] != lane.pk}
+        del change.board._lanes[lane.pk]
+        lane.delete()
+        for i, other in enumerate(remaining):
+            if other.position != i:
+                other.position = i
+                other.save(update_fields=["position"])
+                change.record.lanes_touched(other)
+        _lane_room_may_open(change)
+
+
+@board_transaction
+def cells_set(*, lane: Lane, actor, cells: list[dict]) -> None:
+    """Make `cells` ([{"step_id", "wip_limit"}], 0: none) the lane's cell limits; steps left
+    out have none. A limit raised or removed fills the board at once."""
+    with board_change(lane.workflow_id, actor=actor) as change:
+        lane = _locked_lane(change, lane.pk)
+        errors = {}
+        seen = set()
+        for i, cell in enumerate(cells):
+            if cell["step_id"] not in change.steps:
+                errors[f"cells[{i}].step_id"] = ["No such step in this workflow."]
+            elif cell["step_id"] in seen:
+                errors[f"cells[{i}].step_id"] = ["Each step at most once."]
+            seen.add(cell["step_id"])
+        if errors:
+            raise Invalid(errors)
+        LaneCell.objects.filter(lane=lane).delete()
+        made = LaneCell.objects.bulk_create(
+            [
+                LaneCell(lane=lane, step_id=cell["step_id"], wip_limit=cell["wip_limit"])
+                for cell in cells
+                if cell["wip_limit"]
+            ]
+        )
+        before = [step_id for lane_id, step_id in change.board.cells if lane_id == lane.pk]
+        change.board._cells = {key: cell for key, cell in change.board.cells.items() if key[0] != lane.pk}
+        change.board._cells.update({(lane.pk, cell.step_id): cell for cell in made})
+        change.record.touch(*(change.steps[pk] for pk in {*before, *(cell.step_id for cell in made)}))
+        _lane_room_may_open(change)
+        change.record.announce("lane.updated", lane=lane)
+        change.record.lanes_touched(lane)

@@ -12,9 +12,8 @@ import operator
 from typing import NamedTuple
 
 from boards.change import BoardView, board_view
-from boards.limits import limited_for, limits
+from boards.limits import held, limited_for, limits
 from boards.models import ClassOfService, Task
-from boards.placement import assignee_full
 from boards.pullable import barred, card_pullable, with_bars
 from workflows.models import WorkflowStep
 
@@ -30,8 +29,8 @@ def task_waiting(task: Task) -> dict | None:
         queue = Task.objects.queued().filter(step=step).order_by("queued_at", "position", "id")
         queue = list(queue.values_list("pk", flat=True))
         full = [limit for limit in limits(view, step, task) if not limit.allowance and limit.full]
-        person_full = any(limit.scope == "person" for limit in full)
-        return _waiting("queued", queue.index(task.pk) + 1, step, full, "assignee_full" if person_full else None)
+        own = next((limit for limit in full if limit.of_task), None)
+        return _waiting("queued", queue.index(task.pk) + 1, step, full, SKIPPED_FOR.get(own and own.scope))
     consumer = _consumer(view, step)
     if consumer is None:
         return None
@@ -57,9 +56,12 @@ def _consumer(view: BoardView, feeder: WorkflowStep) -> WorkflowStep | None:
 def _skipped(view, consumer, feeder, task) -> str | None:
     if word := barred(task):
         return word
-    if assignee_full(view, consumer, task, source=feeder):
-        return "assignee_full"
-    return None
+    limit = held(view, consumer, task, source=feeder)
+    return None if limit is None else SKIPPED_FOR[limit.scope]
+
+
+# The word for a task passed over because its own limit is full.
+SKIPPED_FOR = {"person": "assignee_full", "cell": "cell_full", "lane": "lane_full"}
 
 
 def _waiting(state, position, step, full, skipped) -> dict:
@@ -112,6 +114,11 @@ def board_waiting(board: dict, *, unchanged_from: dict | None = None) -> dict:
     a changed column is computed from its first changed card on where it can be
     (`column_waiting`). Without it, every card of every column is there."""
     consumers = board_consumers(board)
+    ranks = {lane["id"]: lane["position"] for lane in board.get("lanes", ())}
+    if len(ranks) < 2:
+        ranks = None  # one lane: the pull order is the column's, expedite first
+    else:
+        unchanged_from = None  # across lanes, every column's pull order is sorted again
     if unchanged_from is None:
         before, pulled_before = {}, set()
     else:
@@ -125,7 +132,7 @@ def board_waiting(board: dict, *, unchanged_from: dict | None = None) -> dict:
             old = None  # every card's waiting changes
         elif old is tasks:
             continue
-        waiting[step["id"]] = column_waiting(tasks, pulled=pulled, before=old)
+        waiting[step["id"]] = column_waiting(tasks, pulled=pulled, before=old, lane_ranks=ranks)
     return waiting
 
 
@@ -158,8 +165,12 @@ def common_end(old: list, new: list, *, at_most: int) -> int:
     return low
 
 
-def column_waiting(tasks: list[dict], *, pulled: bool, before: list | None = None) -> tuple[dict, Orders]:
+def column_waiting(
+    tasks: list[dict], *, pulled: bool, before: list | None = None, lane_ranks: dict | None = None
+) -> tuple[dict, Orders]:
     """({index: waiting}, `Orders`) of one column; `pulled`: a limited step pulls from it.
+    `lane_ranks` ({lane id: position}, on a board of several lanes): the pull takes each
+    class's cards in lane order, then board order.
 
     `before`: the column's state before, pulled as it is now. The cards the column begins and
     ends with as it did keep their part of its orders, and the first ones, unless it changed,
@@ -188,6 +199,9 @@ def column_waiting(tasks: list[dict], *, pulled: bool, before: list | None = Non
     else:
         orders = middle
     orders.queue.sort(key=lambda i: (tasks[i]["queued_at"], tasks[i]["position"], tasks[i]["id"]))
+    if lane_ranks is not None:
+        for order in (orders.expedite, orders.standard):
+            order.sort(key=lambda i: (lane_ranks.get(tasks[i]["lane_id"], 0), i))
     assigned = [("queued", orders.queue, 1)]
     if pulled:
         # A column is in board order; the pull order (`in_pull_order`) only puts expedite first.

@@ -1,5 +1,5 @@
 """The REST API of workspaces, workflows (a board: its settings, snapshot, history, export),
-steps, step groups and templates. Changes to a board go through boards/structure.py."""
+steps, step groups, lanes and templates. Changes to a board go through boards/structure.py."""
 
 from django.http import Http404, HttpResponse
 from django.utils.text import slugify
@@ -15,7 +15,7 @@ from boards.api import WorkflowEventFilter
 from boards.backup import backup_import, export_backup, result_body
 from boards.csv_import import csv_import
 from boards.messages import step_data
-from boards.selectors import board_events, group_rows, step_counts
+from boards.selectors import board_events, cell_rows, group_rows, lane_rows, step_counts
 from boards.serializers import TaskEventSerializer
 from boards.snapshots import board_json
 from boards.trello import trello_import
@@ -37,9 +37,13 @@ from workflows.access import (
 )
 from workflows.catalog import catalog
 from workflows.formats import DOCUMENT_PARSERS, JSONDocumentParser, YAMLRenderer, read_limited
-from workflows.models import StepGroup, Workflow, WorkflowStep, Workspace
+from workflows.models import Lane, StepGroup, Workflow, WorkflowStep, Workspace
 from workflows.serializers import (
+    CellSerializer,
+    CellsSerializer,
     ImportResultSerializer,
+    LaneSerializer,
+    LaneUpdateSerializer,
     PortableDocumentSerializer,
     StepGroupSerializer,
     StepGroupUpdateSerializer,
@@ -66,6 +70,7 @@ class BoardTaskSerializer(serializers.Serializer):
     class_of_service = serializers.CharField()
     created_at = serializers.DateTimeField()
     entered_step_at = serializers.DateTimeField()
+    lane_id = serializers.UUIDField()
 
     def get_fields(self):
         # A card's `session` is the agents app's to describe (boards/sessions.py).
@@ -100,11 +105,20 @@ class BoardAgentsSerializer(serializers.Serializer):
     workspace_queued = serializers.IntegerField()
 
 
+class BoardCellSerializer(serializers.Serializer):
+    lane_id = serializers.UUIDField()
+    step_id = serializers.UUIDField()
+    wip_limit = serializers.IntegerField()
+    occupied = serializers.IntegerField()
+
+
 class BoardSerializer(serializers.Serializer):
     workflow = BoardWorkflowSerializer()
     agents = BoardAgentsSerializer()
     steps = BoardStepSerializer(many=True)
     groups = StepGroupSerializer(many=True)
+    lanes = LaneSerializer(many=True, help_text="The board's rows, in order (the expedite lane first)")
+    cells = BoardCellSerializer(many=True, help_text="The cell limits set (a lane in one step)")
 
 
 class CSVFileParser(BaseParser):
@@ -530,6 +544,93 @@ class StepGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     def destroy(self, request, pk=None):
         structure.group_delete(group=writable(StepGroup, request.user, pk), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _lane_response(lane: Lane, status_code=status.HTTP_200_OK) -> Response:
+    return Response(lane_rows([lane])[0], status=status_code)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List lanes",
+        parameters=[OpenApiParameter("workflow", str, description="Workflow id")],
+        responses=LaneSerializer(many=True),
+    ),
+    retrieve=extend_schema(summary="Read a lane", responses={200: LaneSerializer, 404: ErrorSerializer}),
+)
+class LaneViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Lanes: a board's rows, each with an optional WIP limit over its tasks in active steps,
+    and cell limits (the lane in one step)."""
+
+    serializer_class = LaneSerializer
+    list_params = ("workflow",)  # _of_workflow
+    queryset = Lane.objects.none()  # the model, for the schema; rows come from get_queryset
+
+    def get_queryset(self):
+        queryset = _of_workflow(self, visible(Lane.objects.all(), self.request.user))
+        return queryset.order_by("workflow__created_at", "workflow_id", "position", "created_at", "id")
+
+    def list(self, request):
+        return self.get_paginated_response(lane_rows(self.paginate_queryset(self.get_queryset())))
+
+    def retrieve(self, request, pk=None):
+        lane = member_object(Lane, request.user, pk)
+        if lane is None:
+            raise Http404
+        return _lane_response(lane)
+
+    @extend_schema(
+        summary="Create a lane", request=LaneSerializer, responses={201: LaneSerializer, 400: ErrorSerializer}
+    )
+    def create(self, request):
+        data = dict(validated(LaneSerializer, request.data))
+        workflow = member_workflow(request.user, data.pop("workflow_id"))
+        check_role(workflow.member_role, write=True)
+        lane = structure.lane_create(workflow=workflow, actor=request.user, **data)
+        return _lane_response(lane, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Change a lane",
+        request=LaneUpdateSerializer,
+        responses={200: LaneSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
+    )
+    def partial_update(self, request, pk=None):
+        lane = writable(Lane, request.user, pk)
+        data = validated(LaneUpdateSerializer, request.data, partial=True)
+        return _lane_response(structure.lane_update(lane=lane, actor=request.user, **data))
+
+    @extend_schema(
+        summary="Delete a lane",
+        parameters=[OpenApiParameter("move_tasks_to", str, description="Lane to move its live tasks to")],
+        responses={204: None, 400: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer},
+    )
+    def destroy(self, request, pk=None):
+        lane = writable(Lane, request.user, pk)
+        target = request.query_params.get("move_tasks_to")
+        target = parse_uuid(target, "move_tasks_to") if target else None
+        structure.lane_delete(lane=lane, actor=request.user, move_tasks_to=target)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        methods=["GET"], summary="A lane's cell limits", request=None, responses={200: CellSerializer(many=True)}
+    )
+    @extend_schema(
+        methods=["PUT"],
+        summary="Set a lane's cell limits",
+        request=CellSerializer(many=True),
+        responses={200: CellSerializer(many=True), 400: ErrorSerializer, 404: ErrorSerializer},
+    )
+    @action(detail=True, methods=["get", "put"])
+    def cells(self, request, pk=None):
+        if request.method == "PUT":
+            lane = writable(Lane, request.user, pk)
+            data = validated(CellsSerializer, {"cells": request.data})
+            structure.cells_set(lane=lane, actor=request.user, cells=data["cells"])
+        else:
+            lane = member_object(Lane, request.user, pk)
+            if lane is None:
+                raise Http404
+        return Response(cell_rows(lane))
 
 
 class TemplateListView(APIView):

@@ -17,6 +17,7 @@ def seed_month(board, actor) -> int:
     """Write finished tasks and their events over the last month; the number of tasks."""
     steps = list(board.steps.order_by("position"))
     backlog, ready, doing, review, done = steps  # the Kanban template's
+    lane = board.lanes.order_by("position").first()
     rng = random.Random(16)  # the same month on every fresh database
     start = timezone.now() - timedelta(days=DAYS)
     tasks, events, times = [], [], []
@@ -34,6 +35,7 @@ def seed_month(board, actor) -> int:
             task = Task(
                 workflow=board,
                 step=done,
+                lane=lane,
                 title=f"Past task {len(tasks) + 1}",
                 entered_step_at=finished,
                 archived_at=min(archived, timezone.now()),

@@ -22,7 +22,7 @@ from pydantic import Field
 from boards import admission, structure
 from boards.messages import step_data, task_data
 from boards.models import Priority, Task
-from boards.selectors import group_rows, step_counts
+from boards.selectors import group_rows, lane_rows, step_counts
 from boards.serializers import TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
 from boards.services import task_update
 from boards.snapshots import board_snapshot
@@ -30,8 +30,8 @@ from common.errors import Invalid, KandevError
 from common.validation import parse_uuid, validated
 from workflows import access
 from workflows.access import check_role, visible_workflows
-from workflows.models import StepGroup, Workflow, WorkflowStep
-from workflows.serializers import StepGroupUpdateSerializer, StepUpdateSerializer
+from workflows.models import Lane, StepGroup, Workflow, WorkflowStep
+from workflows.serializers import LaneSerializer, LaneUpdateSerializer, StepGroupUpdateSerializer, StepUpdateSerializer
 
 USER_SCOPE_KEY = "kandev.user_id"
 UNCHANGED = ""  # update_step: a pull_from_step_id left out keeps the feeder
@@ -158,9 +158,11 @@ def build_server(*, user_id=None) -> MCPServer:
         external_ref: str | None = None,
         assignee_id: int | None = Field(None, description="A member's or owner's user id; counts on their WIP limit"),
         class_of_service: str = Field("standard", description='"standard" or "expedite"'),
+        lane_id: str | None = Field(None, description="Its lane (a row of the board); omit: the first"),
     ) -> dict[str, Any]:
-        """Create a task in a step (or the workflow's start step). A full step, group or
-        assignee refuses it (or the step queues it when in queue mode: then `admitted` is false)."""
+        """Create a task in a step (or the workflow's start step) and lane. A full cell, step,
+        lane, group or assignee refuses it (or the step queues it when in queue mode: then
+        `admitted` is false)."""
         user = acting_user(ctx)
         data = validated(
             TaskCreateSerializer,
@@ -173,6 +175,7 @@ def build_server(*, user_id=None) -> MCPServer:
                 external_ref=external_ref,
                 assignee_id=assignee_id,
                 class_of_service=class_of_service,
+                lane_id=lane_id,
             ),
             context={"user": user},
         )
@@ -186,6 +189,7 @@ def build_server(*, user_id=None) -> MCPServer:
             external_ref=data.get("external_ref"),
             assignee_id=data.get("assignee_id"),
             class_of_service=data["class_of_service"],
+            lane_id=data.get("lane_id"),
         )
         return task_data(result.task)
 
@@ -214,17 +218,24 @@ def build_server(*, user_id=None) -> MCPServer:
 
     @server.tool()
     @board_tool
-    def move_task(ctx: Context, task_id: str, step_id: str, position: int | None = None) -> dict[str, Any]:
-        """Move a task to a step, at index `position` of its order (0 = first; omitted: the
-        end); moving it to its own step reorders it."""
+    def move_task(
+        ctx: Context,
+        task_id: str,
+        step_id: str,
+        position: int | None = None,
+        lane_id: str | None = Field(None, description="The lane it moves to; omit: it stays in its own"),
+    ) -> dict[str, Any]:
+        """Move a task to a step (and lane), at index `position` of its order (0 = first;
+        omitted: the end); moving it to its own step and lane reorders it."""
         user = acting_user(ctx)
-        data = validated(TaskMoveSerializer, given(step_id=step_id, position=position))
+        data = validated(TaskMoveSerializer, given(step_id=step_id, position=position, lane_id=lane_id))
         task = access.writable(Task, user, parse_uuid(task_id, "task_id"))
         result = admission.task_move(
             task=task,
             to_step=data["step_id"],
             actor=user,
             position=data.get("position"),
+            lane_id=data.get("lane_id"),
         )
         return task_data(result.task)
 
@@ -288,5 +299,61 @@ def build_server(*, user_id=None) -> MCPServer:
             fields = validated(StepGroupUpdateSerializer, changes, partial=True)
             group = structure.group_update(group=group, actor=user, **fields)
         return group_rows([group])[0]
+
+    @server.tool()
+    @board_tool
+    def list_lanes(ctx: Context, workflow_id: str) -> list[dict[str, Any]]:
+        """The lanes (rows) of a workflow, in board order: each one's name, position,
+        wip_limit (over its tasks in active steps; 0 = none), is_expedite, occupied, over_limit."""
+        workflow = member_workflow(acting_user(ctx), workflow_id)
+        return lane_rows(workflow.lanes.order_by("position", "created_at", "id"))
+
+    @server.tool()
+    @board_tool
+    def create_lane(
+        ctx: Context,
+        workflow_id: str,
+        name: str,
+        position: int | None = Field(None, description="0 = first; omit: last"),
+        wip_limit: int = Field(0, description="0 = no limit"),
+        is_expedite: bool = Field(False, description="The board's expedite lane (at most one)"),
+    ) -> dict[str, Any]:
+        """Add a lane to a workflow."""
+        user = acting_user(ctx)
+        workflow = access.member_workflow(user, parse_uuid(workflow_id, "workflow_id"))
+        check_role(workflow.member_role, write=True)
+        data = dict(
+            validated(
+                LaneSerializer,
+                given(
+                    workflow_id=workflow_id, name=name, position=position, wip_limit=wip_limit, is_expedite=is_expedite
+                ),
+            )
+        )
+        data.pop("workflow_id")
+        return lane_rows([structure.lane_create(workflow=workflow, actor=user, **data)])[0]
+
+    @server.tool()
+    @board_tool
+    def update_lane(
+        ctx: Context,
+        lane_id: str,
+        name: str | None = Field(None, description="omit to keep"),
+        position: int | None = Field(None, description="omit to keep"),
+        wip_limit: int | None = Field(None, description="0 = no limit; omit to keep"),
+        is_expedite: bool | None = Field(None, description="omit to keep"),
+    ) -> dict[str, Any]:
+        """Read a lane, or change it (only the arguments given change). Raising its limit pulls at once."""
+        user = acting_user(ctx)
+        lane = access.member_object(Lane, user, parse_uuid(lane_id, "lane_id"))
+        if lane is None:
+            raise NotFound("Not found.")
+        changes = given(name=name, position=position, wip_limit=wip_limit, is_expedite=is_expedite)
+        if changes:
+            check_role(lane.member_role, write=True)
+            lane = structure.lane_update(
+                lane=lane, actor=user, **validated(LaneUpdateSerializer, changes, partial=True)
+            )
+        return lane_rows([lane])[0]
 
     return server

@@ -12,7 +12,14 @@ from accounts.urls import api_urlpatterns as accounts_api
 from accounts.urls import page_urlpatterns as accounts_pages
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
-from boards.workflow_api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
+from boards.workflow_api import (
+    LaneViewSet,
+    StepGroupViewSet,
+    StepViewSet,
+    TemplateListView,
+    WorkflowViewSet,
+    WorkspaceViewSet,
+)
 from flow.urls import api_urlpatterns as flow_api
 from flow.urls import page_urlpatterns as flow_pages
 from integrations.api import IntakeViewSet, ReviewWatchViewSet
@@ -28,6 +35,7 @@ router.register("workspaces", WorkspaceViewSet, basename="workspace")
 router.register("workflows", WorkflowViewSet, basename="workflow")
 router.register("steps", StepViewSet, basename="step")
 router.register("step-groups", StepGroupViewSet, basename="step-group")
+router.register("lanes", LaneViewSet, basename="lane")
 router.register("tasks", TaskViewSet, basename="task")
 router.register("intakes", IntakeViewSet, basename="intake")
 router.register("review-watches", ReviewWatchViewSet, basename="review-watch")

@@ -1,7 +1,7 @@
 import factory
 from django.contrib.auth import get_user_model
 
-from workflows.models import Membership, Role, StepGroup, StepKind, Workflow, WorkflowStep, Workspace
+from workflows.models import Membership, Role, StepGroup, StepKind, Workflow, WorkflowStep, Workspace, create_first_lane
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -33,9 +33,16 @@ class MembershipFactory(factory.django.DjangoModelFactory):
 class WorkflowFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Workflow
+        skip_postgeneration_save = True
 
     workspace = factory.SubFactory(WorkspaceFactory)
     name = factory.Sequence(lambda n: f"Board {n}")
+
+    @factory.post_generation
+    def first_lane(workflow, create, extracted, **kwargs):
+        """Every board has a lane, as every door that makes one gives it."""
+        if create:
+            create_first_lane(workflow)
 
 
 class StepFactory(factory.django.DjangoModelFactory):

@@ -147,3 +147,47 @@ class WorkflowStep(models.Model):
 
     def actions(self, event: str) -> list[dict]:
         return list((self.events or {}).get(event) or [])
+
+
+class Lane(models.Model):
+    """A row of a board: every task is in exactly one. `wip_limit` (0: none) caps its live
+    admitted tasks in active steps; at most one lane of a board is the expedite lane."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="lanes")
+    name = models.CharField(max_length=200)
+    position = models.PositiveIntegerField()
+    wip_limit = models.PositiveIntegerField(default=0)
+    is_expedite = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workflow", "position", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workflow"], condition=Q(is_expedite=True), name="one_expedite_lane_per_workflow"
+            ),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+def create_first_lane(workflow: Workflow, name: str = "Default") -> Lane:
+    """Every board has at least one lane: each door that makes a board makes its first."""
+    return Lane.objects.create(workflow=workflow, name=name, position=0)
+
+
+class LaneCell(models.Model):
+    """The limit of one lane in one step (a cell of the board): at most `wip_limit` of the
+    lane's live admitted tasks in that step. No row: no cell limit."""
+
+    lane = models.ForeignKey(Lane, on_delete=models.CASCADE, related_name="cells")
+    step = models.ForeignKey(WorkflowStep, on_delete=models.CASCADE, related_name="+")
+    wip_limit = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["lane", "step"], name="one_cell_per_lane_and_step")]
+
+    def __str__(self):
+        return f"{self.lane} × {self.step}"

@@ -17,7 +17,7 @@ from rest_framework import status
 
 from common.errors import Invalid, KandevError
 from common.parsers import json_depth
-from workflows.models import OnFull, OnSessionLimit, StepGroup, StepKind, Workflow, WorkflowStep
+from workflows.models import OnFull, OnSessionLimit, StepGroup, StepKind, Workflow, WorkflowStep, create_first_lane
 from workflows.step_rules import (
     DEFAULT_COLOR,
     MAX_NAME,
@@ -205,6 +205,7 @@ def import_document(workspace, document) -> list[Workflow]:
         if problems:
             continue
         workflow = Workflow.objects.create(workspace=workspace, **fields)
+        create_first_lane(workflow)
         try:
             build_groups(workflow, doc.get("groups"), build_steps(workflow, doc.get("steps")))
         except Invalid as exc:

@@ -2,7 +2,15 @@ from rest_framework import serializers
 
 from common.text import clean_text
 from workflows.models import OnFull, OnSessionLimit, StepKind, Workflow, Workspace
-from workflows.step_rules import COLOR, MAX_NAME, MAX_POSITION, MAX_STEPS, MAX_WIP_LIMIT, MIN_GROUP_STEPS
+from workflows.step_rules import (
+    COLOR,
+    MAX_LANES,
+    MAX_NAME,
+    MAX_POSITION,
+    MAX_STEPS,
+    MAX_WIP_LIMIT,
+    MIN_GROUP_STEPS,
+)
 
 
 class NameField(serializers.CharField):
@@ -117,6 +125,41 @@ class StepGroupSerializer(serializers.Serializer):
 
 class StepGroupUpdateSerializer(StepGroupSerializer):
     workflow_id = serializers.UUIDField(read_only=True)
+
+
+class LaneSerializer(serializers.Serializer):
+    """Lane fields of the API. `occupied` (its live admitted tasks in active steps) and
+    `over_limit` are read-only."""
+
+    id = serializers.UUIDField(read_only=True)
+    workflow_id = serializers.UUIDField()
+    name = NameField()
+    position = serializers.IntegerField(required=False, min_value=0, max_value=MAX_LANES)
+    wip_limit = serializers.IntegerField(required=False, min_value=0, max_value=MAX_WIP_LIMIT, help_text="0: no limit")
+    is_expedite = serializers.BooleanField(
+        required=False, help_text="The board's expedite lane (at most one; shown first)"
+    )
+    occupied = serializers.IntegerField(read_only=True)
+    over_limit = serializers.BooleanField(read_only=True)
+
+
+class LaneUpdateSerializer(LaneSerializer):
+    workflow_id = serializers.UUIDField(read_only=True)
+
+
+class CellSerializer(serializers.Serializer):
+    """A lane's limit in one step (0 on a PUT: none); `occupied`: the lane's tasks there."""
+
+    step_id = serializers.UUIDField()
+    wip_limit = serializers.IntegerField(min_value=0, max_value=MAX_WIP_LIMIT)
+    lane_id = serializers.UUIDField(read_only=True)
+    occupied = serializers.IntegerField(read_only=True)
+
+
+class CellsSerializer(serializers.Serializer):
+    """A PUT's body: every cell limit of the lane (steps left out have none)."""
+
+    cells = CellSerializer(many=True, max_length=MAX_STEPS)
 
 
 class TemplateSerializer(serializers.Serializer):

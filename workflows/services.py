@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from common.errors import Invalid, QuotaExceeded
-from workflows.models import Membership, OnSessionLimit, Role, Workflow, Workspace
+from workflows.models import Membership, OnSessionLimit, Role, Workflow, Workspace, create_first_lane
 from workflows.portable import build_steps, templates
 from workflows.signals import session_limits_changed_on_commit
 
@@ -47,6 +47,7 @@ def workflow_create(
         on_session_limit=on_session_limit,
         expedite_limit=expedite_limit,
     )
+    create_first_lane(workflow)
     if template is not None:
         build_steps(workflow, templates()[template]["steps"])
     return workflow

@@ -12,6 +12,7 @@ from common.errors import Invalid
 from workflows.models import OnFull, StepKind
 
 MAX_STEPS = 50  # per workflow
+MAX_LANES = 50  # per workflow
 MAX_ACTIONS = 10  # per event list
 MAX_WIP_LIMIT = 100_000
 MAX_NAME = 200

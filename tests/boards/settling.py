@@ -3,17 +3,18 @@
 Settled: no step with room (in itself and in its group) has a task waiting in its own
 overflow queue, and no limited step with room has a pullable task in its feeder. Pullable:
 live (not archived, not ephemeral), admitted, not blocked, no agent session starting or
-running on it, and, when it would start to count in an active step, an assignee below their
-personal limit. A step in a group is limited by the group, except for a pull from a step
-of the same group. Written against the tables, not
-the services, so it judges the services instead of repeating them.
+running on it, room in its lane's cell of the step, and, when it would start to count in an
+active step, an assignee below their personal limit and its lane below the lane's limit. A
+step in a group is limited by the group, except for a pull from a step of the same group.
+Written against the tables, not the services, so it judges the services instead of
+repeating them.
 """
 
 from collections import Counter
 
 from agents.models import SessionStatus
 from boards.models import Task
-from workflows.models import Membership, StepGroup, StepKind, WorkflowStep
+from workflows.models import Lane, LaneCell, Membership, StepGroup, StepKind, WorkflowStep
 
 
 def unsettled(workflow) -> list[str]:
@@ -45,6 +46,18 @@ def unsettled(workflow) -> list[str]:
     def has_room(task):  # the assignee's, if the task would start to count in an active step
         return task.assignee_id not in limits or working[task.assignee_id] < limits[task.assignee_id]
 
+    lanes = {lane.pk: lane.wip_limit for lane in Lane.objects.filter(workflow=workflow)}
+    cells = {(c.lane_id, c.step_id): c.wip_limit for c in LaneCell.objects.filter(lane__workflow=workflow)}
+    in_cell = Counter(live.filter(admitted=True).values_list("lane_id", "step_id"))
+    in_lane = Counter(live.filter(admitted=True, step__kind=StepKind.ACTIVE).values_list("lane_id", flat=True))
+
+    def lane_room(task, step, source):  # its cell's in `step`, and its lane's when it starts to count there
+        cell = (task.lane_id, step.pk)
+        if cell in cells and in_cell[cell] >= cells[cell]:
+            return False
+        starts = step.kind == StepKind.ACTIVE and (source is None or source.kind != StepKind.ACTIVE)
+        return not (starts and lanes[task.lane_id] and in_lane[task.lane_id] >= lanes[task.lane_id])
+
     queued = live.filter(admitted=False)
     pullable = live.filter(admitted=True, blocked_reason="").exclude(
         agent_sessions__status__in=[SessionStatus.STARTING, SessionStatus.RUNNING]
@@ -57,7 +70,9 @@ def unsettled(workflow) -> list[str]:
         group_full = group is not None and in_group[group.pk] >= group.wip_limit
         room = f"{step.name} ({occupied[step.pk]}/{step.wip_limit or 'unlimited'})"
         person_applies = step.kind == StepKind.ACTIVE
-        waiting = [t for t in queued.filter(step=step) if not person_applies or has_room(t)]
+        waiting = [
+            t for t in queued.filter(step=step) if (not person_applies or has_room(t)) and lane_room(t, step, None)
+        ]
         if waiting and not group_full:
             problems.append(f"{room} has room and {len(waiting)} task(s) in its own queue")
         feeder = steps.get(step.pull_from_step_id)
@@ -67,7 +82,11 @@ def unsettled(workflow) -> list[str]:
         if group_binds and group_full:
             continue
         person_applies = step.kind == StepKind.ACTIVE and feeder.kind != StepKind.ACTIVE
-        candidates = [t for t in pullable.filter(step=feeder) if not person_applies or has_room(t)]
+        candidates = [
+            t
+            for t in pullable.filter(step=feeder)
+            if (not person_applies or has_room(t)) and lane_room(t, step, feeder)
+        ]
         if candidates:
             problems.append(f"{room} has room and its feeder {feeder.name} has {len(candidates)} pullable task(s)")
     return problems

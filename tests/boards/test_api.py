@@ -94,4 +94,4 @@ def test_board_query_count_does_not_grow_with_tasks(api, board, make_task, tasks
         make_task(backlog, f"t{i}")
     with CaptureQueriesContext(connection) as queries:
         assert api.get(f"/api/v1/workflows/{backlog.workflow_id}/board/").status_code == 200
-    assert len(queries) == 5  # the role with the workflow, steps, tasks, sessions, agent figures
+    assert len(queries) == 6  # the role with the workflow, steps, tasks, sessions, agent figures, lanes (and cells)

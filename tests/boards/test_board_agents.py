@@ -102,7 +102,7 @@ def test_the_board_read_costs_the_same_queries_whatever_the_sessions(api, workfl
         services.session_event(session=session_of(task), type="failed")  # each promotes one
     with CaptureQueriesContext(connection) as queries:
         board = board_of(api, workflow)
-    assert len(queries) == 5  # the role with the workflow, steps, tasks, sessions, agent figures
+    assert len(queries) == 6  # the role with the workflow, steps, tasks, sessions, agent figures, lanes (and cells)
     assert sum(1 for s in shown(board).values() if s[0] == "queued") == board["agents"]["queued"] > 0
 
 

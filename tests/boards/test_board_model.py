@@ -15,10 +15,11 @@ from boards.services import task_block, task_unblock, task_update
 from common.errors import Conflict, WipLimitReached
 from tests.boards.settling import unsettled
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
-from workflows.models import OnFull, Role, StepGroup, StepKind
+from workflows.models import Lane, LaneCell, OnFull, Role, StepGroup, StepKind
 
 ACTIVE = {1, 2}  # the active steps; the group "Development" is the same two
 PERSON_LIMITS = [1, 2]
+EXPEDITE_LANE = 0  # lanes in board order: 0 the expedite lane, 1 (the board's first) and 2
 
 
 @dataclass
@@ -32,13 +33,15 @@ class ModelTask:
     blocked: bool = False
     assignee: int | None = None  # an index of PERSON_LIMITS
     expedite: bool = False
+    lane: int = 1
 
 
 class BoardMachine(RuleBasedStateMachine):
     """Steps 0 (start, backlog, unlimited) -> 1 (active, limit 2, pulls from 0) -> 2 (active,
     limit 1, queue mode, pulls from 1); 1 and 2 form the group "Development" (limit 2 at
-    first); two people with personal limits 1 and 2; an expedite allowance of 1. After every
-    operation the model settles the board."""
+    first); two people with personal limits 1 and 2; an expedite allowance of 1; lanes 0 (the
+    expedite lane), 1 (the board's first, limit 2 at first) and 2 (limit 1 in step 1 at
+    first). After every operation the model settles the board."""
 
     def __init__(self):
         super().__init__()
@@ -65,6 +68,17 @@ class BoardMachine(RuleBasedStateMachine):
         )
         self.workflow = workflow
         self.steps = [s0, s1, s2]
+        first = workflow.lanes.get()
+        first.position, first.wip_limit = 1, 2
+        first.save()
+        self.lanes = [
+            Lane.objects.create(workflow=workflow, name="Expedite", position=0, is_expedite=True),
+            first,
+            Lane.objects.create(workflow=workflow, name="Product", position=2),
+        ]
+        LaneCell.objects.create(lane=self.lanes[2], step=s1, wip_limit=1)
+        self.lane_limits = [0, 2, 0]
+        self.cells = {(2, 1): 1}  # (lane, step) -> limit
         self.limits = [0, 2, 1]
         self.queues = [False, False, True]
         self.feeder = {1: 0, 2: 1}
@@ -104,13 +118,22 @@ class BoardMachine(RuleBasedStateMachine):
             and all(getattr(t, k) == v for k, v in match.items())
         ]
 
-    def full_limit(self, step, task, source=None, assigning=False):
-        """The first full limit an entry of `task` into `step` from `source` meets, or None."""
+    def full_limit(self, step, task, source=None, assigning=False, lane=None):
+        """The first full limit an entry of `task` into `step` from `source` (in lane `lane`:
+        None, its own) meets, or None: cell, step, lane, group, person."""
         if task.queued is not None:
             source = None  # a queued task held no place where it waited: it takes one on entry
+        lane = task.lane if lane is None else lane
+        same_lane = lane == task.lane
         if not assigning:
-            if self.limits[step] and len(self.order(step)) >= self.limits[step]:
+            cell = self.cells.get((lane, step), 0)
+            if cell and not (source == step and same_lane) and len(self.counted({step}, lane=lane)) >= cell:
+                return "cell"
+            if self.limits[step] and source != step and len(self.order(step)) >= self.limits[step]:
                 return "step"
+            entering_lane = step in ACTIVE and not (source in ACTIVE and same_lane)
+            if self.lane_limits[lane] and entering_lane and len(self.counted(lane=lane)) >= self.lane_limits[lane]:
+                return "lane"
             if step in ACTIVE and source not in ACTIVE and len(self.counted()) >= self.group_limit:
                 return "group"
         enters_active = step in ACTIVE and (assigning or source not in ACTIVE)
@@ -119,9 +142,9 @@ class BoardMachine(RuleBasedStateMachine):
                 return "person"
         return None
 
-    def decide(self, step, task, source=None, assigning=False):
+    def decide(self, step, task, source=None, assigning=False, lane=None):
         """ "admitted", "queued" or "refused", as decide() must (boards/placement.py)."""
-        if self.full_limit(step, task, source, assigning) is None:
+        if self.full_limit(step, task, source, assigning, lane) is None:
             return "admitted"
         already = source in ACTIVE and task.queued is None and not task.archived and task.expedite
         if task.expedite and step in ACTIVE and len(self.counted(expedite=True)) - already < 1:
@@ -149,6 +172,12 @@ class BoardMachine(RuleBasedStateMachine):
             if enters_active and task.assignee is not None:
                 if len(self.counted(assignee=task.assignee)) >= PERSON_LIMITS[task.assignee]:
                     continue  # skipped for its assignee, never refused
+            cell = self.cells.get((task.lane, step), 0)
+            if cell and len(self.counted({step}, lane=task.lane)) >= cell:
+                continue  # skipped for its cell
+            lane_limit = self.lane_limits[task.lane]
+            if enters_active and lane_limit and len(self.counted(lane=task.lane)) >= lane_limit:
+                continue  # skipped for its lane
             taken.append(pk)
             if source is None:
                 task.queued = None
@@ -169,7 +198,7 @@ class BoardMachine(RuleBasedStateMachine):
 
         def pull_order(pk):
             t = self.tasks[pk]
-            return (not t.expedite, t.position, t.priority, t.seq)
+            return (not t.expedite, t.lane, t.position, t.priority, t.seq)
 
         candidates = sorted((pk for pk in self.order(feeder) if not self.tasks[pk].blocked), key=pull_order)
         return bool(promoted or self.take(step, feeder, candidates, free))
@@ -187,9 +216,22 @@ class BoardMachine(RuleBasedStateMachine):
         position=st.none() | st.integers(0, 3),
         assignee=st.none() | st.integers(0, 1),
         expedite=st.booleans(),
+        lane=st.integers(0, 2),
     )
-    def create(self, step, priority, position, assignee, expedite):
-        model = ModelTask(step, 0, priority, 0, assignee=assignee, expedite=expedite)
+    def create(self, step, priority, position, assignee, expedite, lane):
+        model = ModelTask(step, 0, priority, 0, assignee=assignee, expedite=expedite, lane=lane)
+        if lane == EXPEDITE_LANE and not expedite:
+            if step in ACTIVE and len(self.counted(expedite=True)) >= 1:
+                with pytest.raises(WipLimitReached):
+                    admission.task_create(
+                        workflow=self.workflow,
+                        step=self.steps[step],
+                        actor=self.user,
+                        title="t",
+                        lane_id=self.lanes[lane].pk,
+                    )
+                return
+            model.expedite = True
         outcome = self.decide(step, model)
         fields = {
             "workflow": self.workflow,
@@ -200,6 +242,7 @@ class BoardMachine(RuleBasedStateMachine):
             "position": position,
             "assignee_id": None if assignee is None else self.people[assignee].pk,
             "class_of_service": ClassOfService.EXPEDITE if expedite else ClassOfService.STANDARD,
+            "lane_id": self.lanes[lane].pk,
         }
         if outcome == "refused":
             with pytest.raises(WipLimitReached):
@@ -229,6 +272,59 @@ class BoardMachine(RuleBasedStateMachine):
             return
         admission.task_move(task=task, to_step=self.steps[to], actor=self.user)
         model.step, (model.position, model.queued) = to, self.place(to, outcome)
+        self.settle()
+
+    @precondition(lambda self: self.tasks)
+    @rule(data=st.data(), to=st.integers(0, 2), lane=st.integers(0, 2))
+    def move_to_lane(self, data, to, lane):
+        """Into another lane (and maybe another step): the cell, the lane, the expedite lane."""
+        pk = data.draw(st.sampled_from(list(self.tasks)))
+        task, model = Task.objects.get(pk=pk), self.tasks[pk]
+
+        def send():
+            return admission.task_move(task=task, to_step=self.steps[to], actor=self.user, lane_id=self.lanes[lane].pk)
+
+        if model.archived or model.lane == lane:
+            return  # the other rules'
+        expedite = model.expedite
+        if lane == EXPEDITE_LANE and not expedite:
+            if to in ACTIVE and len(self.counted(expedite=True)) >= 1:
+                with pytest.raises(WipLimitReached):
+                    send()
+                return
+            expedite = True
+        elif model.lane == EXPEDITE_LANE:
+            expedite = False
+        judged = ModelTask(**{**model.__dict__, "expedite": expedite})
+        outcome = self.decide(to, judged, source=model.step, lane=lane)
+        if outcome == "refused":
+            with pytest.raises(WipLimitReached):
+                send()
+            return
+        send()
+        if model.expedite and not expedite:
+            self.lowered.add(model.step)  # it may have been admitted past a limit as expedite work
+        same_step = to == model.step
+        position, queued = self.place(to, outcome)
+        model.step, model.lane, model.expedite, model.queued = to, lane, expedite, queued
+        if not same_step:
+            model.position = position
+        self.settle()
+
+    @rule(lane=st.integers(1, 2), limit=st.integers(0, 3))
+    def set_lane_limit(self, lane, limit):
+        structure.lane_update(lane=self.lanes[lane], actor=self.user, wip_limit=limit)
+        self.lane_limits[lane] = limit
+        self.settle()
+
+    @rule(lane=st.integers(1, 2), step=st.integers(0, 2), limit=st.integers(0, 2))
+    def set_cell_limit(self, lane, step, limit):
+        cells = [{"step_id": self.steps[s].pk, "wip_limit": n} for (c, s), n in self.cells.items() if c == lane]
+        cells = [c for c in cells if c["step_id"] != self.steps[step].pk] + [
+            {"step_id": self.steps[step].pk, "wip_limit": limit}
+        ]
+        structure.cells_set(lane=self.lanes[lane], actor=self.user, cells=cells)
+        self.cells[lane, step] = limit
         self.settle()
 
     @precondition(lambda self: any(not t.archived for t in self.tasks.values()))
@@ -335,13 +431,18 @@ class BoardMachine(RuleBasedStateMachine):
         """The model beside the database, task by task: what a failure message needs (the
         run does not shrink: shrinking a machine that writes to a database takes minutes)."""
         step_index = {s.pk: i for i, s in enumerate(self.steps)}
-        lines = [f"group limit {self.group_limit}, step limits {self.limits}, feeders {self.feeder}"]
+        lines = [
+            f"group limit {self.group_limit}, step limits {self.limits}, feeders {self.feeder},"
+            f" lane limits {self.lane_limits}, cells {self.cells}"
+        ]
+        lane_index = {lane.pk: i for i, lane in enumerate(self.lanes)}
         for n, (pk, model) in enumerate(self.tasks.items()):
             real = Task.objects.get(pk=pk)
             lines.append(
                 f"T{n} model {model} | real step {step_index[real.step_id]} admitted={real.admitted}"
                 f" position={real.position} {real.class_of_service} assignee={real.assignee_id}"
                 f" blocked={bool(real.blocked_reason)} archived={real.archived_at is not None}"
+                f" lane={lane_index[real.lane_id]}"
             )
         return "\n".join(lines)
 
@@ -353,6 +454,8 @@ class BoardMachine(RuleBasedStateMachine):
             admitted = live.filter(admitted=True).order_by("position", "priority", "created_at", "id")
             real = list(admitted.values_list("id", flat=True))
             assert real == self.order(i), self.describe()
+            lanes = dict(live.values_list("id", "lane_id"))
+            assert all(lanes[pk] == self.lanes[self.tasks[pk].lane].pk for pk in lanes), self.describe()
             queued = live.filter(admitted=False).order_by("queued_at", "position", "id")
             assert list(queued.values_list("id", flat=True)) == self.queue(i), self.describe()
             expedited = sum(1 for pk in real if self.tasks[pk].expedite)

@@ -27,7 +27,7 @@ from integrations.watch import poll_watch, watch_create
 from tests.conftest import board_state
 from tests.factories import MembershipFactory, StepFactory, UserFactory
 from tests.integrations.fake_github import FakeGitHub
-from workflows.models import OnFull, Role, StepGroup, WorkflowStep
+from workflows.models import LaneCell, OnFull, Role, StepGroup, StepKind, WorkflowStep
 
 NEXT = {"on_enter": [{"type": "move_to_next"}], "on_turn_complete": [], "on_exit": []}
 
@@ -40,7 +40,8 @@ class Answer(NamedTuple):
 @dataclass
 class Limited:
     """The `board` fixture with one limit `fill()`ed for the task a door brings into In
-    Progress (`target`): its own limit, its group's, or its assignee alice's."""
+    Progress (`target`): its own limit, its group's, its assignee alice's, its lane's in In
+    Progress (the cell) or its lane's."""
 
     scope: str
     backlog: WorkflowStep
@@ -121,7 +122,42 @@ def expedite_full(board, owner, make_task, request) -> Limited:
     return Limited("expedite", backlog, doing, fill, refusal, {}, make_task, owner, request)
 
 
-SCOPES = {"step": step_full, "group": group_full, "person": person_full, "expedite": expedite_full}
+def cell_full(board, owner, make_task, request) -> Limited:
+    """The board's lane may hold one task in In Progress (which has room for two)."""
+    backlog, doing, _ = board
+    lane = doing.workflow.lanes.get()
+    LaneCell.objects.create(lane=lane, step=doing, wip_limit=1)
+
+    def fill():
+        make_task(doing, "one")
+
+    refusal = {"scope": "cell", "lane": named(lane), "step": named(doing), "limit": 1, "occupied": 1}
+    return Limited("cell", backlog, doing, fill, refusal, {}, make_task, owner, request)
+
+
+def lane_full(board, owner, make_task, request) -> Limited:
+    """The board's lane may hold one task in its active steps: it is in Review."""
+    backlog, doing, _ = board
+    review = StepFactory(workflow=doing.workflow, name="Review", position=3, kind=StepKind.ACTIVE)
+    lane = doing.workflow.lanes.get()
+    lane.wip_limit = 1
+    lane.save()
+
+    def fill():
+        make_task(review, "one")
+
+    refusal = {"scope": "lane", "lane": named(lane), "limit": 1, "occupied": 1}
+    return Limited("lane", backlog, doing, fill, refusal, {}, make_task, owner, request)
+
+
+SCOPES = {
+    "step": step_full,
+    "group": group_full,
+    "person": person_full,
+    "expedite": expedite_full,
+    "cell": cell_full,
+    "lane": lane_full,
+}
 
 
 # --- the doors: each prepares its case on a Limited board and returns the request -------
@@ -284,21 +320,22 @@ def promotion(limited: Limited):
 
 # door, the limits it meets, its answer. A webhook or a review watch brings no assignee; a
 # step's own limit is what queues a task, so a promotion never meets it.
+ENTRY = ("step", "cell", "lane", "group", "person")  # every limit an entry into In Progress meets
 DOORS = [
-    (rest_create, ("step", "group", "person"), 409),
-    (rest_move, ("step", "group", "person"), 409),
-    (rest_bulk_move, ("step", "group", "person"), 409),
-    (rest_restore, ("step", "group", "person"), 409),
-    (rest_make_permanent, ("step", "group", "person"), 409),
+    (rest_create, ENTRY, 409),
+    (rest_move, ENTRY, 409),
+    (rest_bulk_move, ENTRY, 409),
+    (rest_restore, ENTRY, 409),
+    (rest_make_permanent, ENTRY, 409),
     (rest_patch_assignee, ("person",), 409),
     (rest_patch_class, ("expedite",), 409),
-    (engine_move, ("step", "group", "person"), "deferred"),
-    (webhook, ("step", "group"), 429),
-    (review_watch, ("step", "group"), "deferred"),
-    (mcp_create, ("step", "group", "person"), "tool error"),
+    (engine_move, ENTRY, "deferred"),
+    (webhook, ("step", "cell", "lane", "group"), 429),
+    (review_watch, ("step", "cell", "lane", "group"), "deferred"),
+    (mcp_create, ENTRY, "tool error"),
     (mcp_update, ("expedite",), "tool error"),
-    (pull, ("step", "group", "person"), "skipped"),
-    (promotion, ("group", "person"), "skipped"),
+    (pull, ENTRY, "skipped"),
+    (promotion, ("cell", "lane", "group", "person"), "skipped"),
 ]
 # What the request itself leaves: (tasks, events, versions, sessions). Only the engine's
 # create persists (the task and its created and deferred events), as it would without a limit.

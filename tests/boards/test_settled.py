@@ -17,7 +17,7 @@ from boards.services import task_block, task_unblock, task_update
 from common.errors import KandevError
 from tests.boards.settling import unsettled
 from tests.factories import MembershipFactory, StepFactory, UserFactory
-from workflows.models import OnFull, Role, StepGroup, StepKind, Workflow, WorkflowStep
+from workflows.models import Lane, LaneCell, OnFull, Role, StepGroup, StepKind, Workflow, WorkflowStep
 
 MOVE_ON = {"on_enter": [{"type": "move_to_next"}], "on_turn_complete": [], "on_exit": []}
 
@@ -201,7 +201,9 @@ class Driver:
     Review in the group "Development" (limit 2); Ready, Doing and Review are active steps.
     Tasks are assigned to two members with personal limits (1 and 2) or to nobody, marked
     expedite or standard, blocked and unblocked. Limits, feeders and on_full change at
-    random as well, so other chains form.
+    random as well, so other chains form. Three lanes: Expedite (the expedite lane, first),
+    Platform (the board's first, limit 3) and Product (limit 1 in Doing); tasks are created
+    in, and moved to, any of them, and the lane and cell limits change at random too.
     """
 
     def __init__(self, rng, workflow, owner, api):
@@ -229,6 +231,13 @@ class Driver:
             MembershipFactory(workspace=workflow.workspace, user=person, role=Role.MEMBER, wip_limit=limit)
             self.people.append(person)
         self.created = 0
+        platform = workflow.lanes.get()
+        platform.name, platform.position, platform.wip_limit = "Platform", 1, 3
+        platform.save()
+        expedite = Lane.objects.create(workflow=workflow, name="Expedite", position=0, is_expedite=True)
+        product = Lane.objects.create(workflow=workflow, name="Product", position=2)
+        LaneCell.objects.create(lane=product, step=doing, wip_limit=1)
+        self.lanes = [expedite, platform, product]
 
     # what to act on (in a fixed order: the seed alone decides)
     def tasks(self, **filters):
@@ -269,6 +278,7 @@ class Driver:
             "position": self.pick([None, None, 0, 1, 3]),
             "is_ephemeral": self.rng.random() < 0.15,
         }
+        lane = self.pick([None, *self.lanes])
         if self.rng.random() < 0.05:
             fields.update(force=True, reason="hotfix")
         name = step.name if step else "the start step"
@@ -276,7 +286,11 @@ class Driver:
             body = {**fields, "priority": fields["priority"].label, "workflow_id": str(self.workflow.pk)}
             if step:
                 body["step_id"] = str(step.pk)
+            if lane:
+                body["lane_id"] = str(lane.pk)
             return f"REST create {fields['title']} in {name}: " + self.http("post", "/api/v1/tasks/", body)
+        if lane:
+            fields["lane_id"] = lane.pk
         outcome = self.call(admission.task_create, workflow=self.workflow, actor=self.owner, step=step, **fields)
         return f"create {fields['title']} in {name}: {outcome}"
 
@@ -285,13 +299,15 @@ class Driver:
         if task is None:
             return "move: no task"
         position = self.pick([None, None, 0, 2])
+        lane = self.pick([None, None, *self.lanes])
+        where = f"{step.name}" + (f" in {lane.name}" if lane else "")
         if self.rest():
-            body = {"step_id": str(step.pk), "position": position}
-            return f"REST move {task.title} to {step.name}: " + self.http(
-                "post", f"/api/v1/tasks/{task.pk}/move/", body
-            )
-        outcome = self.call(admission.task_move, task=task, to_step=step, actor=self.owner, position=position)
-        return f"move {task.title} to {step.name}: {outcome}"
+            body = {"step_id": str(step.pk), "position": position, **({"lane_id": str(lane.pk)} if lane else {})}
+            return f"REST move {task.title} to {where}: " + self.http("post", f"/api/v1/tasks/{task.pk}/move/", body)
+        outcome = self.call(
+            admission.task_move, task=task, to_step=step, actor=self.owner, position=position, lane_id=lane and lane.pk
+        )
+        return f"move {task.title} to {where}: {outcome}"
 
     def bulk_move(self):
         live, step = self.tasks(archived_at__isnull=True), self.step()
@@ -362,6 +378,22 @@ class Driver:
             return f"REST {label}: " + self.http("patch", f"/api/v1/steps/{step.pk}/", body)
         return f"{label}: " + self.call(structure.step_update, step=step, actor=self.owner, **{change: value})
 
+    def change_lane(self):
+        lane = self.rng.choice(self.lanes[1:])
+        if self.rng.random() < 0.5:
+            limit = self.rng.randint(0, 3)
+            label = f"lane {lane.name}.wip_limit = {limit}"
+            if self.rest():
+                return f"REST {label}: " + self.http("patch", f"/api/v1/lanes/{lane.pk}/", {"wip_limit": limit})
+            return f"{label}: " + self.call(structure.lane_update, lane=lane, actor=self.owner, wip_limit=limit)
+        step, limit = self.rng.choice(self.steps[1:]), self.rng.randint(0, 2)
+        cells = [{"step_id": step.pk, "wip_limit": limit}]
+        label = f"cell {lane.name} x {step.name} = {limit}"
+        if self.rest():
+            body = [{"step_id": str(step.pk), "wip_limit": limit}]
+            return f"REST {label}: " + self.http("put", f"/api/v1/lanes/{lane.pk}/cells/", body)
+        return f"{label}: " + self.call(structure.cells_set, lane=lane, actor=self.owner, cells=cells)
+
     def start_session(self):
         task = self.pick(self.tasks(archived_at__isnull=True, is_ephemeral=False))
         if task is None:
@@ -407,6 +439,7 @@ class Driver:
         "block": 3,
         "unblock": 3,
         "change_step": 3,
+        "change_lane": 2,
         "start_session": 1,
         "end_session": 1,
         "assign": 3,

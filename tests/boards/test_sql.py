@@ -33,7 +33,9 @@ def test_fetch_builds_the_same_instances_as_the_orm():
 def test_insert_writes_what_save_would_in_as_many_statements_as_the_database_needs():
     step = StepFactory()
     now = timezone.now()
-    task = Task(workflow=step.workflow, step=step, title="t", position=0, entered_step_at=now)
+    task = Task(
+        workflow=step.workflow, step=step, lane=step.workflow.lanes.get(), title="t", position=0, entered_step_at=now
+    )
     sql.insert([task])
     saved = Task.objects.get(pk=task.pk)
     assert (saved.title, saved.step_id, saved.admitted, saved.archived_at) == ("t", step.pk, True, None)
@@ -55,7 +57,9 @@ def test_insert_writes_what_save_would_in_as_many_statements_as_the_database_nee
 def test_fetch_together_reads_and_writes_in_order_and_as_one_query_on_postgresql():
     step = StepFactory()
     now = timezone.now()
-    task = Task(workflow=step.workflow, step=step, title="t", position=0, entered_step_at=now)
+    task = Task(
+        workflow=step.workflow, step=step, lane=step.workflow.lanes.get(), title="t", position=0, entered_step_at=now
+    )
     event = TaskEvent(workflow=step.workflow, task_id=task.pk, kind=EventKind.CREATED, to_step_id=step.pk)
     count = f"SELECT COUNT(*) FROM {sql.table(Task)} WHERE {sql.column(Task, 'step')} = %s"
     by_id = f"SELECT {sql.columns(Task)} FROM {sql.table(Task)} WHERE {sql.column(Task, 'id')} = %s"
@@ -76,7 +80,14 @@ def test_fetch_together_reads_and_writes_in_order_and_as_one_query_on_postgresql
 @pytest.mark.django_db(transaction=True)
 def test_fetch_together_stops_at_the_first_error_and_the_transaction_writes_nothing():
     step = StepFactory()
-    task = Task(workflow=step.workflow, step=step, title="t", position=0, entered_step_at=timezone.now())
+    task = Task(
+        workflow=step.workflow,
+        step=step,
+        lane=step.workflow.lanes.get(),
+        title="t",
+        position=0,
+        entered_step_at=timezone.now(),
+    )
     with pytest.raises(DatabaseError), transaction.atomic():
         twice = sql.insert_statements([task]) * 2  # the same primary key again
         sql.fetch_together(*twice, ("SELECT 2", [], ()))

@@ -31,6 +31,9 @@ TOOLS = {
     "list_groups",
     "update_group",
     "update_task",
+    "list_lanes",
+    "create_lane",
+    "update_lane",
 }
 
 
