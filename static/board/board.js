@@ -5,6 +5,7 @@
 import { TaskDetail } from "./detail.js";
 import { showLabels } from "./filter.js";
 import { BoardInput } from "./input.js";
+import { CollapsedLanes } from "./lanes.js";
 import { Live } from "./live.js";
 import { BoardModel } from "./model.js";
 import { People } from "./people.js";
@@ -18,13 +19,13 @@ const dataBlock = (id) => JSON.parse(document.getElementById(id).textContent);
 const board = dataBlock("board-data");
 const model = new BoardModel(dataBlock("priority-ranks"));
 const people = new People(dataBlock("people"), board.workflow.workspace_id);
-const view = new BoardView(root, model, people);
+const view = new BoardView(root, model, people, new CollapsedLanes(root.dataset.workflowId));
 const live = new Live({ workflowId: root.dataset.workflowId, model, view });
 const writes = new BoardWrites({ model, view, live });
 const detail = new TaskDetail({ root, model, view, people });
 const input = new BoardInput(root, {
   canWrite: root.dataset.canWrite === "true",
-  move: (taskId, stepId, index) => writes.move(taskId, stepId, index),
+  move: (taskId, stepId, index, laneId) => writes.move(taskId, stepId, index, laneId),
   open: (taskId) => detail.open(taskId),
 });
 view.onRebuilt = () => input.enableDragging();

@@ -14,7 +14,13 @@ import { CLASS_NAMES, Timeline } from "./timeline.js";
 
 const FIELDS = ["title", "description", "priority", "assignee_id", "class_of_service"];
 const LIVE_SESSION = new Set(["queued", "starting", "running"]); // agents.models.LIVE
-const SKIPPED = { blocked: "blocked", agent_running: "its agent is at work", assignee_full: "assignee full" };
+const SKIPPED = {
+  blocked: "blocked",
+  agent_running: "its agent is at work",
+  assignee_full: "assignee full",
+  cell_full: "its lane is full in that step",
+  lane_full: "its lane is full",
+};
 const FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
 
 /** A limit that holds a waiting task: "group Development (4 of 4)", "step In Progress (2 of 2)". */

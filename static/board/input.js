@@ -1,5 +1,6 @@
 // Moving cards: drag and drop with SortableJS (vendored, loaded before the modules as the
-// global Sortable), and the keyboard: arrows move the focus, Shift and an arrow the card.
+// global Sortable), and the keyboard: arrows move the focus, Shift and an arrow the card
+// (on a board with lanes, up or down past a cell's edge goes to the lane above or below).
 // A click on a card, or Enter, opens it.
 
 const LISTS = '[data-role="cards"], [data-role="queued-cards"]';
@@ -7,8 +8,8 @@ const LISTS = '[data-role="cards"], [data-role="queued-cards"]';
 export class BoardInput {
   #sortables = [];
 
-  /** move(taskId, stepId, index) is called for every move the user asks for, open(taskId)
-      for every card they open. */
+  /** move(taskId, stepId, index, laneId) is called for every move the user asks for (laneId:
+      a cell's lane on a board with lanes, else undefined), open(taskId) for every card they open. */
   constructor(root, { canWrite, move, open }) {
     Object.assign(this, { root, canWrite, move, open });
     root.addEventListener("keydown", (event) => this.#key(event));
@@ -35,7 +36,7 @@ export class BoardInput {
         onEnd: ({ item, from, to, oldIndex, newIndex }) => {
           if (to.dataset.role !== "cards") return;
           if (from === to && oldIndex === newIndex) return;
-          this.move(item.dataset.taskId, to.dataset.stepId, newIndex);
+          this.move(item.dataset.taskId, to.dataset.stepId, newIndex, to.dataset.laneId);
         },
       }));
     }
@@ -46,10 +47,21 @@ export class BoardInput {
     return columns[columns.indexOf(section) + delta] ?? null;
   }
 
+  /** On a board with lanes: the cell beside `cell` in its lane (delta ±1 along the steps), or
+      the same step's cell in the lane above or below (`across`), skipping folded lanes. */
+  #neighbourCell(cell, delta, { across = false } = {}) {
+    const { laneId, stepId } = cell.dataset;
+    const selector = across ? `[data-role="cards"][data-step-id="${stepId}"]` : `[data-role="cards"][data-lane-id="${laneId}"]`;
+    const cells = [...this.root.querySelectorAll(selector)].filter((list) => list === cell || !list.closest("[hidden]"));
+    return cells[cells.indexOf(cell) + delta] ?? null;
+  }
+
   #key(event) {
     const card = event.target.closest?.(".card");
     if (!card) return;
     const section = card.closest(".column");
+    const list = card.parentElement;
+    const inLane = Boolean(list.dataset.laneId); // a cell of a board with lanes
     const sideways = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
     const upDown = { ArrowDown: 1, ArrowUp: -1 }[event.key];
     if (event.key === "Enter" && !event.shiftKey) {
@@ -59,25 +71,38 @@ export class BoardInput {
     }
     if (event.shiftKey && this.canWrite && !card.closest('[data-role="queued-cards"]')) {
       const taskId = card.dataset.taskId;
+      let target = null;
+      let index = 0;
       if (sideways) {
-        const target = this.#neighbourColumn(section, sideways);
-        if (target) {
-          event.preventDefault();
-          this.move(taskId, target.dataset.stepId, target.querySelector('[data-role="cards"]').children.length);
-        }
+        target = inLane
+          ? this.#neighbourCell(list, sideways)
+          : this.#neighbourColumn(section, sideways)?.querySelector('[data-role="cards"]');
+        index = target?.children.length;
       } else if (upDown) {
-        const siblings = [...card.parentElement.children];
-        const index = siblings.indexOf(card) + upDown;
-        if (index >= 0 && index < siblings.length) {
-          event.preventDefault();
-          this.move(taskId, section.dataset.stepId, index);
+        index = [...list.children].indexOf(card) + upDown;
+        if (index >= 0 && index < list.children.length) target = list;
+        else if (inLane) { // past the cell's edge: into the lane above (at its end) or below (at its start)
+          target = this.#neighbourCell(list, upDown, { across: true });
+          index = upDown > 0 ? 0 : target?.children.length;
         }
+      }
+      if (target) {
+        event.preventDefault();
+        this.move(taskId, target.dataset.stepId, index, target.dataset.laneId);
       }
       return;
     }
     let next = null;
-    if (upDown) next = upDown > 0 ? card.nextElementSibling : card.previousElementSibling;
-    else if (sideways) next = this.#neighbourColumn(section, sideways)?.querySelector(".card") ?? null;
+    if (upDown) {
+      next = upDown > 0 ? card.nextElementSibling : card.previousElementSibling;
+      if (!next && inLane) {
+        const cell = this.#neighbourCell(list, upDown, { across: true });
+        next = (upDown > 0 ? cell?.firstElementChild : cell?.lastElementChild) ?? null;
+      }
+    } else if (sideways) {
+      const beside = inLane ? this.#neighbourCell(list, sideways) : this.#neighbourColumn(section, sideways);
+      next = beside?.querySelector(".card") ?? null;
+    }
     if (next) {
       event.preventDefault();
       next.focus();

@@ -4,9 +4,19 @@
 
 const compare = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
-// What the columns' markup is made of: a change here rebuilds them (a group's steps share its band).
-const columnsOf = (steps) =>
-  JSON.stringify(steps.map((s) => [s.id, s.name, s.color, s.wip_limit, s.on_full, s.position, s.group_id ?? null]));
+// What the columns' markup is made of: a change here rebuilds them (a group's steps share its
+// band, and each lane is a row of cells, one per step).
+const columnsOf = (steps, lanes) =>
+  JSON.stringify([
+    steps.map((s) => [s.id, s.name, s.color, s.wip_limit, s.on_full, s.position, s.group_id ?? null]),
+    lanes.map((l) => [l.id, l.name, l.is_expedite]),
+  ]);
+
+/** The lanes as the board shows them: the expedite lane on top, then lane order. */
+const laneOrder = (lanes) =>
+  [...lanes].sort((a, b) => Number(b.is_expedite) - Number(a.is_expedite) || a.position - b.position);
+
+const cellKey = (laneId, stepId) => `${laneId}/${stepId}`;
 
 export class BoardModel {
   version = 0;
@@ -14,8 +24,11 @@ export class BoardModel {
   steps = []; // in position order, without their tasks
   groups = new Map(); // id -> step group (its steps are the steps with its group_id)
   labels = new Map(); // id -> the workspace's label, in name order
+  lanes = []; // the board's lanes, expedite lane first, then in lane order
+  firstLaneId = null; // where a task that names no lane is
+  cellLimits = new Map(); // "laneId/stepId" -> the cell's WIP limit, where one is set
   tasks = new Map(); // id -> task, with its step_id
-  pending = new Map(); // task id -> {stepId, index}: optimistic moves awaiting the server
+  pending = new Map(); // task id -> {stepId, index, laneId}: optimistic moves awaiting the server
 
   /** priorityRanks: {name: pull rank}, as the server's Priority enum has them. */
   constructor(priorityRanks) {
@@ -24,27 +37,32 @@ export class BoardModel {
 
   /** Take a whole board (the page's, a refetch or a snapshot); true when its columns changed. */
   load(board) {
-    const columnsChanged = columnsOf(board.steps) !== columnsOf(this.steps);
+    const lanes = laneOrder(board.lanes ?? []);
+    const columnsChanged = columnsOf(board.steps, lanes) !== this.layout();
     this.version = board.workflow.version;
     this.agents = board.agents;
     this.steps = board.steps.map(({ tasks, ...step }) => step);
     this.groups = new Map((board.groups ?? []).map((group) => [group.id, group]));
     this.labels = new Map((board.labels ?? []).map((label) => [label.id, label]));
+    this.lanes = lanes;
+    this.firstLaneId = [...lanes].sort((a, b) => a.position - b.position)[0]?.id ?? null;
+    this.cellLimits = new Map((board.cells ?? []).map((cell) => [cellKey(cell.lane_id, cell.step_id), cell.wip_limit]));
     this.tasks = new Map(
       board.steps.flatMap((step) => step.tasks.map((task) => [task.id, { ...task, step_id: step.id }])),
     );
-    for (const [taskId, { stepId, index }] of this.pending) this.place(taskId, stepId, index);
+    for (const [taskId, { stepId, index, laneId }] of this.pending) this.place(taskId, stepId, index, laneId);
     return columnsChanged;
   }
 
   /** Apply the next version's message: the ids of the steps it touched, or null when the
       columns themselves changed (the message does not carry them: take the whole board).
-      A group's change carries its steps whole: `layout()` then tells whether they moved bands. */
+      A group's change carries its steps whole: `layout()` then tells whether they moved bands.
+      A lane's change (its name, order, limits, cells) is rare: the whole board is taken then. */
   apply(message) {
     this.version = message.version;
     // A label's change names the label only (every board of the workspace gets it): the
-    // whole board is read again, its labels with it.
-    if (/^(step|workflow|label)\./.test(message.type)) return null;
+    // whole board is read again, its labels with it; so for a lane's.
+    if (/^(step|workflow|label|lane)\./.test(message.type)) return null;
     if (message.agents) this.agents = message.agents;
     for (const group of message.groups ?? []) this.groups.set(group.id, group);
     for (const id of message.deleted_group_ids ?? []) this.groups.delete(id);
@@ -83,7 +101,26 @@ export class BoardModel {
 
   /** The columns' layout as a key: equal keys, same markup. */
   layout() {
-    return columnsOf(this.steps);
+    return columnsOf(this.steps, this.lanes);
+  }
+
+  /** More than one lane: the board shows them as rows (with one, it looks as it always did). */
+  get hasLanes() {
+    return this.lanes.length > 1;
+  }
+
+  /** A task's lane: the one it names, or the first lane (the server's default). */
+  laneOf(task) {
+    return task.lane_id ?? this.firstLaneId;
+  }
+
+  lane(id) {
+    return this.lanes.find((l) => l.id === id) ?? null;
+  }
+
+  /** A cell's WIP limit, or 0 where none is set. */
+  cellLimit(laneId, stepId) {
+    return this.cellLimits.get(cellKey(laneId, stepId)) ?? 0;
   }
 
   step(id) {
@@ -116,6 +153,60 @@ export class BoardModel {
     return this.tasksOf(stepId).filter((t) => t.admitted && !t.is_ephemeral).length;
   }
 
+  /** What a cell's limit counts: its step's admitted, not ephemeral tasks in its lane. */
+  cellOccupied(laneId, stepId) {
+    return this.tasksOf(stepId).filter((t) => t.admitted && !t.is_ephemeral && this.laneOf(t) === laneId).length;
+  }
+
+  /** What a lane's limit counts: its admitted, not ephemeral tasks in active steps. */
+  laneOccupied(laneId) {
+    const active = new Set(this.steps.filter((s) => s.kind === "active").map((s) => s.id));
+    return [...this.tasks.values()]
+      .filter((t) => t.admitted && !t.is_ephemeral && active.has(t.step_id) && this.laneOf(t) === laneId).length;
+  }
+
+  /** The lanes as the pull rule reads them (waiting.js): a task's lane's place in the pull
+      order, and what of its lane is full in a step ({scope, name: the lane's}, or null): its
+      cell there, else the lane itself where the step is one its limit counts. */
+  pullLanes() {
+    if (!this.hasLanes) return undefined;
+    const active = new Set(this.steps.filter((s) => s.kind === "active").map((s) => s.id));
+    const inLane = new Map();
+    const inCell = new Map();
+    const add = (counts, key) => counts.set(key, (counts.get(key) ?? 0) + 1);
+    for (const task of this.tasks.values()) {
+      if (!task.admitted || task.is_ephemeral) continue;
+      const laneId = this.laneOf(task);
+      add(inCell, cellKey(laneId, task.step_id));
+      if (active.has(task.step_id)) add(inLane, laneId);
+    }
+    const full = (task, step) => {
+      const lane = this.lane(this.laneOf(task));
+      if (!lane) return null;
+      const cellLimit = this.cellLimit(lane.id, step.id);
+      if (cellLimit && (inCell.get(cellKey(lane.id, step.id)) ?? 0) >= cellLimit) return { scope: "cell", name: lane.name };
+      if (active.has(step.id) && lane.wip_limit && (inLane.get(lane.id) ?? 0) >= lane.wip_limit) {
+        return { scope: "lane", name: lane.name };
+      }
+      return null;
+    };
+    return { rank: (task) => this.lane(this.laneOf(task))?.position ?? 0, full };
+  }
+
+  /** A lane's cell in board order: its step's admitted tasks in that lane. */
+  cellOf(laneId, stepId) {
+    return this.columnOf(stepId).admitted.filter((t) => this.laneOf(t) === laneId);
+  }
+
+  /** Where in its step's order a task dropped at `index` of a cell goes: the index, among the
+      step's other tasks, of the cell's task it went before (after the cell's last one, or
+      at the step's end into an empty cell). The server orders a step as a whole. */
+  stepIndex(taskId, stepId, laneId, index) {
+    const order = this.tasksOf(stepId).filter((t) => t.id !== taskId);
+    const cell = order.filter((t) => t.admitted && this.laneOf(t) === laneId);
+    if (index < cell.length) return order.indexOf(cell[index]);
+    return cell.length ? order.indexOf(cell.at(-1)) + 1 : order.length;
+  }
   /** Copies of the tasks in these steps, to put back with restore() if a write is refused. */
   save(stepIds) {
     return [...this.tasks.values()].filter((t) => stepIds.includes(t.step_id)).map((t) => ({ ...t }));
@@ -130,9 +221,10 @@ export class BoardModel {
       server's answer brings its key). Neighbours with one key leave no room between them:
       the server then rebalances the step and its message brings every key, so here the
       step is numbered 0..n-1 meanwhile. */
-  place(taskId, stepId, index) {
+  place(taskId, stepId, index, laneId = null) {
     const task = this.tasks.get(taskId);
     if (!task) return;
+    if (laneId) task.lane_id = laneId;
     const order = this.tasksOf(stepId).filter((t) => t.id !== taskId);
     const at = Math.max(0, Math.min(index, order.length));
     const [below, above] = [order[at - 1], order[at]];

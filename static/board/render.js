@@ -1,6 +1,10 @@
-// The board's DOM from the model: the page's columns, bands and cards are clones of the
-// <template> partials board.html renders (the server renders no card), and every word they
-// show (a card's age, why it waits, a column's count...) is written here only.
+// The board's DOM from the model: the page's columns, bands, lanes and cards are clones of
+// the <template> partials board.html renders (the server renders no card), and every word
+// they show (a card's age, why it waits, a column's count...) is written here only.
+//
+// A board with one lane is its columns, each with its cards. With more lanes, the columns
+// (their headers, queues and forms) make the top row and each lane is a row below them
+// with a cell per step, as wide as its column, holding that lane's cards of the step.
 
 import { paintStepColors } from "./colors.js";
 import { dueOf } from "./due.js";
@@ -27,8 +31,8 @@ export function ordinal(n) {
   return `${n}${suffix}`;
 }
 
-/** Replace the "{key}" placeholders of the column template's clone in attributes and text. */
-function fillPlaceholders(node, values) {
+/** Replace the "{key}" placeholders of a template's clone in attributes and text. */
+export function fillPlaceholders(node, values) {
   const fill = (text) => text.replace(/\{(\w+)\}/g, (placeholder, key) => values[key] ?? placeholder);
   for (const element of [node, ...node.querySelectorAll("*")]) {
     for (const attribute of element.attributes) attribute.value = fill(attribute.value);
@@ -37,22 +41,64 @@ function fillPlaceholders(node, values) {
   while (texts.nextNode()) texts.currentNode.data = fill(texts.currentNode.data);
 }
 
-function newColumn(step) {
+function newColumn(step, { lanes }) {
   const section = clone("column-template");
   const { id, name, on_full } = step;
   fillPlaceholders(section, { id, name, on_full, color: step.color ?? "" });
   if (step.color) paintStepColors([section]);
   else delete section.dataset.stepColor; // as the server renders a step without a colour
+  if (lanes) section.querySelector('[data-role="cards"]').remove(); // its cards are in the lanes' cells
   return section;
 }
 
+/** A lane's row: its header, then a cell per step, in the columns' order and widths. */
+function newLane(lane, runs) {
+  const row = clone("lane-template");
+  fillPlaceholders(row, { id: lane.id, name: lane.name });
+  row.querySelector('[data-role="lane-cells"]').replaceChildren(...runs.map(({ group, steps }) => {
+    const cells = steps.map((step) => {
+      const cell = clone("cell-template");
+      fillPlaceholders(cell, { step: step.id, step_name: step.name, lane: lane.id, lane_name: lane.name });
+      return cell;
+    });
+    if (!group) return cells[0];
+    const span = document.createElement("div"); // under a group's band, as its columns are
+    span.className = "group-cells";
+    span.replaceChildren(...cells);
+    return span;
+  }));
+  row.querySelector('[data-role="lane-expedite"]').hidden = !lane.is_expedite;
+  row.classList.toggle("is-expedite-lane", Boolean(lane.is_expedite));
+  return row;
+}
+
+/** A lane's or a cell's count: "2/3", or "2" without a limit, and what it reads as. */
+function fillCount(scope, { count, warning, label }, occupied, limit) {
+  const over = limit > 0 && occupied > limit;
+  const counter = scope.querySelector(`[data-role="${count}"]`);
+  counter.textContent = limit ? `${occupied}/${limit}` : String(occupied);
+  counter.setAttribute("aria-label", label(over));
+  counter.title = label(over);
+  counter.parentElement.classList.toggle("is-over", over);
+  scope.querySelector(`[data-role="${warning}"]`).hidden = !over;
+  scope.dataset.overLimit = String(over);
+}
+
+/** What a lane's or a cell's count reads as: "Lane Bugs: 2 of 3 (WIP limit)". */
+function limitLabel(what, occupied, limit, over) {
+  if (!limit) return `${what}: ${occupied} tasks`;
+  return over ? `${what}: ${occupied} of ${limit}, over its WIP limit` : `${what}: ${occupied} of ${limit} (WIP limit)`;
+}
+
 /** Why a task waits, in the words of the card and of the task detail (tests/boards/waiting_cases.json
-    holds them): "2nd in queue", "next for In Progress", "3rd for In Progress". */
+    holds them): "2nd in queue", "next for In Progress", "3rd for In Progress", and what
+    holds it where its lane or its cell there is full: "next for In Progress (Bugs lane full)". */
 export function waitingText(waiting) {
   if (!waiting) return "";
   const place = ordinal(waiting.position);
   if (waiting.state === "queued") return `${place} in queue`;
-  return waiting.position === 1 ? `next for ${waiting.step.name}` : `${place} for ${waiting.step.name}`;
+  const words = waiting.position === 1 ? `next for ${waiting.step.name}` : `${place} for ${waiting.step.name}`;
+  return waiting.full ? `${words} (${waiting.full.name} ${waiting.full.scope} full)` : words;
 }
 
 /** The steps in runs: a group's neighbouring steps share one run under its band, any other step is a run of its own. */
@@ -66,10 +112,10 @@ function layoutOf(steps, groups) {
   return runs;
 }
 
-function newGroup(group, steps) {
+function newGroup(group, steps, options) {
   const band = clone("group-template");
   fillPlaceholders(band, { id: group.id, key: steps[0].id, name: group.name });
-  band.querySelector('[data-role="group-columns"]').replaceChildren(...steps.map(newColumn));
+  band.querySelector('[data-role="group-columns"]').replaceChildren(...steps.map((step) => newColumn(step, options)));
   return band;
 }
 
@@ -200,16 +246,22 @@ export class BoardView {
   onRendered = () => {};
   waiting = new Map(); // why each card waits, as last rendered (waiting.js)
 
-  constructor(root, model, people) {
+  constructor(root, model, people, collapsed) {
     this.root = root;
     this.model = model;
     this.people = people;
     this.timeZone = root.dataset.timeZone || undefined; // the viewer's, from their profile
+    this.collapsed = collapsed; // the lanes this browser keeps collapsed (lanes.js)
+    this.laneHelp = document.querySelector('[data-role="lane-help"]');
     this.alertBox = document.getElementById("board-alert");
     this.liveBadge = document.querySelector('[data-role="live"]');
     this.agents = document.querySelector('[data-role="agents"]');
     this.alertBox.addEventListener("click", (event) => {
       if (event.target.closest(".alert-close")) this.hideAlert();
+    });
+    root.addEventListener("click", (event) => {
+      const toggle = event.target.closest('[data-role="lane-toggle"]');
+      if (toggle) this.#collapse(toggle.closest(".lane"), toggle.getAttribute("aria-expanded") === "true");
     });
   }
 
@@ -226,11 +278,13 @@ export class BoardView {
   render(stepIds) {
     const active = document.activeElement;
     const focusedId = active?.classList.contains("card") ? active.dataset.taskId : null;
-    const waiting = boardWaiting(this.model.steps, [...this.model.tasks.values()], this.model.priorityRanks);
+    const { steps, tasks, priorityRanks } = this.model;
+    const waiting = boardWaiting(steps, [...tasks.values()], priorityRanks, this.model.pullLanes());
     this.waiting = waiting;
     const cards = this.#cards();
     for (const id of stepIds) this.#renderColumn(id, waiting, cards);
     this.#renderGroups();
+    this.#renderLanes();
     this.#renderAgents();
     if (focusedId) {
       const again = this.card(focusedId);
@@ -247,7 +301,20 @@ export class BoardView {
   /** The columns themselves changed: new ones from the template, under their groups' bands. */
   rebuild() {
     const runs = layoutOf(this.model.steps, this.model.groups);
-    this.root.replaceChildren(...runs.map(({ group, steps }) => (group ? newGroup(group, steps) : newColumn(steps[0]))));
+    const lanes = this.model.hasLanes;
+    const columns = runs.map(({ group, steps }) => (group ? newGroup(group, steps, { lanes }) : newColumn(steps[0], { lanes })));
+    this.root.classList.toggle("has-lanes", lanes);
+    if (this.laneHelp) this.laneHelp.hidden = !lanes; // the move help is there for those who may move
+    if (lanes) {
+      const head = document.createElement("div");
+      head.className = "board-head";
+      head.replaceChildren(...columns);
+      const rows = this.model.lanes.map((lane) => newLane(lane, runs));
+      for (const row of rows) this.#collapse(row, this.collapsed.has(row.dataset.laneId));
+      this.root.replaceChildren(head, ...rows);
+    } else {
+      this.root.replaceChildren(...columns);
+    }
     this.renderAll();
     this.onRebuilt();
   }
@@ -318,16 +385,50 @@ export class BoardView {
     }
   }
 
+  /** Show or hide a lane's cells; the browser remembers it. */
+  #collapse(row, collapsed) {
+    row.querySelector('[data-role="lane-cells"]').hidden = collapsed;
+    row.querySelector('[data-role="lane-toggle"]').setAttribute("aria-expanded", String(!collapsed));
+    row.classList.toggle("is-collapsed", collapsed);
+    this.collapsed.set(row.dataset.laneId, collapsed);
+  }
+
+  /** Each lane's count: its tasks in active steps, as its limit counts them. */
+  #renderLanes() {
+    for (const row of this.root.querySelectorAll(".lane")) {
+      const lane = this.model.lane(row.dataset.laneId);
+      if (!lane) continue;
+      const occupied = this.model.laneOccupied(lane.id);
+      const label = (over) => limitLabel(`Lane ${lane.name}`, occupied, lane.wip_limit, over);
+      fillCount(row, { count: "lane-count", warning: "lane-warning", label }, occupied, lane.wip_limit);
+    }
+  }
+
   #renderColumn(stepId, waiting, cards) {
     const section = this.root.querySelector(`.column[data-step-id="${stepId}"]`);
     const step = this.model.step(stepId);
     if (!section || !step) return;
     const { admitted, queued } = this.model.columnOf(stepId);
-    this.#fillList(section.querySelector('[data-role="cards"]'), admitted, waiting, cards);
+    if (this.model.hasLanes) {
+      for (const cell of this.root.querySelectorAll(`.cell[data-step-id="${stepId}"]`)) this.#renderCell(cell, step, waiting, cards);
+    } else {
+      this.#fillList(section.querySelector('[data-role="cards"]'), admitted, waiting, cards);
+    }
     this.#fillList(section.querySelector('[data-role="queued-cards"]'), queued, waiting, cards);
     const occupied = this.model.occupied(stepId);
     const queuedCount = queued.filter((t) => !t.is_ephemeral).length;
     this.#renderHeader(section, step, occupied, queuedCount);
+  }
+
+  /** A cell's cards, and its count where the cell has a limit. */
+  #renderCell(cell, step, waiting, cards) {
+    const lane = this.model.lane(cell.dataset.laneId);
+    this.#fillList(cell.querySelector('[data-role="cards"]'), this.model.cellOf(lane.id, step.id), waiting, cards);
+    const limit = this.model.cellLimit(lane.id, step.id);
+    cell.querySelector('[data-role="cell-head"]').hidden = !limit;
+    const occupied = this.model.cellOccupied(lane.id, step.id);
+    const label = (over) => limitLabel(`Cell ${lane.name} in ${step.name}`, occupied, limit, over);
+    fillCount(cell, { count: "cell-count", warning: "cell-warning", label }, occupied, limit);
   }
 
   #fillList(list, tasks, waiting, cards) {

@@ -1,10 +1,11 @@
-// Step settings: every form writes through the REST API (steps, step groups, the workflow's
-// expedite and session limits, the workspace's session limit) and shows the server's field
-// errors next to the fields ({"code": "invalid", "errors": {field: [...]}}).
+// Step settings: every form writes through the REST API (steps, step groups, lanes and
+// their cells, the workflow's expedite and session limits, the workspace's session limit)
+// and shows the server's field errors next to the fields ({"code": "invalid", "errors": {field: [...]}}).
 
 import { refusalText, send } from "./api.js";
 import { paintStepColors } from "./colors.js";
 import { eventsOf, onEditorChange, onEditorClick } from "./events-editor.js";
+import { cellValues, laneValues, showLaneForms } from "./lane-forms.js";
 
 const root = document.getElementById("step-settings");
 const workflowId = root.dataset.workflowId;
@@ -63,8 +64,24 @@ const groupValues = (form) => ({
   step_ids: [...form.querySelectorAll('[name="step_ids"]:checked')].map((box) => box.value),
 });
 
+/** Every message in an error body, however nested (a list's errors are per item). */
+const messagesOf = (errors) =>
+  typeof errors === "string" ? [errors] : Object.values(errors ?? {}).flatMap(messagesOf);
+
+/** A lane and then its cell limits; the cells' field errors are shown as the cells'. */
+async function saveLane(form) {
+  const laneUrl = `/api/v1/lanes/${form.dataset.laneId}/`;
+  const lane = await send("PATCH", laneUrl, laneValues(form, whole));
+  if (!lane.ok) return lane;
+  const cells = await send("PUT", `${laneUrl}cells/`, cellValues(form, whole));
+  if (cells.data?.errors) cells.data.errors = { cells: messagesOf(cells.data.errors) };
+  return cells;
+}
+
 /** The forms that write one thing each and reload the page with it. */
 const WRITES = {
+  "lane-form": saveLane,
+  "new-lane-form": (form) => send("POST", "/api/v1/lanes/", { workflow_id: workflowId, ...laneValues(form, whole) }),
   "step-form": (form) => send("PATCH", `/api/v1/steps/${form.dataset.stepId}/`, values(form)),
   "new-step-form": (form) => send("POST", "/api/v1/steps/", { workflow_id: workflowId, ...values(form) }),
   "group-form": (form) => send("PATCH", `/api/v1/step-groups/${form.dataset.groupId}/`, groupValues(form)),
@@ -95,6 +112,7 @@ const SAVED_KEY = "kandev.settings.saved";
 function formSelector(form) {
   if (form.dataset.stepId) return `form[data-step-id="${form.dataset.stepId}"]`;
   if (form.dataset.groupId) return `form[data-group-id="${form.dataset.groupId}"]`;
+  if (form.dataset.laneId) return `form[data-lane-id="${form.dataset.laneId}"]`;
   return `form[data-role="${form.dataset.role}"]`;
 }
 
@@ -125,6 +143,8 @@ const SAVED_TEXT = {
   "new-step-form": "Step added.",
   "group-form": "Group saved.",
   "new-group-form": "Group added.",
+  "lane-form": "Lane saved.",
+  "new-lane-form": "Lane added.",
 };
 
 /** Send a form's write; on success `saved()` (by default the page reloads with the change). */
@@ -166,6 +186,16 @@ root.addEventListener("click", (event) => {
     const forms = [...root.querySelectorAll('[data-role="step-form"]')];
     const position = forms.indexOf(form) + (action === "up" ? -1 : 1);
     submit(form, send("PATCH", `/api/v1/steps/${stepId}/`, { position }), () => reloadSaying(form, "Step moved."));
+  } else if (action === "lane-up" || action === "lane-down") {
+    const forms = [...root.querySelectorAll('[data-role="lane-form"]')];
+    const position = forms.indexOf(form) + (action === "lane-up" ? -1 : 1);
+    submit(form, send("PATCH", `/api/v1/lanes/${form.dataset.laneId}/`, { position }), () => reloadSaying(form, "Lane moved."));
+  } else if (action === "delete-lane") {
+    const target = form.elements.move_tasks_to;
+    const into = target.selectedOptions[0]?.textContent;
+    if (!window.confirm(`Delete the lane "${form.elements.name.defaultValue}"? Its tasks move to the lane "${into}".`)) return;
+    const query = `?move_tasks_to=${encodeURIComponent(target.value)}`;
+    submit(form, send("DELETE", `/api/v1/lanes/${form.dataset.laneId}/${query}`), () => reloadSaying(form, "Lane deleted."));
   } else if (action === "delete-group") {
     if (!window.confirm(`Delete the group "${form.elements.name.defaultValue}"? Its steps keep their own limits.`)) return;
     submit(form, send("DELETE", `/api/v1/step-groups/${form.dataset.groupId}/`), () => reloadSaying(form, "Group deleted."));
@@ -181,4 +211,5 @@ root.addEventListener("change", (event) => onEditorChange(event.target));
 
 paintStepColors(root.querySelectorAll("[data-step-color]"));
 
+await showLaneForms(root.querySelector('[data-role="lanes"]'), workflowId);
 restoreAfterSave();

@@ -29,25 +29,32 @@ export function consumerOf(steps, feeder) {
 
 const pullable = (task) => !task.blocked_reason && !HOLDING_SLOT.has(task.session?.status);
 
-/** Map task id -> {state: "queued" | "waiting_for_pull", position, step} for every card that
-    waits: `step` is where it waits to go (its own step for a queue, the consumer for a pull).
-    `steps` in board order, `tasks` with their step_id, `ranks` {priority name: pull rank}. */
-export function boardWaiting(steps, tasks, ranks) {
+// A board of one lane: every task in the same lane, which is never full on its own.
+const ONE_LANE = { rank: () => 0, full: () => null };
+
+/** Map task id -> {state: "queued" | "waiting_for_pull", position, step, full} for every card
+    that waits: `step` is where it waits to go (its own step for a queue, the consumer for a
+    pull), `full` what of the task's lane is full there ({scope: "cell" | "lane", name}) or null.
+    `steps` in board order, `tasks` with their step_id, `ranks` {priority name: pull rank},
+    `lanes` {rank(task): its lane's place in the pull order, full(task, step)}. */
+export function boardWaiting(steps, tasks, ranks, lanes = ONE_LANE) {
   const waiting = new Map();
   const byStep = new Map(steps.map((step) => [step.id, []]));
   for (const task of tasks) byStep.get(task.step_id)?.push(task);
   for (const step of steps) {
     const queue = byStep.get(step.id).filter((t) => !t.admitted)
       .sort(byKeys((t) => [t.queued_at, t.position, t.id]));
-    queue.forEach((task, i) => waiting.set(task.id, { state: "queued", position: i + 1, step }));
+    queue.forEach((task, i) => waiting.set(task.id, { state: "queued", position: i + 1, step, full: lanes.full(task, step) }));
   }
   for (const feeder of steps) {
     const consumer = consumerOf(steps, feeder);
     if (!consumer) continue;
     const candidates = byStep.get(feeder.id).filter((t) => t.admitted && !t.is_ephemeral && pullable(t))
-      // "expedite" sorts before "standard": expedite first, as in the pull
-      .sort(byKeys((t) => [t.class_of_service, t.position, ranks[t.priority], t.created_at, t.id]));
-    candidates.forEach((task, i) => waiting.set(task.id, { state: "waiting_for_pull", position: i + 1, step: consumer }));
+      // "expedite" sorts before "standard": expedite first, then lane order, as in the pull
+      .sort(byKeys((t) => [t.class_of_service, lanes.rank(t), t.position, ranks[t.priority], t.created_at, t.id]));
+    candidates.forEach((task, i) => waiting.set(task.id, {
+      state: "waiting_for_pull", position: i + 1, step: consumer, full: lanes.full(task, consumer),
+    }));
   }
   return waiting;
 }

@@ -8,21 +8,25 @@ export class BoardWrites {
     Object.assign(this, { model, view, live });
   }
 
-  async move(taskId, stepId, index) {
+  /** Move a task to `index` of a step's cards, or with `laneId` (a board with lanes) to
+      `index` of that lane's cell of the step. */
+  async move(taskId, stepId, cellIndex, laneId = null) {
     const { model, view } = this;
     const task = model.tasks.get(taskId);
     if (!task) return;
+    const index = laneId ? model.stepIndex(taskId, stepId, laneId, cellIndex) : cellIndex;
     const columns = [task.step_id, stepId];
     const saved = model.save(columns);
     const versionAtMove = model.version;
     view.hideAlert();
-    model.place(taskId, stepId, index);
-    model.pending.set(taskId, { stepId, index });
+    model.place(taskId, stepId, index, laneId);
+    model.pending.set(taskId, { stepId, index, laneId });
     view.render(columns);
 
     let failure;
     try {
-      const result = await send("POST", `/api/v1/tasks/${taskId}/move/`, { step_id: stepId, position: index });
+      const body = { step_id: stepId, position: index, ...(laneId && { lane_id: laneId }) };
+      const result = await send("POST", `/api/v1/tasks/${taskId}/move/`, body);
       if (result.ok) {
         model.pending.delete(taskId);
         return;
