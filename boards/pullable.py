@@ -4,8 +4,8 @@ A pull takes its feeder's occupying tasks (live and admitted) that no bar below 
 Each `Bar` says, in one place, which tasks it holds back as a query filter (`tasks`) and as
 a test of a board card (`card`), and the word the task detail gives for it
 (`skipped_because`). The pull's candidates, the task detail's `waiting` and the board's
-cards' `waiting` all derive from `BARS`; a new reason a task is never pulled (a blocker
-not yet done, say) is one more `Bar`. A person at their limit is not a bar: whether it holds
+cards' `waiting` all derive from `BARS`; a new reason a task is never pulled is one more
+`Bar`. A person at their limit is not a bar: whether it holds
 a task back depends on the step it would enter (`placement.assignee_full()`).
 """
 
@@ -33,6 +33,8 @@ def _working_card(card: dict) -> bool:
 BARS = (
     # A blocked task keeps its place but is never pulled.
     Bar("blocked", lambda: Q(blocked_reason__gt=""), lambda card: bool(card["blocked_reason"])),
+    # A blocker of it is unfinished (boards/dependencies.py keeps the list on its row).
+    Bar("dependency", lambda: ~Q(blocked_by=[]), lambda card: bool(card["blocked_by"])),
     # An agent is working on it (its session starting or running): it stays where the agent works.
     Bar("agent_running", lambda: sessions.registered().working, _working_card),
 )

@@ -53,6 +53,7 @@ TAGS = [
     ("/api/v1/step-groups/", "Step groups"),
     ("/api/v1/tasks/{task_id}/sessions/", "Agent sessions"),
     ("/api/v1/tasks/", "Tasks"),
+    ("/api/v1/links/", "Tasks"),
     ("/api/v1/sessions/", "Agent sessions"),
     ("/api/v1/intakes/", "Webhook intakes"),
     ("/api/v1/review-watches/", "Review watches"),

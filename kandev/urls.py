@@ -12,6 +12,7 @@ from accounts.urls import api_urlpatterns as accounts_api
 from accounts.urls import page_urlpatterns as accounts_pages
 from agents.api import SessionViewSet, TaskSessionsView
 from boards.api import TaskViewSet
+from boards.links_api import LinkView, TaskLinksView
 from boards.workflow_api import StepGroupViewSet, StepViewSet, TemplateListView, WorkflowViewSet, WorkspaceViewSet
 from flow.urls import api_urlpatterns as flow_api
 from flow.urls import page_urlpatterns as flow_pages
@@ -44,6 +45,8 @@ urlpatterns = [
     path("api/v1/", include(teams_api)),
     path("api/v1/", include(flow_api)),
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
+    path("api/v1/tasks/<uuid:task_id>/links/", TaskLinksView.as_view(), name="task-links"),
+    path("api/v1/links/<uuid:pk>/", LinkView.as_view(), name="link"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a file (no inline script); its

@@ -27,7 +27,8 @@ export function consumerOf(steps, feeder) {
   return steps.find((step) => step.pull_from_step_id === feeder.id && limitedFor(step, feeder)) ?? null;
 }
 
-const pullable = (task) => !task.blocked_reason && !HOLDING_SLOT.has(task.session?.status);
+// boards/pullable.py BARS: blocked, a blocker unfinished (a dependency), an agent at work.
+const pullable = (task) => !task.blocked_reason && !task.blocked_by?.length && !HOLDING_SLOT.has(task.session?.status);
 
 /** Map task id -> {state: "queued" | "waiting_for_pull", position, step} for every card that
     waits: `step` is where it waits to go (its own step for a queue, the consumer for a pull).
