@@ -73,7 +73,7 @@ def test_a_blocked_task_is_passed_over_and_pulled_when_its_blocker_is_done(full_
     backlog, doing, done = full_board
     blocker = Task.objects.get(title="busy 1")
     first = make_task(backlog, "first in line")
-    second = make_task(backlog, "second in line")
+    make_task(backlog, "second in line")
     link_create(blocker=blocker, dependent=first, actor=owner, field="blocked_by_task_id")
 
     admission.task_move(task=Task.objects.get(title="busy 2"), to_step=done, actor=owner)
