@@ -8,12 +8,13 @@ and its viewers see it live; the blocker's board is not locked.
 Locks, for a new link: first the workspace's link guard (`statements.lock_links`), which only
 link creations take and which they take before anything else, so two links created at once
 are judged one after the other and never close a cycle together; then the dependent's board
-as every change takes it (workflow, steps, the dependent's row); then the blocker's row and
-its step (FOR NO KEY UPDATE). A change that finishes or reopens the blocker holds those rows
-from its start: either it commits first and the link reads the blocker as it left it, or the
-link commits first and that change's `follow()` finds the link. Nobody who holds a board's
-locks waits for the guard, and the link waits for the blocker's board without holding
-anything that board's changes take, so neither order can deadlock.
+as every change takes it (workflow, steps, the dependent's row); then the blocker's row
+(FOR NO KEY UPDATE). A change that moves, archives or restores the blocker holds that row
+from its start: either it commits first and the link reads the blocker as it left it, or
+the link commits first and that change's `follow()` finds the link. Nobody who holds a
+board's locks waits for the guard, and the link waits for the blocker's row without holding
+anything the blocker's board takes, so neither order can deadlock. (A change of the kind of
+the blocker's step locks no task row: one racing the link is mended by the reconciler.)
 """
 
 from django.db.models import Q
@@ -23,6 +24,7 @@ from boards.changes import board_change
 from boards.locking import NotFound, board_transaction
 from boards.models import EventKind, Task, TaskLink, unfinished
 from common.errors import Invalid
+from workflows.models import WorkflowStep
 
 # The most blockers one task may have: a bound on what a card and a link check read.
 MAX_BLOCKERS = 100
@@ -72,10 +74,11 @@ def link_create(*, blocker: Task, dependent: Task, actor, field: str) -> TaskLin
     statements.lock_links(workspace_id)
     with board_change(dependent.workflow_id, actor=actor) as change:
         dependent = change.board.lock_task(dependent.pk)
-        locked = Task.objects.select_for_update(no_key=True, of=("self", "step")).select_related("step")
-        blocker = locked.filter(pk=blocker.pk).first()
+        # The row alone: locked with a join, a row whose step changes meanwhile drops out.
+        blocker = Task.objects.select_for_update(no_key=True).filter(pk=blocker.pk).first()
         if blocker is None:  # deleted meanwhile
             raise Invalid({field: ["No such task."]})
+        blocker.step = WorkflowStep.objects.get(pk=blocker.step_id)
         if TaskLink.objects.filter(blocker=blocker, dependent=dependent).exists():
             raise Invalid({field: ["These tasks are linked already."]})
         if TaskLink.objects.filter(dependent=dependent).count() >= MAX_BLOCKERS:
