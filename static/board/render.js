@@ -78,7 +78,12 @@ function groupLabel(name, occupied, limit, over) {
   return over ? `${label}, over its WIP limit` : `${label} (WIP limit)`;
 }
 
-function fillCard(card, task, { person, waiting }) {
+/** A task as another card names it: its title when it is on this board, else its short id. */
+export function taskName(task, id) {
+  return task ? task.title : `#${id.slice(0, 8)}`;
+}
+
+function fillCard(card, task, { person, waiting, blockers }) {
   for (const name of [...card.classList]) if (name.startsWith("priority-")) card.classList.remove(name);
   card.classList.add(`priority-${task.priority}`);
   card.classList.toggle("is-ephemeral", Boolean(task.is_ephemeral));
@@ -93,6 +98,9 @@ function fillCard(card, task, { person, waiting }) {
   const blocked = card.querySelector('[data-role="blocked"]');
   blocked.hidden = !task.blocked_reason;
   blocked.textContent = task.blocked_reason ? `Blocked: ${task.blocked_reason}` : "";
+  const blockedBy = card.querySelector('[data-role="blocked-by"]');
+  blockedBy.hidden = !blockers.length;
+  blockedBy.textContent = blockers.length ? `Blocked by ${blockers.join(", ")}` : "";
   const waits = card.querySelector('[data-role="waiting"]');
   waits.hidden = !waiting;
   waits.dataset.state = waiting?.state ?? "";
@@ -280,7 +288,8 @@ export class BoardView {
     list.replaceChildren(...tasks.map((task) => {
       const person = task.assignee_id == null ? null : this.people.get(task.assignee_id);
       if (task.assignee_id != null && !person) unknown.push(task.assignee_id);
-      const values = { person, waiting: waiting.get(task.id) };
+      const blockers = (task.blocked_by ?? []).map((id) => taskName(this.model.tasks.get(id), id));
+      const values = { person, waiting: waiting.get(task.id), blockers };
       return fillCard(cards.get(task.id) ?? clone("card-template"), task, values);
     }));
     if (unknown.length) this.people.learn(unknown).then((learnt) => learnt && this.renderAll());
