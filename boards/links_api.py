@@ -69,15 +69,36 @@ class TaskLinksView(GenericAPIView):
         responses={201: LinkSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
     )
     def post(self, request, task_id):
-        task = access.writable(Task, request.user, task_id)
-        data = validated(LinkCreateSerializer, request.data)
-        ((field, other_id),) = data.items()
-        other = access.member_object(Task, request.user, other_id)
-        if other is None:
-            raise Invalid({field: ["No such task."]})
-        blocker, dependent = (task, other) if field == "blocks_task_id" else (other, task)
-        link = link_create(blocker=blocker, dependent=dependent, actor=request.user, field=field)
+        link = create_link(request.user, task_id, request.data)
         return Response(link_data(link), status=status.HTTP_201_CREATED)
+
+
+def create_link(user, task_id, body) -> TaskLink:
+    """A link from a request (REST or MCP): `task_id`'s task, which `user` may write (404, 403),
+    and the other task the body names (a 400 on its field unless `user` sees it)."""
+    task = access.writable(Task, user, task_id)
+    data = validated(LinkCreateSerializer, body)
+    ((field, other_id),) = data.items()
+    other = access.member_object(Task, user, other_id)
+    if other is None:
+        raise Invalid({field: ["No such task."]})
+    blocker, dependent = (task, other) if field == "blocks_task_id" else (other, task)
+    return link_create(blocker=blocker, dependent=dependent, actor=user, field=field)
+
+
+def writable_link(user, link_id) -> TaskLink:
+    """A link `user` may remove: 404 unless a member of its workspace, 403 for a viewer."""
+    link = (
+        visible(TaskLink.objects.all(), user, workspace="dependent__workflow__workspace")
+        .annotate(member_role=F("dependent__workflow__workspace__memberships__role"))
+        .select_related("dependent")
+        .filter(pk=link_id)
+        .first()
+    )
+    if link is None:
+        raise Http404
+    check_role(link.member_role, write=True)
+    return link
 
 
 class LinkView(GenericAPIView):
@@ -87,15 +108,5 @@ class LinkView(GenericAPIView):
 
     @extend_schema(summary="Remove a link", responses={204: None, 403: ErrorSerializer, 404: ErrorSerializer})
     def delete(self, request, pk):
-        link = (
-            visible(TaskLink.objects.all(), request.user, workspace="dependent__workflow__workspace")
-            .annotate(member_role=F("dependent__workflow__workspace__memberships__role"))
-            .select_related("dependent")
-            .filter(pk=pk)
-            .first()
-        )
-        if link is None:
-            raise Http404
-        check_role(link.member_role, write=True)
-        link_delete(link=link, actor=request.user)
+        link_delete(link=writable_link(request.user, pk), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -31,6 +31,9 @@ TOOLS = {
     "list_groups",
     "update_group",
     "update_task",
+    "list_links",
+    "add_link",
+    "remove_link",
 }
 
 
