@@ -45,6 +45,8 @@ class ImportedTask:
     archived: bool = False
     created_at: datetime.datetime | None = None
     ref: object = None  # how a refusal names the row, when not by `row` (a CSV file: its line)
+    id: object = None  # the id its task is given (a backup's links name it before it exists)
+    blocked_by: list = field(default_factory=list)  # its unfinished blockers' ids (a backup's links)
 
 
 @dataclass
@@ -233,6 +235,8 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
             assignee_id=row.assignee_id,
             blocked_reason=row.blocked_reason,
             blocked_at=change.now if row.blocked_reason else None,
+            blocked_by=row.blocked_by,
+            **({"id": row.id} if row.id is not None else {}),
         )
         if row.archived:
             _place_archived(change, task, step)

@@ -247,3 +247,59 @@ def test_a_member_may_link(board, make_task):
     a, b = make_task(backlog, "a"), make_task(backlog, "b")
     member = member_client(backlog.workflow.workspace, Role.MEMBER)
     assert link(member, a, blocks_task_id=str(b.pk)).status_code == 201
+
+
+# --- export and import ---------------------------------------------------------------------
+
+
+def test_an_export_carries_the_links_and_its_import_restores_them_before_any_pull(
+    full_board, make_task, api, owner, workflow
+):
+    backlog, doing, done = full_board
+    blocker = Task.objects.get(title="busy 1")
+    dependent = make_task(backlog, "waits for busy 1")
+    finished = make_task(done, "shipped")
+    follow_up = make_task(backlog, "after shipped")
+    link_create(blocker=blocker, dependent=dependent, actor=owner, field="blocks_task_id")
+    link_create(blocker=finished, dependent=follow_up, actor=owner, field="blocks_task_id")
+    admission.task_move(task=Task.objects.get(title="busy 2"), to_step=done, actor=owner)  # room for one
+    assert in_step(doing) == ["busy 1", "after shipped"]
+
+    document = api.get(f"/api/v1/workflows/{workflow.pk}/export/?format=json").json()
+    rows = document["workflows"][0]["tasks"]
+    place = {row["title"]: f"workflows[0].tasks[{j}]" for j, row in enumerate(rows)}
+    assert {row["title"]: row.get("blocked_by") for row in rows if "blocked_by" in row} == {
+        "waits for busy 1": [place["busy 1"]],
+        "after shipped": [place["shipped"]],
+    }
+    document["workflows"][0]["name"] = "Restored"
+    answer = api.post(f"/api/v1/workspaces/{workflow.workspace_id}/workflows/import/", document, format="json")
+
+    assert answer.status_code == 201, answer.content
+    copy = Task.objects.filter(workflow__name="Restored")
+    by_title = {t.title: t for t in copy}
+    assert by_title["waits for busy 1"].blocked_by == [str(by_title["busy 1"].pk)]
+    assert by_title["waits for busy 1"].step.name == "Backlog"  # not pulled past its blocker
+    assert by_title["after shipped"].blocked_by == []
+    assert TaskLink.objects.filter(dependent__workflow__name="Restored").count() == 2
+
+
+def test_an_import_with_a_cycle_or_a_bad_place_writes_nothing(full_board, api, workflow):
+    document = api.get(f"/api/v1/workflows/{workflow.pk}/export/?format=json").json()
+    rows = document["workflows"][0]["tasks"]
+    rows[0]["blocked_by"] = ["workflows[0].tasks[1]"]
+    rows[1]["blocked_by"] = ["workflows[0].tasks[0]"]
+    document["workflows"][0]["name"] = "Cyclic"
+    url = f"/api/v1/workspaces/{workflow.workspace_id}/workflows/import/"
+
+    cycle = api.post(url, document, format="json")
+    rows[1]["blocked_by"] = ["workflows[3].tasks[0]"]
+    bad = api.post(url, document, format="json")
+
+    assert cycle.status_code == 400 and "cycle" in json_text(cycle)
+    assert bad.status_code == 400 and "workflows[0].tasks[1].blocked_by" in bad.json()["errors"]
+    assert not Task.objects.filter(workflow__name="Cyclic").exists()
+
+
+def json_text(response) -> str:
+    return response.content.decode()
