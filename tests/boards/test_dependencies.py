@@ -3,12 +3,15 @@ a task blocked by an unfinished task is never pulled, and when its blocker reach
 step its board settles in the same change (another board of the workspace right after)."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from boards import admission
 from boards.changes import reconcile_board
 from boards.dependencies import blockers_of
 from boards.links import link_create
 from boards.models import EventKind, Task, TaskEvent, TaskLink
+from boards.snapshots import build_snapshot
 from boards.structure import step_update
 from tests import factories
 from tests.conftest import board_state, member_client
@@ -303,3 +306,46 @@ def test_an_import_with_a_cycle_or_a_bad_place_writes_nothing(full_board, api, w
 
 def json_text(response) -> str:
     return response.content.decode()
+
+
+# --- what viewers see ----------------------------------------------------------------------
+
+
+def test_the_live_message_carries_the_dependent_when_linked_and_when_its_blocker_is_done(
+    full_board, make_task, owner, broadcasts
+):
+    backlog, doing, done = full_board
+    blocker = Task.objects.get(title="busy 1")
+    dependent = make_task(backlog, "waits")
+
+    (linked,) = broadcasts(
+        backlog.workflow,
+        lambda: link_create(blocker=blocker, dependent=dependent, actor=owner, field="blocks_task_id"),
+    )
+    (finished,) = broadcasts(backlog.workflow, lambda: admission.task_move(task=blocker, to_step=done, actor=owner))
+
+    assert linked["type"] == "task.updated" and linked["task"]["id"] == str(dependent.pk)
+    assert linked["task"]["blocked_by"] == [str(blocker.pk)]
+    pictures = {task["id"]: task for task in finished["tasks"]}
+    assert pictures[str(dependent.pk)]["blocked_by"] == []
+    assert pictures[str(dependent.pk)]["step_id"] == str(doing.pk)  # pulled in the same change
+
+
+def test_the_board_read_carries_blocked_by_in_as_many_queries_whatever_the_tasks(board, make_task, owner):
+    backlog, doing, _ = board
+    blocker = make_task(doing, "blocker")
+
+    def read_with(dependents: int) -> tuple[int, dict]:
+        for n in range(dependents):
+            task = make_task(backlog, f"dependent {n}")
+            link_create(blocker=blocker, dependent=task, actor=owner, field="blocks_task_id")
+        workflow = type(backlog.workflow).objects.get(pk=backlog.workflow_id)
+        with CaptureQueriesContext(connection) as queries:
+            snapshot = build_snapshot(workflow=workflow)
+        return len(queries), snapshot
+
+    few, _ = read_with(1)
+    many, snapshot = read_with(6)
+    assert few == many
+    cards = [card for step in snapshot["steps"] for card in step["tasks"] if card["title"].startswith("dependent")]
+    assert len(cards) == 7 and all(card["blocked_by"] == [str(blocker.pk)] for card in cards)
