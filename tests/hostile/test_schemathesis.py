@@ -25,6 +25,7 @@ from schemathesis.specs.openapi.checks import (
 from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_create
+from boards.links import link_create
 from boards.structure import group_create
 from integrations.intake import intake_create
 from integrations.watch import watch_create
@@ -73,6 +74,8 @@ def seeded(db, settings, in_test_transaction):
         workflow=workflow, step=None, actor=owner, repositories=["acme/web"], reviewer_login="reviewer"
     )
     session = session_start(task=task, actor=owner)
+    blocker = task_create(workflow=workflow, step=backlog, actor=owner, title="Seed blocker").task
+    link = link_create(blocker=blocker, dependent=task, actor=owner, field="blocked_by_task_id")
     ids = {
         "workspaces": workflow.workspace_id,
         "workflows": workflow.pk,
@@ -83,6 +86,7 @@ def seeded(db, settings, in_test_transaction):
         "intakes": intake.pk,
         "review-watches": watch.pk,
         "sessions": session.pk,
+        "links": link.pk,
     }
     return {"Authorization": f"Token {key}"}, {k: str(v) for k, v in ids.items()}
 
