@@ -9,6 +9,7 @@ refused request persists.
 
 import uuid
 
+from boards import dependencies
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
 from boards.limits import Entry, ExpediteAllowance, StepLimit
@@ -369,6 +370,7 @@ def task_delete(*, task: Task, actor) -> None:
         step = change.steps[task.step_id]
         leave(change, task)
         change.record.event(task, EventKind.DELETED, from_step=step, action="delete", title=task.title)
+        dependencies.forget(change, task)
         task_retired.send(sender=Task, change=change, task=task)
         change.record.deleted.add(task.pk)
         change.record.announce("task.deleted", task=task)

@@ -53,8 +53,8 @@ class TaskFilter(django_filters.FilterSet):
     priority = django_filters.ChoiceFilter(choices=[(p, p) for p in PRIORITY_CHOICES], method="filter_priority")
     archived = django_filters.ChoiceFilter(choices=BOOLEAN, method="filter_archived")
     q = django_filters.CharFilter(method="filter_q")
-    # The board's filter bar, field by field (static/board/filter.js): blocked or not, one
-    # person's tasks or nobody's (`none`), one class of service.
+    # The board's filter bar, field by field (static/board/filter.js): blocked (with a reason or
+    # by a dependency) or not, one person's tasks or nobody's (`none`), one class of service.
     blocked = django_filters.ChoiceFilter(choices=BOOLEAN, method="filter_blocked")
     assignee = django_filters.CharFilter(method="filter_assignee")
     class_of_service = django_filters.ChoiceFilter(choices=ClassOfService.choices)
@@ -80,7 +80,9 @@ class TaskFilter(django_filters.FilterSet):
         return queryset.filter(Q(title__icontains=value) | Q(external_ref__icontains=value))
 
     def filter_blocked(self, queryset, name, value):
-        return queryset.exclude(blocked_reason="") if value == "true" else queryset.filter(blocked_reason="")
+        """Blocked with a reason, or by an unfinished blocker (a dependency)."""
+        blocked = ~Q(blocked_reason="") | ~Q(blocked_by=[])
+        return queryset.filter(blocked) if value == "true" else queryset.exclude(blocked)
 
     def filter_assignee(self, queryset, name, value):
         if value == "none":

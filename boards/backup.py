@@ -10,7 +10,10 @@ boards/card_import.py writes them; its `comments` (oldest first) their author by
 Ephemeral tasks are scratch work and stay out.
 A task with attachments lists them (`attachments`: name, size, content type, uploader, when)
 for the record; the files themselves are not in the document, and an import brings none.
-A document without `tasks` (version 1, or an export with `?tasks=0`) brings empty boards.
+A task's links to its blockers go along as `blocked_by`, the blockers' places in the document
+(`["workflows[0].tasks[3]"]`): the links between the tasks it carries (a link to a board
+left out of the export is left out). A document without `tasks` (version 1, or an export
+with `?tasks=0`) brings empty boards.
 
 Importing is all-or-nothing: a document with any invalid field, or a task a full limit
 refuses, writes nothing (400 naming every field, or the WIP conflict naming the task). The
@@ -19,16 +22,21 @@ was over a limit (forced, or a limit lowered) does not, and an owner may then im
 `force`, which records each such admission as a `forced` event.
 """
 
+import uuid
+
 from django.db.models import Case, IntegerField, Prefetch, Value, When
 
+from boards import dependencies
 from boards.admission import check_force
 from boards.card_import import card_fields_row
 from boards.changes import board_change
 from boards.imports import DryRun, ImportResult, TaskReader, check_count, check_open_tasks, place
+from boards.links import MAX_BLOCKERS
 from boards.locking import board_transaction
-from boards.models import BOARD_ORDER, QUEUE_ORDER, Attachment, Comment, Label, Task
+from boards.models import BOARD_ORDER, QUEUE_ORDER, Attachment, Comment, Label, Task, TaskLink
 from boards.priorities import PRIORITY_NAMES
 from common.errors import Invalid
+from workflows.models import StepKind
 from workflows.portable import export_document, import_document
 
 RESTORED = "Imported from a kandev export."
@@ -39,12 +47,36 @@ def export_backup(workflows, *, tasks: bool = True) -> dict:
     structure alone: a board to start from, as a template)."""
     document = export_document(workflows)
     if tasks:
-        for doc, workflow in zip(document["workflows"], workflows, strict=True):
-            doc["tasks"] = export_tasks(workflow)
+        places = {}  # task id -> its place in the document
+        for i, (doc, workflow) in enumerate(zip(document["workflows"], workflows, strict=True)):
+            ordered, positions, labels = _exported(workflow)
+            doc["tasks"] = [_task_row(task, positions, labels) for task in ordered]
+            places.update((task.pk, (i, j)) for j, task in enumerate(ordered))
+        _export_links(document, places)
     return document
 
 
+def _export_links(document: dict, places: dict) -> None:
+    """Each task's blockers among the document's tasks, by their places (`blocked_by`)."""
+    links = TaskLink.objects.filter(blocker_id__in=places, dependent_id__in=places)
+    for blocker_id, dependent_id in links.values_list("blocker_id", "dependent_id"):
+        i, j = places[dependent_id]
+        row = document["workflows"][i]["tasks"][j]
+        row["blocked_by"] = sorted([*row.get("blocked_by", []), _place(*places[blocker_id])])
+
+
+def _place(i: int, j: int) -> str:
+    return f"workflows[{i}].tasks[{j}]"
+
+
 def export_tasks(workflow) -> list[dict]:
+    ordered, positions, labels = _exported(workflow)
+    return [_task_row(task, positions, labels) for task in ordered]
+
+
+def _exported(workflow) -> tuple[list[Task], dict, dict]:
+    """The workflow's tasks as its document lists them, its steps' (position, name), and its
+    workspace's labels by id."""
     positions = {s.pk: (s.position, s.name) for s in workflow.steps.all()}
     labels = {str(label.pk): label for label in Label.objects.filter(workspace_id=workflow.workspace_id)}
     # Admitted before queued in each step; queued ones in the order they would be admitted.
@@ -64,7 +96,7 @@ def export_tasks(workflow) -> list[dict]:
         key=lambda t: (positions[t.step_id][0], t.queued_last),  # stable: keeps the order above
     )
     archived = tasks.filter(archived_at__isnull=False).order_by("archived_at", "id")
-    return [_task_row(task, positions, labels) for task in [*live, *archived]]
+    return [*live, *archived], positions, labels
 
 
 def _task_row(task: Task, positions: dict, labels: dict) -> dict:
@@ -125,6 +157,7 @@ def _import(*, workspace, document, actor, force, dry_run) -> list[tuple]:
         for i, (workflow, docs) in enumerate(zip(workflows, task_docs, strict=True))
     ]
     reader.check()
+    links = _read_links(task_docs, rows)
     check_force(workflow=workflows[0], actor=actor, force=force, reason=RESTORED)
     check_open_tasks(actor=actor, adding=sum(not r.archived for batch in rows for r in batch))
     imported = []
@@ -133,6 +166,12 @@ def _import(*, workspace, document, actor, force, dry_run) -> list[tuple]:
             result = place(change, batch, strict=True, force=force, reason=RESTORED)
         unassigned = [row for row in reader.unassigned if row.startswith(f"workflows[{len(imported)}].")]
         imported.append((workflow, result, unassigned))
+    if links:
+        made = [TaskLink(blocker_id=b.id, dependent_id=d.id, created_by=actor) for b, d in links]
+        TaskLink.objects.bulk_create(made)
+        for workflow in workflows:  # a pull in the import may have finished a blocker
+            with board_change(workflow.pk, actor=actor) as change:
+                dependencies.mark_board(change)
     if dry_run:
         raise DryRun(imported)  # inside the transaction: everything written rolls back
     return imported
@@ -156,6 +195,53 @@ def _task_docs(document) -> list[list]:
         raise Invalid(errors, detail="The workflow document is invalid; nothing was imported.")
     check_count(sum(len(tasks) for tasks in docs), "workflows")
     return docs
+
+
+def _read_links(docs: list, rows: list) -> list[tuple]:
+    """The document's links as (blocker row, dependent row) pairs, each row given the id its
+    task will have, and each dependent the ids of its unfinished blockers (so no pull of the
+    import takes it); a place that names no task of the document, the task itself, or a
+    cycle is a 400."""
+    by_place = {row.row: row for batch in rows for row in batch}
+    links, errors = [], {}
+    for i, batch in enumerate(docs):
+        for j, doc in enumerate(batch):
+            named = doc.get("blocked_by", [])
+            field = f"{_place(i, j)}.blocked_by"
+            if not isinstance(named, list) or len(named) > MAX_BLOCKERS:
+                errors[field] = [f"A list of at most {MAX_BLOCKERS} places of tasks in this document."]
+                continue
+            for place_ in named:
+                if place_ not in by_place or place_ == _place(i, j):
+                    errors.setdefault(field, []).append(f"No other task of this document is at {place_!r}.")
+                else:
+                    links.append((by_place[place_], by_place[_place(i, j)]))
+    if errors:
+        raise Invalid(errors, detail="The workflow document is invalid; nothing was imported.")
+    for row in by_place.values():
+        row.id = uuid.uuid4()
+    blockers = {}
+    for blocker, dependent in links:
+        blockers.setdefault(dependent.row, []).append(blocker.row)
+    for dependent_place in blockers:
+        if _in_cycle(dependent_place, blockers):
+            raise Invalid({f"{dependent_place}.blocked_by": ["These links would make a cycle."]})
+    for blocker, dependent in links:
+        if not blocker.archived and blocker.step.kind != StepKind.DONE:  # boards.models.UNFINISHED
+            dependent.blocked_by = sorted([*dependent.blocked_by, str(blocker.id)])
+    return links
+
+
+def _in_cycle(start: str, blockers: dict) -> bool:
+    todo, seen = list(blockers.get(start, ())), set()
+    while todo:
+        current = todo.pop()
+        if current == start:
+            return True
+        if current not in seen:
+            seen.add(current)
+            todo.extend(blockers.get(current, ()))
+    return False
 
 
 def _read_tasks(reader: TaskReader, i: int, workflow, docs: list) -> list:

@@ -12,6 +12,7 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Q
 
+from boards import dependencies
 from boards.change import close_change, open_change
 from boards.locking import board_transaction
 from boards.models import Task
@@ -32,6 +33,8 @@ def board_change(workflow_id, *, actor=None, task_id=None):
     if freed:
         fill = partial(fill_for_persons, change.workflow.workspace_id, set(freed), exclude=change.workflow.pk)
         transaction.on_commit(fill, robust=True)
+    if change.worklist.elsewhere:
+        transaction.on_commit(partial(refresh_boards, dict(change.worklist.elsewhere)), robust=True)
 
 
 @contextmanager
@@ -55,11 +58,27 @@ def fill_for_persons(workspace_id, user_ids, *, exclude=None) -> None:
 
 @board_transaction
 def reconcile_board(*, workflow_id) -> bool:
-    """Fill every step of one board that has room; True when anything moved. The backstop
-    for a crash between a commit and its follow-up work: every change already settles."""
+    """Fill every step of one board that has room, its tasks' blockers read again; True when
+    anything changed. The backstop for a crash between a commit and its follow-up work:
+    every change already settles."""
     with board_change(workflow_id) as change:
+        dependencies.mark_board(change)
         change.worklist.opened(*change.steps.values())
     return change.record.dirty
+
+
+def refresh_boards(dependents: dict) -> None:
+    """After commit: a change finished or reopened blockers of tasks on other boards of its
+    workspace ({workflow id: task ids}); each board gives them their blockers and settles,
+    in its own transaction. The reconciler is the backup."""
+    for workflow_id, task_ids in dependents.items():
+        refresh_board(workflow_id=workflow_id, task_ids=task_ids)
+
+
+@board_transaction
+def refresh_board(*, workflow_id, task_ids) -> None:
+    with board_change(workflow_id) as change:
+        dependencies.mark_board(change, task_ids)
 
 
 def reconcile_all() -> int:

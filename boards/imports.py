@@ -62,6 +62,8 @@ class ImportedTask:
     labels: list = field(default_factory=list)
     checklist: list = field(default_factory=list)
     comments: list = field(default_factory=list)  # ImportedComments, oldest first
+    id: object = None  # the id its task is given (a backup's links name it before it exists)
+    blocked_by: list = field(default_factory=list)  # its unfinished blockers' ids (a backup's links)
 
 
 @dataclass
@@ -296,6 +298,8 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
             due_at=row.due_at,
             due_all_day=row.due_all_day,
             comment_count=len(row.comments),
+            blocked_by=row.blocked_by,
+            **({"id": row.id} if row.id is not None else {}),
         )
         if row.archived:
             _place_archived(change, task, step)

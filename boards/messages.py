@@ -33,6 +33,7 @@ TASK_JSON = {
     "blocked_at": iso,
     "assignee_id": None,
     "class_of_service": None,
+    "blocked_by": list,  # ids of its unfinished blockers (boards/dependencies.py)
     "created_at": iso,
     "updated_at": iso,
     "entered_step_at": iso,

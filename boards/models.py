@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models import Q
 
 from boards.priorities import Priority
-from workflows.models import Lane, Workflow, WorkflowStep, Workspace
+from workflows.models import Lane, StepKind, Workflow, WorkflowStep, Workspace
 
 # The rules about which tasks count, each written once here; the ledger (boards/occupancy.py),
 # the querysets below and the hand-written SQL (boards/statements.py) derive from them.
@@ -20,6 +20,9 @@ PULL_ORDER = ("class_of_service", *BOARD_ORDER)
 LANE_PULL_ORDER = ("class_of_service", "lane__position", *BOARD_ORDER)
 QUEUE_ORDER = ("queued_at", "position", "id")
 BLOCKED_REASON_MAX = 2000
+# A blocker holds its dependents back until it is finished: in a `done` step, or archived
+# (deleting it deletes its links). Over a task's blockers, through the link.
+UNFINISHED = Q(archived_at__isnull=True) & ~Q(step__kind=StepKind.DONE)
 # Who may be given a task: an owner or member of its workspace.
 NOT_ASSIGNABLE = "Not a member or owner of this workspace."
 # A card's labels, checklist and their bounds.
@@ -133,6 +136,10 @@ class Task(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="assigned_tasks"
     )
     class_of_service = models.CharField(max_length=10, choices=ClassOfService.choices, default=ClassOfService.STANDARD)
+    # The ids (text, ascending) of its unfinished blockers: never pulled while any is left.
+    # Kept by boards/dependencies.py in the change that finishes, reopens or links a blocker,
+    # so a card, the API and the pull read it from the task's own row.
+    blocked_by = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     entered_step_at = models.DateTimeField()
@@ -228,6 +235,36 @@ class EventKind(models.TextChoices):
     CLASSIFIED = "classified"  # the class of service changed (detail: class_of_service)
     LABELED = "labeled"  # the labels changed (detail: label_ids, added, removed)
     DUE = "due"  # the due date was set or cleared (detail: due_at, due_all_day)
+    LINKED = "linked"  # a blocker was linked to this task (detail: blocker_id, link_id)
+    UNLINKED = "unlinked"  # a blocker's link to this task was removed (detail: blocker_id)
+
+
+def unfinished(task, step: WorkflowStep) -> bool:
+    """`UNFINISHED`, for a task in memory in `step`."""
+    return task.archived_at is None and step.kind != StepKind.DONE
+
+
+class TaskLink(models.Model):
+    """`blocker` blocks `dependent`: the dependent is never pulled while the blocker is
+    unfinished. Both are tasks of one workspace (boards may differ); the links never form a
+    cycle (boards/dependencies.py decides, under the workspace's link guard)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    blocker = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="blocking_links")
+    dependent = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="blocker_links")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["blocker", "dependent"], name="one_link_per_pair"),
+            models.CheckConstraint(condition=~Q(blocker=models.F("dependent")), name="link_not_to_itself"),
+        ]
+
+    def __str__(self):
+        return f"{self.blocker_id} blocks {self.dependent_id}"
 
 
 class TaskEvent(models.Model):

@@ -16,6 +16,7 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Subquery
 
+from boards import dependencies
 from boards.change import BoardChange
 from boards.limits import held, limits
 from boards.models import LIVE, EventKind, Task
@@ -26,11 +27,17 @@ from workflows.models import WorkflowStep
 
 
 def settle(change: BoardChange) -> None:
-    """Fill the marked steps, in board order, until no step is left to fill.
+    """Fill the marked steps, in board order, until no step is left to fill. Before each
+    fill, the dependents of what the change finished or reopened get their blockers
+    (`dependencies.follow`): a dependent freed on this board is pulled in this change.
 
     It ends: each fill admits tasks it has not admitted into that step before in this
     change (`worklist.filled`), or marks nothing."""
-    while (step := change.worklist.next(change.occupancy)) is not None:
+    while True:
+        dependencies.follow(change)
+        step = change.worklist.next(change.occupancy)
+        if step is None:
+            return
         fill(change, step)
 
 

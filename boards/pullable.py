@@ -33,6 +33,8 @@ def _working_card(card: dict) -> bool:
 BARS = (
     # A blocked task keeps its place but is never pulled.
     Bar("blocked", lambda: Q(blocked_reason__gt=""), lambda card: bool(card["blocked_reason"])),
+    # A blocker of it is unfinished (boards/dependencies.py keeps the list on its row).
+    Bar("dependency", lambda: ~Q(blocked_by=[]), lambda card: bool(card["blocked_by"])),
     # An agent is working on it (its session starting or running): it stays where the agent works.
     Bar("agent_running", lambda: sessions.registered().working, _working_card),
 )

@@ -6,6 +6,7 @@ tasks and steps it touched, and what the live message names as its cause (`annou
 """
 
 from boards.models import TaskEvent
+from workflows.models import StepKind
 
 
 class ChangeRecord:
@@ -23,11 +24,17 @@ class ChangeRecord:
         self.agents = False  # the message carries the board's agent figures
         self.message: dict | None = None
         self.dirty = False
+        # Tasks that became finished or unfinished (a done step entered or left, archived,
+        # restored): their dependents' `blocked_by` follows before the change settles
+        # (boards/dependencies.py takes them from here).
+        self.finishing: set = set()
 
     def event(self, task, kind: str, *, from_step=None, to_step=None, reason="", **detail) -> None:
         """An event of the history; the task and the steps go in the message."""
         self.dirty = True
         self.tasks[task.pk] = task
+        if _finishes_or_reopens(from_step, to_step, detail.get("action")):
+            self.finishing.add(task.pk)
         for step in (from_step, to_step):
             if step is not None:
                 self.touched.add(step.pk)
@@ -74,3 +81,15 @@ class ChangeRecord:
         may have changed: the message carries them."""
         self.dirty = True
         self.agents = True
+
+
+def _finishes_or_reopens(from_step, to_step, action) -> bool:
+    """Does an event of a live task change whether it is finished (`boards.models.UNFINISHED`)?
+    A deletion is followed before the task's links go with it (`dependencies.forget`)."""
+    if action == "archive":
+        return from_step is not None and from_step.kind != StepKind.DONE
+    if action == "restore":
+        return to_step is not None and to_step.kind != StepKind.DONE
+    if from_step is None or to_step is None:
+        return False
+    return (from_step.kind == StepKind.DONE) != (to_step.kind == StepKind.DONE)

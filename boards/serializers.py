@@ -31,6 +31,9 @@ class TaskSerializer(serializers.Serializer):
     class_of_service = serializers.ChoiceField(choices=ClassOfService.choices, read_only=True)
     blocked_reason = serializers.CharField(read_only=True)
     blocked_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    blocked_by = serializers.ListField(
+        child=serializers.UUIDField(), read_only=True, help_text="Ids of its unfinished blockers."
+    )
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
     entered_step_at = serializers.DateTimeField(read_only=True)

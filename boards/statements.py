@@ -60,3 +60,14 @@ def locked_section(vendor: str) -> dict:
             f" WHERE {sql.column(Task, 'step')} = %s AND {live} GROUP BY {sql.column(Task, 'lane')}"
         ),
     }
+
+
+def lock_links(workspace_id) -> None:
+    """The workspace's link guard: every new link of a workspace is judged (no cycle) after
+    it, one at a time. A transaction-scoped advisory lock on PostgreSQL, taken after the
+    dependent's board and steps and before any task row (boards/dependencies.py); SQLite's
+    write lock already serializes every writer."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"kandev.links.{workspace_id}"])

@@ -192,8 +192,13 @@ def step_update(*, step: WorkflowStep, actor, **fields) -> WorkflowStep:
         # Checked before the fields are applied, while `step.is_start_step` is still the old value.
         if fields.get("is_start_step") is False and step.is_start_step:
             raise Invalid({"is_start_step": ["Choose another start step instead of unsetting this one."]})
+        was_done = step.kind == StepKind.DONE
         for name, value in fields.items():
             setattr(step, name, value)
+        if was_done != (step.kind == StepKind.DONE):
+            # Its tasks are finished now, or no longer: their dependents follow.
+            live = Task.objects.filter(step=step, archived_at__isnull=True)
+            change.record.finishing.update(live.values_list("pk", flat=True))
         if fields.get("is_start_step"):
             _set_start_step(change, step)
         step.save(update_fields=list(fields) or None)

@@ -4,7 +4,8 @@ A queued task waits for room in its step (and group, and its assignee's limit); 
 task waits to be pulled by the first limited step that pulls from its step. `position` is
 1-based in the order in which it would be admitted there; `held_by` lists the limits that
 are full now, named as a refusal names them; `skipped_because` says why a pull would pass
-it over. The limits come from `boards.limits.limits()`, the rule admissions use.
+it over (for "dependency", `blocked_by` names the unfinished blockers: `{"id", "title",
+"workflow_id"}`). The limits come from `boards.limits.limits()`, the rule admissions use.
 """
 
 import bisect
@@ -12,6 +13,7 @@ import operator
 from typing import NamedTuple
 
 from boards.change import BoardView, board_view
+from boards.dependencies import blockers_named
 from boards.limits import held, limited_for, limits
 from boards.models import ClassOfService, Task
 from boards.pullable import barred, card_pullable, with_bars
@@ -41,7 +43,10 @@ def task_waiting(task: Task) -> dict | None:
         skipped = _skipped(view, consumer, step, candidate)
         if candidate.pk == task.pk:
             full = [limit for limit in limits(view, consumer, task, source=step) if not limit.allowance and limit.full]
-            return _waiting("waiting_for_pull", ahead + 1, consumer, full, skipped)
+            waiting = _waiting("waiting_for_pull", ahead + 1, consumer, full, skipped)
+            if skipped == "dependency":
+                waiting["blocked_by"] = blockers_named(task)
+            return waiting
         if skipped is None:
             ahead += 1
     return None

@@ -18,6 +18,8 @@ class Worklist:
         self.unsettled: set = set()  # step ids that may now admit something
         self.filled: set = set()  # (step id, task id) admitted by a fill in this change
         self.freed: set = set()  # assignees with less active work: their other boards may fill
+        self.dependents: set = set()  # task ids of this board whose blockers may have changed
+        self.elsewhere: dict = {}  # other boards of the workspace: {workflow id: such task ids}
 
     def opened(self, *steps) -> None:
         """Room may have opened in `steps`: they fill before the change commits."""

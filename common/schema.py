@@ -67,6 +67,7 @@ TAGS = [
     ("/api/v1/tasks/{task_id}/attachments/", "Attachments"),
     ("/api/v1/attachments/", "Attachments"),
     ("/api/v1/tasks/", "Tasks"),
+    ("/api/v1/links/", "Tasks"),
     ("/api/v1/sessions/", "Agent sessions"),
     ("/api/v1/intakes/", "Webhook intakes"),
     ("/api/v1/review-watches/", "Review watches"),

@@ -30,6 +30,8 @@ from boards.card_serializers import (
 )
 from boards.comment_api import CommentBodySerializer
 from boards.comments import comment_create, comment_data, comments_of
+from boards.links import link_data, link_delete, links_of
+from boards.links_api import create_link, writable_link
 from boards.messages import label_data, step_data, task_data
 from boards.models import Attachment, ChecklistItem, Label, Priority, Task
 from boards.selectors import group_rows, lane_rows, step_counts
@@ -285,6 +287,38 @@ def build_server(*, user_id=None) -> MCPServer:
         task = access.writable(Task, user, parse_uuid(task_id, "task_id"))
         data = validated(CommentBodySerializer, {"body": body})
         return comment_create(task=task, author=user, body=data["body"])
+
+    @server.tool()
+    @board_tool
+    def list_links(ctx: Context, task_id: str) -> list[dict[str, Any]]:
+        """A task's links: the tasks it is blocked by and the tasks it blocks. A task with an
+        unfinished blocker (one not in a done step) is never pulled."""
+        task = access.member_object(Task, acting_user(ctx), parse_uuid(task_id, "task_id"))
+        if task is None:
+            raise NotFound("Not found.")
+        return [link_data(link) for link in links_of(task)]
+
+    @server.tool()
+    @board_tool
+    def add_link(
+        ctx: Context,
+        task_id: str,
+        blocks_task_id: str | None = Field(None, description="The task this one blocks"),
+        blocked_by_task_id: str | None = Field(None, description="The task this one is blocked by"),
+    ) -> dict[str, Any]:
+        """Link two tasks of one workspace (give one of blocks_task_id, blocked_by_task_id).
+        A link that would make a cycle is refused."""
+        user = acting_user(ctx)
+        body = given(blocks_task_id=blocks_task_id, blocked_by_task_id=blocked_by_task_id)
+        return link_data(create_link(user, parse_uuid(task_id, "task_id"), body))
+
+    @server.tool()
+    @board_tool
+    def remove_link(ctx: Context, link_id: str) -> dict[str, Any]:
+        """Remove a link: its dependent may be pulled at once."""
+        user = acting_user(ctx)
+        link_delete(link=writable_link(user, parse_uuid(link_id, "link_id")), actor=user)
+        return {"id": link_id, "removed": True}
 
     @server.tool()
     @board_tool

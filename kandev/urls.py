@@ -16,6 +16,7 @@ from boards.api import TaskViewSet
 from boards.attachment_api import AttachmentViewSet, TaskAttachmentsView
 from boards.card_api import ChecklistItemViewSet, LabelViewSet, TaskChecklistView
 from boards.comment_api import CommentView, TaskCommentsView
+from boards.links_api import LinkView, TaskLinksView
 from boards.workflow_api import (
     LaneViewSet,
     StepGroupViewSet,
@@ -64,6 +65,8 @@ urlpatterns = [
     path("api/v1/tasks/<uuid:task_id>/attachments/", TaskAttachmentsView.as_view(), name="task-attachments"),
     path("api/v1/tasks/<uuid:task_id>/sessions/", TaskSessionsView.as_view(), name="task-sessions"),
     path("api/v1/tasks/<uuid:task_id>/checklist/", TaskChecklistView.as_view(), name="task-checklist"),
+    path("api/v1/tasks/<uuid:task_id>/links/", TaskLinksView.as_view(), name="task-links"),
+    path("api/v1/links/<uuid:pk>/", LinkView.as_view(), name="link"),
     path("api/v1/workflow-templates/", TemplateListView.as_view(), name="workflow-templates"),
     path("api/v1/tasks/<uuid:task_id>/comments/", TaskCommentsView.as_view(), name="task-comments"),
     path("api/v1/comments/<uuid:pk>/", CommentView.as_view(), name="comment"),

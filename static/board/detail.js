@@ -16,6 +16,7 @@ const FIELDS = ["title", "description", "priority", "assignee_id", "class_of_ser
 const LIVE_SESSION = new Set(["queued", "starting", "running"]); // agents.models.LIVE
 const SKIPPED = {
   blocked: "blocked",
+  dependency: "waiting for a blocker",
   agent_running: "its agent is at work",
   assignee_full: "assignee full",
   cell_full: "its lane is full in that step",
@@ -35,7 +36,9 @@ export function detailWaitingText(waiting) {
   const { held_by: heldBy, skipped_because: skipped } = waiting;
   let text = `Waiting: ${waitingText(waiting)}`;
   if (heldBy.length) text += ` — held by ${heldBy.map(limitText).join(", ")}`;
-  if (skipped) text += `; skipped: ${SKIPPED[skipped] ?? skipped}`;
+  if (skipped === "dependency" && waiting.blocked_by?.length) {
+    text += `; skipped: waiting for ${waiting.blocked_by.map((task) => task.title).join(", ")} to be done`;
+  } else if (skipped) text += `; skipped: ${SKIPPED[skipped] ?? skipped}`;
   return text;
 }
 
@@ -80,6 +83,7 @@ export class TaskDetail {
     const dialog = (this.dialog = document.getElementById("task-dialog"));
     this.form = dialog.querySelector('[data-role="task-form"]'); // none for viewers
     this.blockForm = dialog.querySelector('[data-role="block-form"]'); // none for viewers
+    this.linkForm = dialog.querySelector('[data-role="link-form"]'); // none for viewers
     this.part = (role) => dialog.querySelector(`[data-role="${role}"]`);
     this.timeZone = root.dataset.timeZone || undefined; // the viewer's: due dates are read in it
     this.checklist = new Checklist(dialog, { write: (method, url, body) => this.#write(method, url, body) });
@@ -95,6 +99,11 @@ export class TaskDetail {
       event.preventDefault();
       this.#block();
     });
+    this.linkForm?.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.#addLink();
+    });
+    this.linkForm?.elements.title.addEventListener("input", () => this.#offerTasks());
     this.form?.elements.description.addEventListener("input", (event) => {
       this.#showDescription(event.target.value);
     });
@@ -148,6 +157,7 @@ export class TaskDetail {
     this.#loadSessions();
     this.checklist.load(taskId);
     this.attachments.load(taskId);
+    this.#loadLinks();
   }
 
   /** The board changed (a live message or a refetch): show the open task's new values. */
@@ -187,6 +197,7 @@ export class TaskDetail {
     this.#loadSessions();
     this.checklist.load(id);
     this.attachments.load(id);
+    this.#loadLinks();
   }
 
   /** The description as the card reads it, and its section only when there is one. */
@@ -348,6 +359,110 @@ export class TaskDetail {
     }
   }
 
+  /** The tasks that block this one and the tasks it blocks, each with Remove for writers. */
+  async #loadLinks() {
+    const id = this.#task.id;
+    let page;
+    try {
+      const result = await send("GET", `/api/v1/tasks/${id}/links/?page_size=100`);
+      if (!result.ok) return;
+      page = result.data;
+    } catch {
+      return; // the next change loads them again
+    }
+    if (this.#task?.id !== id) return;
+    const template = document.getElementById("link-item-template");
+    const item = (link, other) => {
+      const entry = template.content.cloneNode(true).firstElementChild;
+      entry.querySelector('[data-role="link-text"]').textContent = other.finished ? `${other.title} (done)` : other.title;
+      const remove = entry.querySelector('[data-action="remove-link"]');
+      if (remove) {
+        remove.dataset.linkId = link.id;
+        remove.setAttribute("aria-label", `Remove the dependency on ${other.title}`);
+      }
+      return entry;
+    };
+    const blockers = page.results.filter((link) => link.dependent_id === id);
+    const dependents = page.results.filter((link) => link.blocker_id === id);
+    this.part("blockers").replaceChildren(...blockers.map((link) => item(link, link.blocker)));
+    this.part("dependents").replaceChildren(...dependents.map((link) => item(link, link.dependent)));
+    this.part("no-blockers").hidden = blockers.length > 0;
+    this.part("no-dependents").hidden = dependents.length > 0;
+  }
+
+  /** The tasks whose title holds what was typed, offered as the field's suggestions. */
+  async #offerTasks() {
+    const text = this.linkForm.elements.title.value.trim();
+    if (text.length < 2) return;
+    const found = await this.#findTasks(text);
+    this.part("link-options").replaceChildren(...found.map((task) => new Option(task.title)));
+  }
+
+  async #findTasks(text) {
+    try {
+      const result = await send("GET", `/api/v1/tasks/?archived=false&page_size=20&q=${encodeURIComponent(text)}`);
+      return result.ok ? result.data.results.filter((task) => task.id !== this.#task?.id) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** Link the task named in the form (by its title: this board's first, then any other). */
+  async #addLink() {
+    this.#hideMessages();
+    const { relation, title } = this.linkForm.elements;
+    const wanted = title.value.trim();
+    const found = (await this.#findTasks(wanted)).filter((task) => task.title.toLowerCase() === wanted.toLowerCase());
+    found.sort((a, b) => Number(b.workflow_id === this.#task.workflow_id) - Number(a.workflow_id === this.#task.workflow_id));
+    if (!found.length) {
+      this.#showAlert(`No task titled "${wanted}" was found.`);
+      return;
+    }
+    const result = await this.#write("POST", `/api/v1/tasks/${this.#task.id}/links/`, { [relation.value]: found[0].id });
+    if (!result) return;
+    title.value = "";
+    this.#status(relation.value === "blocks_task_id" ? `This task now blocks ${found[0].title}.` : `Blocked by ${found[0].title}.`);
+    await this.#loadLinks();
+    this.#loadHistory();
+    title.focus();
+  }
+
+  async #loadHistory() {
+    const id = this.#task.id;
+    let page;
+    try {
+      const result = await send("GET", `/api/v1/tasks/${id}/events/?page_size=1000`);
+      if (!result.ok) return;
+      page = result.data;
+    } catch {
+      return; // the next change loads it again
+    }
+    if (this.#task?.id !== id) return;
+    const stepName = (stepId) => (stepId ? this.model.step(stepId)?.name ?? "a removed step" : "");
+    const template = document.getElementById("history-item-template");
+    this.part("history").replaceChildren(...page.results.map((event) => {
+      const item = template.content.cloneNode(true).firstElementChild;
+      const part = (role) => item.querySelector(`[data-role="${role}"]`);
+      item.dataset.kind = event.kind;
+      const badge = BADGES[event.kind];
+      if (badge) {
+        item.classList.add(`is-${event.kind}`);
+        part("badge").textContent = badge;
+        part("badge").hidden = false;
+      }
+      part("what").textContent = eventText(event, stepName, (userId) => this.#personName(userId));
+      part("who").textContent = event.actor ? `by ${event.actor}` : "by automation";
+      const when = part("when");
+      when.dateTime = event.at;
+      when.textContent = new Date(event.at).toLocaleString();
+      if (event.reason) {
+        part("why").textContent = `Why: ${event.reason}`;
+        part("why").hidden = false;
+      }
+      return item;
+    }));
+  }
+
   async #save() {
     this.#hideMessages();
     const data = Object.fromEntries(FIELDS.map((field) => [field, this.form.elements[field].value]));
@@ -417,6 +532,14 @@ export class TaskDetail {
       this.#status("Agent session cancelled.");
       await this.#loadSessions();
       button("start-agent").focus();
+    } else if (action === "remove-link") {
+      this.#hideMessages();
+      const result = await this.#write("DELETE", `/api/v1/links/${event.target.closest("button").dataset.linkId}/`);
+      if (!result) return;
+      this.#status("Dependency removed.");
+      await this.#loadLinks();
+      this.#loadHistory();
+      (this.linkForm?.elements.title ?? this.dialog.querySelector('[data-action="close"]')).focus();
     } else if (action === "confirm-delete") {
       const result = await this.#write("DELETE", `/api/v1/tasks/${id}/`);
       if (!result) return;

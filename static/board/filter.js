@@ -6,7 +6,11 @@ const MATCHERS = {
   text: (card, value) => card.querySelector(".card-title").textContent.toLowerCase().includes(value.toLowerCase()),
   priority: (card, value) => card.querySelector('[data-role="priority"]').textContent === value,
   assignee: (card, value) => card.dataset.assigneeId === (value === "none" ? "" : value),
-  blocked: (card, value) => card.querySelector('[data-role="blocked"]').hidden === (value === "unblocked"),
+  // Blocked with a reason, or by an unfinished blocker (a dependency), as GET /tasks/?blocked= reads it.
+  blocked: (card, value) => {
+    const blocked = ["blocked", "blocked-by"].some((role) => !card.querySelector(`[data-role="${role}"]`).hidden);
+    return blocked === (value === "blocked");
+  },
   class_of_service: (card, value) => card.dataset.classOfService === value,
   label: (card, value) => card.dataset.labelIds.split(" ").includes(value),
   // "overdue", "week" (due within the next 7 days, today included) or "none" (no due date).

@@ -125,7 +125,12 @@ function groupLabel(name, occupied, limit, over) {
   return over ? `${label}, over its WIP limit` : `${label} (WIP limit)`;
 }
 
-function fillCard(card, task, { person, waiting, labels, timeZone }) {
+/** A task as another card names it: its title when it is on this board, else its short id. */
+export function taskName(task, id) {
+  return task ? task.title : `#${id.slice(0, 8)}`;
+}
+
+function fillCard(card, task, { person, waiting, blockers, labels, timeZone }) {
   for (const name of [...card.classList]) if (name.startsWith("priority-")) card.classList.remove(name);
   card.classList.add(`priority-${task.priority}`);
   card.classList.toggle("is-ephemeral", Boolean(task.is_ephemeral));
@@ -140,6 +145,9 @@ function fillCard(card, task, { person, waiting, labels, timeZone }) {
   const blocked = card.querySelector('[data-role="blocked"]');
   blocked.hidden = !task.blocked_reason;
   blocked.textContent = task.blocked_reason ? `Blocked: ${task.blocked_reason}` : "";
+  const blockedBy = card.querySelector('[data-role="blocked-by"]');
+  blockedBy.hidden = !blockers.length;
+  blockedBy.textContent = blockers.length ? `Blocked by ${blockers.join(", ")}` : "";
   const waits = card.querySelector('[data-role="waiting"]');
   waits.hidden = !waiting;
   waits.dataset.state = waiting?.state ?? "";
@@ -438,7 +446,8 @@ export class BoardView {
     list.replaceChildren(...tasks.map((task) => {
       const person = task.assignee_id == null ? null : this.people.get(task.assignee_id);
       if (task.assignee_id != null && !person) unknown.push(task.assignee_id);
-      const values = { person, waiting: waiting.get(task.id), labels: this.model.labels, timeZone: this.timeZone };
+      const blockers = (task.blocked_by ?? []).map((id) => taskName(this.model.tasks.get(id), id));
+      const values = { person, waiting: waiting.get(task.id), blockers, labels: this.model.labels, timeZone: this.timeZone };
       return fillCard(cards.get(task.id) ?? clone("card-template"), task, values);
     }));
     if (unknown.length) this.people.learn(unknown).then((learnt) => learnt && this.renderAll());

@@ -31,6 +31,8 @@ export function eventText(event, stepName, personName) {
     case "due": return event.detail?.due_at ? "Due date set" : "Due date removed";
     case "blocked": return "Blocked";
     case "unblocked": return "Unblocked";
+    case "linked": return "A blocker was linked";
+    case "unlinked": return "A blocker's link was removed";
     default: return event.kind;
   }
 }

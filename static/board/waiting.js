@@ -27,7 +27,8 @@ export function consumerOf(steps, feeder) {
   return steps.find((step) => step.pull_from_step_id === feeder.id && limitedFor(step, feeder)) ?? null;
 }
 
-const pullable = (task) => !task.blocked_reason && !HOLDING_SLOT.has(task.session?.status);
+// boards/pullable.py BARS: blocked, a blocker unfinished (a dependency), an agent at work.
+const pullable = (task) => !task.blocked_reason && !task.blocked_by?.length && !HOLDING_SLOT.has(task.session?.status);
 
 // A board of one lane: every task in the same lane, which is never full on its own.
 const ONE_LANE = { rank: () => 0, full: () => null };

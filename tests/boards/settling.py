@@ -2,18 +2,20 @@
 
 Settled: no step with room (in itself and in its group) has a task waiting in its own
 overflow queue, and no limited step with room has a pullable task in its feeder. Pullable:
-live (not archived, not ephemeral), admitted, not blocked, no agent session starting or
-running on it, room in its lane's cell of the step, and, when it would start to count in an
-active step, an assignee below their personal limit and its lane below the lane's limit. A
-step in a group is limited by the group, except for a pull from a step of the same group.
-Written against the tables, not the services, so it judges the services instead of
-repeating them.
+live (not archived, not ephemeral), admitted, not blocked, no blocker of it unfinished (not
+archived and not in a done step), no agent session starting or running on it, room in its
+lane's cell of the step, and, when it would start to count in an active step, an assignee
+below their personal limit and its lane below the lane's limit. A step in a group is limited
+by the group, except for a pull from a step of the same group. Written against the tables,
+not the services, so it judges the services instead of repeating them.
 """
 
 from collections import Counter
 
+from django.db.models import Exists, OuterRef
+
 from agents.models import SessionStatus
-from boards.models import Task
+from boards.models import EventKind, Task, TaskEvent, TaskLink
 from workflows.models import Lane, LaneCell, Membership, StepGroup, StepKind, WorkflowStep
 
 
@@ -59,8 +61,10 @@ def unsettled(workflow) -> list[str]:
         return not (starts and lanes[task.lane_id] and in_lane[task.lane_id] >= lanes[task.lane_id])
 
     queued = live.filter(admitted=False)
-    pullable = live.filter(admitted=True, blocked_reason="").exclude(
-        agent_sessions__status__in=[SessionStatus.STARTING, SessionStatus.RUNNING]
+    pullable = (
+        live.filter(admitted=True, blocked_reason="")
+        .exclude(agent_sessions__status__in=[SessionStatus.STARTING, SessionStatus.RUNNING])
+        .exclude(Exists(unfinished_blockers().filter(dependent=OuterRef("pk"))))
     )
     problems = []
     for step in sorted(steps.values(), key=lambda s: s.position):
@@ -90,3 +94,34 @@ def unsettled(workflow) -> list[str]:
         if candidates:
             problems.append(f"{room} has room and its feeder {feeder.name} has {len(candidates)} pullable task(s)")
     return problems
+
+
+def unfinished_blockers():
+    """The links whose blocker is unfinished: not archived, not in a done step."""
+    return TaskLink.objects.filter(blocker__archived_at__isnull=True).exclude(blocker__step__kind=StepKind.DONE)
+
+
+def blockers_drift(workspace_id) -> list[str]:
+    """Tasks of the workspace whose `blocked_by` is not the ids of their unfinished blockers
+    read from the links; [] when every one is right."""
+    truth = {}
+    for dependent_id, blocker_id in unfinished_blockers().values_list("dependent_id", "blocker_id"):
+        truth.setdefault(dependent_id, []).append(str(blocker_id))
+    tasks = Task.objects.filter(workflow__workspace_id=workspace_id).values_list("pk", "title", "blocked_by")
+    return [
+        f"{title}: blocked_by {kept}, blockers {sorted(truth.get(pk, []))}"
+        for pk, title, kept in tasks
+        if kept != sorted(truth.get(pk, []))
+    ]
+
+
+def pulled_while_blocked(workflow) -> list[str]:
+    """Tasks the board's last change pulled although a blocker of theirs is unfinished after
+    it (a blocker that change finished does not count); [] when none."""
+    version = workflow.__class__.objects.get(pk=workflow.pk).version
+    pulled = TaskEvent.objects.filter(workflow=workflow, kind=EventKind.PULLED, detail__version=version)
+    blocked = unfinished_blockers().filter(dependent_id__in=pulled.values("task_id"))
+    return [
+        f"{title} was pulled while {blocker} is unfinished"
+        for title, blocker in blocked.values_list("dependent__title", "blocker__title")
+    ]

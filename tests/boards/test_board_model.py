@@ -9,15 +9,17 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
 from boards import admission, structure
-from boards.models import ClassOfService, Task
+from boards.links import link_create, link_delete
+from boards.models import ClassOfService, Task, TaskLink
 from boards.placement import key_after
 from boards.services import task_block, task_unblock, task_update
-from common.errors import Conflict, WipLimitReached
+from common.errors import Conflict, Invalid, WipLimitReached
 from tests.boards.settling import unsettled
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
 from workflows.models import Lane, LaneCell, OnFull, Role, StepGroup, StepKind
 
 ACTIVE = {1, 2}  # the active steps; the group "Development" is the same two
+DONE = 3  # the done step: a task there (or archived) blocks nothing
 PERSON_LIMITS = [1, 2]
 EXPEDITE_LANE = 0  # lanes in board order: 0 the expedite lane, 1 (the board's first) and 2
 
@@ -38,10 +40,11 @@ class ModelTask:
 
 class BoardMachine(RuleBasedStateMachine):
     """Steps 0 (start, backlog, unlimited) -> 1 (active, limit 2, pulls from 0) -> 2 (active,
-    limit 1, queue mode, pulls from 1); 1 and 2 form the group "Development" (limit 2 at
-    first); two people with personal limits 1 and 2; an expedite allowance of 1; lanes 0 (the
-    expedite lane), 1 (the board's first, limit 2 at first) and 2 (limit 1 in step 1 at
-    first). After every operation the model settles the board."""
+    limit 1, queue mode, pulls from 1) -> 3 (done, unlimited, pulls nothing); 1 and 2 form the
+    group "Development" (limit 2 at first); two people with personal limits 1 and 2; an
+    expedite allowance of 1; lanes 0 (the expedite lane), 1 (the board's first, limit 2 at
+    first) and 2 (limit 1 in step 1 at first); tasks block tasks (links). After every
+    operation the model settles the board."""
 
     def __init__(self):
         super().__init__()
@@ -66,8 +69,9 @@ class BoardMachine(RuleBasedStateMachine):
             on_full=OnFull.QUEUE,
             group=self.group,
         )
+        s3 = StepFactory(workflow=workflow, name="Done", position=3, kind=StepKind.DONE)
         self.workflow = workflow
-        self.steps = [s0, s1, s2]
+        self.steps = [s0, s1, s2, s3]
         first = workflow.lanes.get()
         first.position, first.wip_limit = 1, 2
         first.save()
@@ -79,8 +83,9 @@ class BoardMachine(RuleBasedStateMachine):
         LaneCell.objects.create(lane=self.lanes[2], step=s1, wip_limit=1)
         self.lane_limits = [0, 2, 0]
         self.cells = {(2, 1): 1}  # (lane, step) -> limit
-        self.limits = [0, 2, 1]
-        self.queues = [False, False, True]
+        self.limits = [0, 2, 1, 0]
+        self.queues = [False, False, True, False]
+        self.links: set = set()  # (blocker id, dependent id)
         self.feeder = {1: 0, 2: 1}
         self.lowered = set()  # steps whose limit went below their occupancy
         self.tasks: dict = {}  # task id -> ModelTask
@@ -104,6 +109,24 @@ class BoardMachine(RuleBasedStateMachine):
     def queue(self, step):
         waiting = [kv for kv in self.live(step) if kv[1].queued is not None]
         return [pk for pk, t in sorted(waiting, key=lambda kv: (kv[1].queued, kv[1].position))]
+
+    def blockers(self, pk) -> list:
+        """The task's unfinished blockers: not archived, not in the done step."""
+        found = [b for b, d in self.links if d == pk and not self.tasks[b].archived and self.tasks[b].step != DONE]
+        return sorted(str(b) for b in found)
+
+    def waits_for(self, pk, other) -> bool:
+        """Is `pk` blocked by `other` through a chain of links?"""
+        todo, seen = [pk], {pk}
+        while todo:
+            current = todo.pop()
+            for b, d in self.links:
+                if d == current and b not in seen:
+                    if b == other:
+                        return True
+                    seen.add(b)
+                    todo.append(b)
+        return False
 
     def last(self, step):
         return max((t.position for _, t in self.live(step)), default=-1)
@@ -200,7 +223,9 @@ class BoardMachine(RuleBasedStateMachine):
             t = self.tasks[pk]
             return (not t.expedite, t.lane, t.position, t.priority, t.seq)
 
-        candidates = sorted((pk for pk in self.order(feeder) if not self.tasks[pk].blocked), key=pull_order)
+        candidates = sorted(
+            (pk for pk in self.order(feeder) if not self.tasks[pk].blocked and not self.blockers(pk)), key=pull_order
+        )
         return bool(promoted or self.take(step, feeder, candidates, free))
 
     def settle(self):
@@ -211,7 +236,7 @@ class BoardMachine(RuleBasedStateMachine):
 
     # --- operations ----------------------------------------------------------------------
     @rule(
-        step=st.integers(0, 2),
+        step=st.integers(0, 3),
         priority=st.integers(0, 4),
         position=st.none() | st.integers(0, 3),
         assignee=st.none() | st.integers(0, 1),
@@ -255,7 +280,7 @@ class BoardMachine(RuleBasedStateMachine):
         self.settle()
 
     @precondition(lambda self: self.tasks)
-    @rule(data=st.data(), to=st.integers(0, 2))
+    @rule(data=st.data(), to=st.integers(0, 3))
     def move(self, data, to):
         pk = data.draw(st.sampled_from(list(self.tasks)))  # creation order: ids are random
         task, model = Task.objects.get(pk=pk), self.tasks[pk]
@@ -427,6 +452,29 @@ class BoardMachine(RuleBasedStateMachine):
         model.expedite = not model.expedite
         self.settle()
 
+    @precondition(lambda self: len(self.tasks) >= 2)
+    @rule(data=st.data())
+    def link(self, data):
+        blocker, dependent = data.draw(st.lists(st.sampled_from(list(self.tasks)), min_size=2, max_size=2, unique=True))
+        call = {"blocker": Task.objects.get(pk=blocker), "dependent": Task.objects.get(pk=dependent)}
+        if (blocker, dependent) in self.links or self.waits_for(blocker, dependent):
+            with pytest.raises(Invalid):
+                link_create(**call, actor=self.user, field="blocks_task_id")
+            return
+        link_create(**call, actor=self.user, field="blocks_task_id")
+        self.links.add((blocker, dependent))
+        self.settle()
+
+    @precondition(lambda self: self.links)
+    @rule(data=st.data())
+    def unlink(self, data):
+        blocker, dependent = data.draw(st.sampled_from(sorted(self.links, key=str)))
+        link_delete(
+            link=TaskLink.objects.select_related("dependent").get(blocker=blocker, dependent=dependent), actor=self.user
+        )
+        self.links.discard((blocker, dependent))
+        self.settle()
+
     def describe(self) -> str:
         """The model beside the database, task by task: what a failure message needs (the
         run does not shrink: shrinking a machine that writes to a database takes minutes)."""
@@ -443,7 +491,9 @@ class BoardMachine(RuleBasedStateMachine):
                 f" position={real.position} {real.class_of_service} assignee={real.assignee_id}"
                 f" blocked={bool(real.blocked_reason)} archived={real.archived_at is not None}"
                 f" lane={lane_index[real.lane_id]}"
+                f" blocked_by={real.blocked_by}"
             )
+        lines += [f"link {list(self.tasks).index(b)} blocks {list(self.tasks).index(d)}" for b, d in self.links]
         return "\n".join(lines)
 
     # --- checked after every step --------------------------------------------------------
@@ -461,6 +511,11 @@ class BoardMachine(RuleBasedStateMachine):
             expedited = sum(1 for pk in real if self.tasks[pk].expedite)
             if self.limits[i] and i not in self.lowered:
                 assert len(real) <= self.limits[i] + expedited  # expedite work may pass a limit
+
+    @invariant()
+    def blocked_by_is_the_unfinished_blockers(self):
+        for pk, blocked_by in Task.objects.filter(workflow=self.workflow).values_list("pk", "blocked_by"):
+            assert blocked_by == self.blockers(pk), self.describe()
 
     @invariant()
     def board_is_settled(self):

@@ -12,10 +12,11 @@ import pytest
 from agents import services as sessions
 from agents.models import AgentSession, SessionStatus
 from boards import admission, structure
-from boards.models import Priority, Task
+from boards.links import link_create, link_delete
+from boards.models import Priority, Task, TaskLink
 from boards.services import task_block, task_unblock, task_update
 from common.errors import KandevError
-from tests.boards.settling import unsettled
+from tests.boards.settling import blockers_drift, pulled_while_blocked, unsettled
 from tests.factories import MembershipFactory, StepFactory, UserFactory
 from workflows.models import Lane, LaneCell, OnFull, Role, StepGroup, StepKind, Workflow, WorkflowStep
 
@@ -200,10 +201,11 @@ class Driver:
     -> Doing (2, queue, pulls Ready) -> Review (1, queue, pulls Doing) -> Done, with Doing and
     Review in the group "Development" (limit 2); Ready, Doing and Review are active steps.
     Tasks are assigned to two members with personal limits (1 and 2) or to nobody, marked
-    expedite or standard, blocked and unblocked. Limits, feeders and on_full change at
-    random as well, so other chains form. Three lanes: Expedite (the expedite lane, first),
-    Platform (the board's first, limit 3) and Product (limit 1 in Doing); tasks are created
-    in, and moved to, any of them, and the lane and cell limits change at random too.
+    expedite or standard, blocked and unblocked, linked as blockers and unlinked. Limits,
+    feeders and on_full change at random as well, so other chains form. Three lanes: Expedite
+    (the expedite lane, first), Platform (the board's first, limit 3) and Product (limit 1 in
+    Doing); tasks are created in, and moved to, any of them, and the lane and cell limits
+    change at random too.
     """
 
     def __init__(self, rng, workflow, owner, api):
@@ -428,6 +430,29 @@ class Driver:
             task_update, task=task, actor=self.owner, class_of_service=value
         )
 
+    def link(self):
+        live = self.tasks(archived_at__isnull=True)
+        if len(live) < 2:
+            return "link: no tasks"
+        blocker, dependent = self.rng.sample(live, 2)
+        label = f"{blocker.title} blocks {dependent.title}"
+        if self.rest():
+            body = {"blocked_by_task_id": str(blocker.pk)}
+            return f"REST link {label}: " + self.http("post", f"/api/v1/tasks/{dependent.pk}/links/", body)
+        return f"link {label}: " + self.call(
+            link_create, blocker=blocker, dependent=dependent, actor=self.owner, field="blocked_by_task_id"
+        )
+
+    def unlink(self):
+        links = TaskLink.objects.filter(dependent__workflow=self.workflow).select_related("blocker", "dependent")
+        link = self.pick(list(links.order_by("blocker__title", "dependent__title")))
+        if link is None:
+            return "unlink: no link"
+        label = f"{link.blocker.title} blocks {link.dependent.title}"
+        if self.rest():
+            return f"REST unlink {label}: " + self.http("delete", f"/api/v1/links/{link.pk}/")
+        return f"unlink {label}: " + self.call(link_delete, link=link, actor=self.owner)
+
     DOORS = {
         "create": 5,
         "move": 5,
@@ -444,6 +469,8 @@ class Driver:
         "end_session": 1,
         "assign": 3,
         "classify": 2,
+        "link": 3,
+        "unlink": 1,
     }
 
     def random_change(self) -> str:
@@ -459,7 +486,7 @@ def test_the_board_is_settled_after_every_change(seed, workflow, owner, api):
     done = []
     for _ in range(70):
         done.append(driver.random_change())
-        problems = unsettled(workflow)
+        problems = unsettled(workflow) + blockers_drift(workflow.workspace_id) + pulled_while_blocked(workflow)
         assert not problems, "\n".join(["unsettled after:", *done[-6:], "because:", *problems])
 
 

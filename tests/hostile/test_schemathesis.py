@@ -30,6 +30,7 @@ from boards.attachments import attachment_add
 from boards.checklists import checklist_add
 from boards.comments import comment_create
 from boards.labels import label_create
+from boards.links import link_create
 from boards.structure import group_create
 from integrations.intake import intake_create
 from integrations.watch import watch_create
@@ -90,6 +91,8 @@ def seeded(db, settings, in_test_transaction, tmp_path):
         workspace=workflow.workspace, url="https://hooks.example.com/kandev", events=["task.moved"], actor=owner
     )
     attachment = attachment_add(task=task, actor=owner, upload=SimpleUploadedFile("seed.txt", b"seed", "text/plain"))
+    blocker = task_create(workflow=workflow, step=backlog, actor=owner, title="Seed blocker").task
+    link = link_create(blocker=blocker, dependent=task, actor=owner, field="blocked_by_task_id")
     ids = {
         "workspaces": workflow.workspace_id,
         "workflows": workflow.pk,
@@ -106,6 +109,7 @@ def seeded(db, settings, in_test_transaction, tmp_path):
         "comments": comment["id"],
         "webhooks": webhook.pk,
         "attachments": attachment.pk,
+        "links": link.pk,
     }
     return {"Authorization": f"Token {key}"}, {k: str(v) for k, v in ids.items()}
 

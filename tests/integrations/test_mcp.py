@@ -44,6 +44,9 @@ TOOLS = {
     "list_lanes",
     "create_lane",
     "update_lane",
+    "list_links",
+    "add_link",
+    "remove_link",
 }
 
 

@@ -29,6 +29,7 @@ from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_archive, task_create
 from boards.attachments import attachment_add
+from boards.links import link_create
 from boards.models import Task
 from boards.routing import websocket_urlpatterns
 from boards.structure import group_create
@@ -163,6 +164,15 @@ ENDPOINTS = [
         "task block", "POST", "/api/v1/tasks/{task}/block/", "401 401 404 403 200 200 404", {"reason": "waiting on ops"}
     ),
     Endpoint("task unblock", "POST", "/api/v1/tasks/{task}/unblock/", "401 401 404 403 200 200 404", {}),
+    Endpoint("task links", "GET", "/api/v1/tasks/{task}/links/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "task link",
+        "POST",
+        "/api/v1/tasks/{task}/links/",
+        "401 401 404 403 201 201 404",
+        {"blocks_task_id": "{shipped}"},
+    ),
+    Endpoint("link delete", "DELETE", "/api/v1/links/{link}/", "401 401 404 403 204 204 404"),
     Endpoint("task history", "GET", "/api/v1/tasks/{task}/events/", "401 401 404 200 200 200 404"),
     Endpoint("member list", "GET", "/api/v1/workspaces/{workspace}/members/", "401 401 404 200 200 200 404"),
     Endpoint(
@@ -348,9 +358,10 @@ def build_world():
         return task_create(workflow=workflow, step=step, actor=owner, title=title, **kw).task
 
     task = create(backlog, "Write the brief")
-    create(done, "Shipped")
+    shipped = create(done, "Shipped")
     archived = create(done, "Old")  # restored into Done, which has no limit
     task_archive(task=archived, actor=owner)
+    link = link_create(blocker=archived, dependent=shipped, actor=owner, field="blocks_task_id")  # blocks nothing
     scratch = create(backlog, "Scratch", is_ephemeral=True)
     owner_token, _ = ApiToken.issue(user=owner)
     intake, _ = intake_create(workflow=workflow, step=None, actor=owner, name="hooks")
@@ -372,6 +383,8 @@ def build_world():
         "spare": spare.pk,
         "group": group.pk,
         "task": task.pk,
+        "shipped": shipped.pk,
+        "link": link.pk,
         "archived": archived.pk,
         "scratch": scratch.pk,
         "owner_token": owner_token.pk,
