@@ -33,15 +33,20 @@ def structure_change(workflow_id, *, actor):
     """A board change to the board's configuration: what changed in its limits and flow
     rules is recorded in the configuration history, in the change's transaction."""
     with board_change(workflow_id, actor=actor) as change:
-        before = config_history.board_config(change.workflow, change.steps.values())
+        before = _config(change)
         yield change
         config_history.record(
             workspace_id=change.workflow.workspace_id,
             workflow_id=change.workflow.pk,
             actor=actor,
             before=before,
-            after=config_history.board_config(change.workflow, change.steps.values()),
+            after=_config(change),
         )
+
+
+def _config(change) -> dict:
+    board = change.board
+    return config_history.board_config(change.workflow, change.steps.values(), board.lanes.values(), board.cells)
 
 
 @transaction.atomic
@@ -409,7 +414,7 @@ def _lane_room_may_open(change: BoardChange) -> None:
 def lane_create(
     *, workflow: Workflow, actor, name: str, position: int | None = None, wip_limit: int = 0, is_expedite: bool = False
 ) -> Lane:
-    with board_change(workflow.pk, actor=actor) as change:
+    with structure_change(workflow.pk, actor=actor) as change:
         if len(change.board.lanes) >= MAX_LANES:
             raise Invalid({"workflow_id": [f"A workflow holds at most {MAX_LANES} lanes."]})
         lane = Lane(workflow=change.workflow, name=name, wip_limit=wip_limit, is_expedite=False, position=0)
@@ -426,7 +431,7 @@ def lane_create(
 def lane_update(*, lane: Lane, actor, **fields) -> Lane:
     """Rename a lane, move it, change its limit or make it the expedite lane. A raised or
     removed limit fills the board at once."""
-    with board_change(lane.workflow_id, actor=actor) as change:
+    with structure_change(lane.workflow_id, actor=actor) as change:
         lane = _locked_lane(change, lane.pk)
         if "is_expedite" in fields:
             _check_expedite_lane(change, lane, fields["is_expedite"])
@@ -448,7 +453,7 @@ def lane_delete(*, lane: Lane, actor, move_tasks_to=None) -> None:
     """Delete a lane. Its live tasks move to the lane `move_tasks_to` (a lane id) in their
     steps, each admitted like any move (all or nothing); its archived ones go along. A
     board keeps at least one lane."""
-    with board_change(lane.workflow_id, actor=actor) as change:
+    with structure_change(lane.workflow_id, actor=actor) as change:
         lane = _locked_lane(change, lane.pk)
         if len(change.board.lanes) == 1:
             raise Invalid({"lane": ["A board keeps at least one lane."]})
@@ -487,7 +492,7 @@ def lane_delete(*, lane: Lane, actor, move_tasks_to=None) -> None:
 def cells_set(*, lane: Lane, actor, cells: list[dict]) -> None:
     """Make `cells` ([{"step_id", "wip_limit"}], 0: none) the lane's cell limits; steps left
     out have none. A limit raised or removed fills the board at once."""
-    with board_change(lane.workflow_id, actor=actor) as change:
+    with structure_change(lane.workflow_id, actor=actor) as change:
         lane = _locked_lane(change, lane.pk)
         errors = {}
         seen = set()

@@ -16,15 +16,18 @@ STEP_FIELDS = ("wip_limit", "on_full", "kind", "pull_from_step_id")
 GROUP_FIELDS = ("wip_limit", "step_ids")
 PERSON_FIELDS = ("wip_limit",)
 BOARD_FIELDS = ("expedite_limit",)
+LANE_FIELDS = ("wip_limit", "is_expedite")
+CELL_FIELDS = ("wip_limit",)
 
 
 def _value(value):
     return str(value) if value is not None and not isinstance(value, int | str) else value
 
 
-def board_config(workflow: Workflow, steps) -> dict:
-    """{(scope, subject id): (name, {field: value})} of a board's steps, groups and
-    settings; `steps` are the board's steps as the change holds them."""
+def board_config(workflow: Workflow, steps, lanes=(), cells=None) -> dict:
+    """{(scope, subject id): (name, {field: value})} of a board's steps, groups, lanes, cells
+    and settings; `steps`, `lanes` and `cells` ({(lane id, step id): LaneCell}) as the change
+    holds them."""
     steps = list(steps)
     config = {(LimitScope.BOARD, str(workflow.pk)): (workflow.name, {"expedite_limit": workflow.expedite_limit})}
     for step in steps:
@@ -33,6 +36,13 @@ def board_config(workflow: Workflow, steps) -> dict:
     for pk, name, wip_limit in StepGroup.objects.filter(workflow=workflow).values_list("pk", "name", "wip_limit"):
         members = sorted(str(s.pk) for s in steps if s.group_id == pk)
         config[(LimitScope.GROUP, str(pk))] = (name, {"wip_limit": wip_limit, "step_ids": members})
+    lane_names, step_names = {}, {step.pk: step.name for step in steps}
+    for lane in lanes:
+        lane_names[lane.pk] = lane.name
+        config[(LimitScope.LANE, str(lane.pk))] = (lane.name, {name: getattr(lane, name) for name in LANE_FIELDS})
+    for (lane_id, step_id), cell in (cells or {}).items():
+        name = f"{lane_names.get(lane_id, '?')} × {step_names.get(step_id, '?')}"
+        config[(LimitScope.CELL, f"{lane_id}:{step_id}")] = (name, {"wip_limit": cell.wip_limit})
     return config
 
 

@@ -159,6 +159,8 @@ class LimitScope(models.TextChoices):
     GROUP = "group"
     PERSON = "person"
     BOARD = "board"  # the board's own settings: the expedite allowance
+    LANE = "lane"
+    CELL = "cell"  # one lane in one step: its subject is "<lane id>:<step id>"
 
 
 class ConfigChange(models.Model):
@@ -173,7 +175,7 @@ class ConfigChange(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     workflow = models.ForeignKey(Workflow, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     scope = models.CharField(max_length=10, choices=LimitScope.choices)
-    subject_id = models.CharField(max_length=64)
+    subject_id = models.CharField(max_length=80)  # a cell's is "<lane id>:<step id>"
     name = models.CharField(max_length=200)
     field = models.CharField(max_length=32)
     before = models.JSONField(null=True, blank=True)

@@ -76,6 +76,21 @@ def test_groups_and_the_expedite_allowance_are_recorded(workflow, owner):
     ]
 
 
+def test_lanes_and_cells_are_recorded(workflow, owner):
+    backlog, doing, done = board(workflow)
+    lane = structure.lane_create(workflow=workflow, actor=owner, name="Platform", wip_limit=3)
+    structure.lane_update(lane=lane, actor=owner, wip_limit=2, name="Core")
+    structure.cells_set(lane=lane, actor=owner, cells=[{"step_id": doing.pk, "wip_limit": 1}])
+    structure.cells_set(lane=lane, actor=owner, cells=[])
+    assert rows(scope__in=["lane", "cell"]) == [
+        ("lane", "Platform", "is_expedite", None, False, "olivia"),
+        ("lane", "Platform", "wip_limit", None, 3, "olivia"),
+        ("lane", "Core", "wip_limit", 3, 2, "olivia"),
+        ("cell", "Core × In Progress", "wip_limit", None, 1, "olivia"),
+        ("cell", "Core × In Progress", "wip_limit", 1, None, "olivia"),
+    ]
+
+
 def test_a_person_limit_is_recorded_for_the_workspace(workflow, owner):
     member = UserFactory(username="mia")
     MembershipFactory(workspace=workflow.workspace, user=member, role=Role.MEMBER)
