@@ -4,6 +4,8 @@ a due date and checklist items."""
 import datetime
 
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from boards.messages import label_data
@@ -25,6 +27,7 @@ def parse_due(value: str) -> tuple[datetime.datetime, bool]:
     return moment.astimezone(datetime.UTC), False
 
 
+@extend_schema_field(OpenApiTypes.STR)  # a date or a date-time: one string either way
 class DueField(serializers.Field):
     """A due date: a date, or a moment with its offset; null clears it."""
 

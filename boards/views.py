@@ -1,4 +1,6 @@
-"""The browser pages: the user's boards, one live board, its archive and its step settings.
+"""The browser pages: the user's boards, one live board, its archive, its step settings and
+the activity feeds (a board's, from its header; a workspace's, from the home page: the page
+carries what it names, static/board/activity.js reads the feed and follows live messages).
 
 Pages are server-rendered from the same selectors as the API; static/board/*.js enhances
 them and writes through the REST API (session auth + CSRF).
@@ -12,14 +14,15 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from accounts.profiles import profile_of
+from boards.activity import COMMENT
 from boards.api import TaskFilter
-from boards.models import LABEL_NAME_MAX, ClassOfService, LabelColor, Priority, Task
+from boards.models import LABEL_NAME_MAX, ClassOfService, EventKind, LabelColor, Priority, Task
 from boards.priorities import PRIORITY_RANKS
 from boards.snapshots import board_snapshot
 from teams.invitations import invitations_for
-from workflows.access import WRITE_ROLES, memberships_of, role_in
+from workflows.access import WRITE_ROLES, memberships_of, role_in, visible_workflows
 from workflows.catalog import catalog
-from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow
+from workflows.models import Membership, OnFull, OnSessionLimit, Role, StepKind, Workflow, Workspace
 from workflows.step_rules import ACTION_TYPES
 
 # Name -> pull rank, for the add-task select and the script's card order.
@@ -202,4 +205,71 @@ def archive(request, workflow_id):
             "q": q,
             "can_write": role in WRITE_ROLES,
         },
+    )
+
+
+# What the "What" filter offers, in words (the feed's `kind`).
+KIND_LABELS = [
+    (COMMENT, "Comments"),
+    (EventKind.CREATED, "Created"),
+    (EventKind.MOVED, "Moves"),
+    (EventKind.PULLED, "Pulls"),
+    (EventKind.FORCED, "Forced admissions"),
+    (EventKind.EXPEDITED, "Expedited admissions"),
+    (EventKind.QUEUED, "Queued"),
+    (EventKind.PROMOTED, "Promoted from a queue"),
+    (EventKind.BLOCKED, "Blocks"),
+    (EventKind.UNBLOCKED, "Unblocks"),
+    (EventKind.ASSIGNED, "Assignments"),
+    (EventKind.CLASSIFIED, "Class of service changes"),
+    (EventKind.ARCHIVED, "Archived"),
+    (EventKind.RESTORED, "Restored"),
+    (EventKind.DELETED, "Deleted"),
+]
+
+
+def _activity_page(request, *, title, workspace, workflow, boards, api_url):
+    return render(
+        request,
+        "boards/activity.html",
+        {
+            "title": title,
+            "workspace": workspace,
+            "workflow": workflow,
+            "kinds": KIND_LABELS,
+            "people_list": people(workspace.pk),
+            "feed": {
+                "url": api_url,
+                "boards": {str(pk): name for pk, name in boards},
+            },
+        },
+    )
+
+
+@login_required
+def workflow_activity(request, workflow_id):
+    workflow, _ = _member_workflow(request, workflow_id)
+    return _activity_page(
+        request,
+        title=f"Activity of {workflow.name}",
+        workspace=workflow.workspace,
+        workflow=workflow,
+        boards=[(workflow.pk, workflow.name)],
+        api_url=f"/api/v1/workflows/{workflow.pk}/activity/",
+    )
+
+
+@login_required
+def workspace_activity(request, workspace_id):
+    workspace = get_object_or_404(Workspace, pk=workspace_id)
+    if role_in(request.user, workspace.pk) is None:
+        raise Http404
+    boards = visible_workflows(request.user).filter(workspace=workspace).order_by("name").values_list("pk", "name")
+    return _activity_page(
+        request,
+        title=f"Activity of {workspace.name}",
+        workspace=workspace,
+        workflow=None,
+        boards=list(boards),
+        api_url=f"/api/v1/workspaces/{workspace.pk}/activity/",
     )

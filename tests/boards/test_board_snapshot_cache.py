@@ -25,7 +25,7 @@ def test_an_unchanged_board_is_built_once_and_every_change_shows_at_once(api, ow
     with CaptureQueriesContext(connection) as reread:
         again = api.get(url).json()
     assert again == before
-    assert len(built) == 6 and len(reread) == 1  # the workflow with the member's role only
+    assert len(built) == 7 and len(reread) == 1  # the workflow with the member's role only
 
     admission.task_move(task=first, to_step=done, actor=owner)
     after = api.get(url).json()

@@ -274,7 +274,7 @@ def test_the_board_read_costs_the_same_with_labels_and_checklists_on_every_card(
         checklists.checklist_add(task=task, actor=owner, text="one")
     with CaptureQueriesContext(connection) as queries:
         read = api.get(f"/api/v1/workflows/{board[0].workflow_id}/board/").json()
-    assert len(queries) == 6  # the role with the workflow, steps, tasks, sessions, agent figures, labels
+    assert len(queries) == 7  # the role with the workflow, steps, tasks, sessions, agents, labels, lanes (and cells)
     cards = [card for step in read["steps"] for card in step["tasks"]]  # In Progress pulls two
     assert len(cards) == tasks
     assert {(tuple(c["label_ids"]), c["due_all_day"], c["checklist"]["total"]) for c in cards} == {

@@ -15,6 +15,7 @@ class TaskFactory(factory.django.DjangoModelFactory):
 
     title = factory.Sequence(lambda n: f"Task {n}")
     workflow = factory.LazyAttribute(lambda o: o.step.workflow)
+    lane = factory.LazyAttribute(lambda o: o.workflow.lanes.order_by("position").first())
     entered_step_at = factory.LazyFunction(timezone.now)
 
 

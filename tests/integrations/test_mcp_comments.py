@@ -40,7 +40,7 @@ def test_viewers_read_but_cannot_comment_and_strangers_see_nothing(board, owner,
     hidden = call(stranger, "list_comments", task_id=str(task.pk))
     blank = call(owner, "add_comment", task_id=str(task.pk), body="  ")
 
-    assert (refused.is_error, refused.structured_content["code"]) == (True, "forbidden")
+    assert (refused.is_error, refused.structured_content["code"]) == (True, "permission_denied")
     assert (hidden.is_error, hidden.structured_content["code"]) == (True, "not_found")
     assert (blank.is_error, list(blank.structured_content["errors"])) == (True, ["body"])
     assert not Comment.objects.exists()

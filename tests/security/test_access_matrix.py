@@ -29,14 +29,19 @@ from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_archive, task_create
 from boards.attachments import attachment_add
+from boards.checklists import checklist_add
+from boards.comments import comment_create
+from boards.labels import label_create
 from boards.links import link_create
 from boards.models import Task
 from boards.routing import websocket_urlpatterns
-from boards.structure import group_create
+from boards.structure import group_create, lane_create
 from integrations.intake import intake_create
 from integrations.mcp_http import PATH as MCP_PATH
 from integrations.watch import watch_create
 from kandev.asgi import application
+from notifications import mail
+from notifications.webhooks import webhook_create
 from teams.invitations import invitation_create
 from teams.services import invite_create
 from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
@@ -99,6 +104,17 @@ ENDPOINTS = [
     Endpoint("flow queues", "GET", "/api/v1/workflows/{workflow}/flow/queues/", "401 401 404 200 200 200 404"),
     Endpoint("flow sle", "GET", "/api/v1/workflows/{workflow}/flow/sle/", "401 401 404 200 200 200 404"),
     Endpoint("flow advice", "GET", "/api/v1/workflows/{workflow}/flow/advice/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "flow limit changes", "GET", "/api/v1/workflows/{workflow}/flow/limit-changes/", "401 401 404 200 200 200 404"
+    ),
+    # A service level is the owners' to set.
+    Endpoint(
+        "flow sle set",
+        "PUT",
+        "/api/v1/workflows/{workflow}/flow/sle/",
+        "401 401 404 403 403 200 404",
+        {"class_of_service": "standard", "days": 5},
+    ),
     Endpoint("flow blockers", "GET", "/api/v1/workflows/{workflow}/flow/blockers/", "401 401 404 200 200 200 404"),
     Endpoint("flow efficiency", "GET", "/api/v1/workflows/{workflow}/flow/efficiency/", "401 401 404 200 200 200 404"),
     Endpoint(
@@ -303,6 +319,82 @@ ENDPOINTS = [
     ),
     Endpoint("metrics", "GET", "/metrics", "401 401 403 403 403 403 200"),
     # The browser pages: sign-in first (API tokens do not sign a browser in).
+    # Card content: labels are the workspace's, the rest the task's.
+    Endpoint("label list", "GET", "/api/v1/labels/?workspace={workspace}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "label create",
+        "POST",
+        "/api/v1/labels/",
+        "401 401 400 403 201 201 400",
+        {"workspace_id": "{workspace}", "name": "Ops", "color": "blue"},
+    ),
+    Endpoint("label read", "GET", "/api/v1/labels/{label}/", "401 401 404 200 200 200 404"),
+    Endpoint("label update", "PATCH", "/api/v1/labels/{label}/", "401 401 404 403 200 200 404", {"name": "Defect"}),
+    Endpoint("label delete", "DELETE", "/api/v1/labels/{label}/", "401 401 404 403 204 204 404"),
+    Endpoint("checklist", "GET", "/api/v1/tasks/{task}/checklist/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "checklist add", "POST", "/api/v1/tasks/{task}/checklist/", "401 401 404 403 201 201 404", {"text": "Review"}
+    ),
+    Endpoint(
+        "checklist tick", "PATCH", "/api/v1/checklist-items/{item}/", "401 401 404 403 200 200 404", {"done": True}
+    ),
+    Endpoint("checklist item delete", "DELETE", "/api/v1/checklist-items/{item}/", "401 401 404 403 204 204 404"),
+    Endpoint("comments", "GET", "/api/v1/tasks/{task}/comments/", "401 401 404 200 200 200 404"),
+    Endpoint("comment add", "POST", "/api/v1/tasks/{task}/comments/", "401 401 404 403 201 201 404", {"body": "Yes."}),
+    # The owner wrote it: only its author edits; its author or an owner deletes.
+    Endpoint("comment edit", "PATCH", "/api/v1/comments/{comment}/", "401 401 404 403 403 200 404", {"body": "No."}),
+    Endpoint("comment delete", "DELETE", "/api/v1/comments/{comment}/", "401 401 404 403 403 204 404"),
+    Endpoint("board activity", "GET", "/api/v1/workflows/{workflow}/activity/", "401 401 404 200 200 200 404"),
+    Endpoint("workspace activity", "GET", "/api/v1/workspaces/{workspace}/activity/", "401 401 404 200 200 200 404"),
+    # Watching and news: anyone who sees the task watches it; the inbox is your own.
+    Endpoint("task watch", "POST", "/api/v1/tasks/{task}/watch/", "401 401 404 200 200 200 404", {}),
+    Endpoint("task unwatch", "POST", "/api/v1/tasks/{task}/unwatch/", "401 401 404 200 200 200 404", {}),
+    Endpoint("notifications", "GET", "/api/v1/notifications/", "401 401 200 200 200 200 200"),
+    Endpoint("notifications read", "POST", "/api/v1/notifications/read/", "401 401 200 200 200 200 200", {"all": True}),
+    # Outbound webhooks are the owners'.
+    Endpoint("webhook list", "GET", "/api/v1/webhooks/?workspace={workspace}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "webhook create",
+        "POST",
+        "/api/v1/webhooks/",
+        "401 401 400 403 403 201 400",
+        {"workspace_id": "{workspace}", "url": "https://hooks.example.com/new", "events": ["task.created"]},
+    ),
+    Endpoint("webhook read", "GET", "/api/v1/webhooks/{webhook}/", "401 401 404 403 403 200 404"),
+    Endpoint(
+        "webhook update",
+        "PATCH",
+        "/api/v1/webhooks/{webhook}/",
+        "401 401 404 403 403 200 404",
+        {"events": ["task.created"]},
+    ),
+    Endpoint("webhook delete", "DELETE", "/api/v1/webhooks/{webhook}/", "401 401 404 403 403 204 404"),
+    # Lanes are the board's, written like its steps.
+    Endpoint("lane list", "GET", "/api/v1/lanes/?workflow={workflow}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "lane create",
+        "POST",
+        "/api/v1/lanes/",
+        "401 401 400 403 201 201 400",
+        {"workflow_id": "{workflow}", "name": "Support"},
+    ),
+    Endpoint("lane read", "GET", "/api/v1/lanes/{lane}/", "401 401 404 200 200 200 404"),
+    Endpoint("lane update", "PATCH", "/api/v1/lanes/{lane}/", "401 401 404 403 200 200 404", {"wip_limit": 3}),
+    Endpoint("lane delete", "DELETE", "/api/v1/lanes/{lane}/", "401 401 404 403 204 204 404"),
+    Endpoint("lane cells", "GET", "/api/v1/lanes/{lane}/cells/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "lane cells set",
+        "PUT",
+        "/api/v1/lanes/{lane}/cells/",
+        "401 401 404 403 200 200 404",
+        [{"step_id": "{doing}", "wip_limit": 1}],
+    ),
+    Endpoint("board activity page", "GET", "/workflows/{workflow}/activity/", "302 302 404 200 200 200 404"),
+    Endpoint("workspace activity page", "GET", "/workspaces/{workspace}/activity/", "302 302 404 200 200 200 404"),
+    Endpoint("inbox page", "GET", "/inbox/", "302 302 200 200 200 200 200"),
+    Endpoint("webhooks page", "GET", "/workspaces/{workspace}/webhooks/", "302 302 404 403 403 200 404"),
+    # The e-mail's link works without signing in: the signed token is the authority.
+    Endpoint("unsubscribe page", "GET", "/unsubscribe/{unsubscribe}/", "200 200 200 200 200 200 200"),
     Endpoint("home page", "GET", "/", "302 302 200 200 200 200 200"),
     Endpoint("board page", "GET", "/workflows/{workflow}/", "302 302 404 200 200 200 404"),
     Endpoint("task detail page", "GET", "/workflows/{workflow}/tasks/{task}/", "302 302 404 200 200 200 404"),
@@ -370,6 +462,13 @@ def build_world():
     )
     session = session_start(task=create(backlog, "Agent work"), actor=owner)
     attachment = attachment_add(task=task, actor=owner, upload=SimpleUploadedFile("brief.txt", b"brief", "text/plain"))
+    label = label_create(workspace_id=workspace.pk, actor=owner, name="Bug", color="red")
+    item = checklist_add(task=task, actor=owner, text="Outline")
+    comment = comment_create(task=task, author=owner, body="A first draft by Friday?")
+    webhook, _ = webhook_create(
+        workspace=workspace, url="https://hooks.example.com/k", events=["task.moved"], actor=owner
+    )
+    lane = lane_create(workflow=workflow, actor=owner, name="Ops")
     invite, invite_token = invite_create(workspace=workspace, role=Role.MEMBER, actor=owner)
     invitation = invitation_create(
         workspace=workspace, actor=owner, role=Role.MEMBER, username=users["non_member"].username
@@ -392,6 +491,12 @@ def build_world():
         "watch": watch.pk,
         "session": session.pk,
         "attachment": attachment.pk,
+        "label": label.pk,
+        "item": item.pk,
+        "comment": comment["id"],
+        "webhook": webhook.pk,
+        "lane": lane.pk,
+        "unsubscribe": mail.unsubscribe_token(users["member"].pk, mail.ALL_KINDS),
         "member_user": users["member"].pk,
         "viewer_user": users["viewer"].pk,
         "invite": invite.pk,
