@@ -126,13 +126,14 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     page = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode())
     assert page.data["priority-ranks"] == {p.label: p.value for p in Priority}
     options = [attrs for tag, attrs in page.tags if tag == "option"]
-    # The filter bar ("Any" first, then its Blocked, Assignee and Class filters), then the task
-    # dialog and the column template (the script's columns are its clones), each with every
-    # priority in rank order; the dialog selects the open task's, and has its Assignee (filled
-    # by the script) and Class of service.
+    # The filter bar ("Any" first, then its Blocked, Assignee, Class, Label and Due filters),
+    # then the task dialog and the column template (the script's columns are its clones), each
+    # with every priority in rank order; the dialog selects the open task's, and has its
+    # Assignee (filled by the script), Class of service and a link's relation.
     ranks = [p.label for p in Priority]
     filters = ["", "blocked", "unblocked", "", "none", str(owner.pk), "", "standard", "expedite"]
-    dialog = [*ranks, "", "standard", "expedite"]
+    filters += ["", "", "overdue", "week", "none"]
+    dialog = [*ranks, "", "standard", "expedite", "blocked_by_task_id", "blocks_task_id"]
     assert [o["value"] for o in options] == ["", *ranks, *filters] + dialog + ranks
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label]
 
