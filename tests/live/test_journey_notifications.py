@@ -33,7 +33,7 @@ def assigned_work_rings_the_bell_and_the_inbox_marks_it_read(open_page, api, boa
 
     assert api.patch(f"/api/v1/tasks/{tasks[0].pk}/", json={"assignee_id": bob.pk}).status_code == 200
     expect(page.get_by_role("link", name="Notifications, 1 unread")).to_be_visible()  # live, no reload
-    expect(page.get_by_role("status").filter(has_text="1 unread notification")).to_have_count(1)
+    expect(page.locator("#bell-status")).to_have_text("1 unread notification")  # the polite live region
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
     page.get_by_role("link", name="Notifications, 1 unread").click()
