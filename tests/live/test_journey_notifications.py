@@ -1,7 +1,8 @@
 """A person hears of news live, in headless Chromium against a real server: someone assigns
-them a task and their bell's count rises without a reload (its accessible name and a live
-region say so); they open the inbox, mark one read, then all. At 390 px and in dark mode;
-axe-core checks every page as each chapter leaves it. Outcomes are checked through the API."""
+them a task, or mentions them in a comment, and their bell's count rises without a reload
+(its accessible name and a live region say so); they open the inbox, mark one read, then
+all. At 390 px and in dark mode; axe-core checks every page as each chapter leaves it.
+Outcomes are checked through the API."""
 
 import httpx
 import pytest
@@ -52,6 +53,13 @@ def assigned_work_rings_the_bell_and_the_inbox_marks_it_read(open_page, api, boa
     expect(page.get_by_role("link", name="Notifications, none unread")).to_be_visible()
     listed = as_bob.get("/api/v1/notifications/").json()["results"]
     assert [(n["kind"], n["read"]) for n in listed] == [("assigned", True), ("assigned", True)]
+
+    # A comment that mentions bob rings his bell too, live.
+    mention = {"body": "Can you check the dates, @bob?"}
+    assert api.post(f"/api/v1/tasks/{tasks[1].pk}/comments/", json=mention).status_code == 201
+    expect(page.get_by_role("link", name="Notifications, 1 unread")).to_be_visible()
+    newest = as_bob.get("/api/v1/notifications/?unread=true").json()["results"]
+    assert [(n["kind"], n["task_id"]) for n in newest] == [("mentioned", str(tasks[1].pk))]
     as_bob.close()
 
 
