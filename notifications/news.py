@@ -4,7 +4,7 @@ bell at once (after commit); e-mail news joins their next e-mail batch (notifica
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import NOTIFY_DEFAULT, Notify, Profile
@@ -56,10 +56,31 @@ def deliver(news: list, *, workflow_id) -> list[Notification]:
     if not rows:
         return []
     with transaction.atomic():
-        Notification.objects.bulk_create(rows)
+        rows = insert_beside_tasks(Notification, rows)
+        if not rows:
+            return []
         mail.schedule({row.recipient_id for row in rows if row.mail == Mail.PENDING}, now=now)
         inbox_changed_on_commit(row.recipient_id for row in rows if row.in_inbox)
     return rows
+
+
+def insert_beside_tasks(model, rows: list, **options) -> list:
+    """Insert `rows` (each naming a `task_id`) unless their task is gone: a change committed
+    meanwhile may have deleted it. On PostgreSQL the foreign keys are checked at the insert
+    (not at commit), which also keeps the task from going until this transaction ends; a row
+    whose task went is dropped, the rest are written."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":  # SQLite's writes are serialized whole
+            with connection.cursor() as cursor:
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        for _ in range(3):
+            try:
+                with transaction.atomic():
+                    return model.objects.bulk_create(rows, **options)
+            except IntegrityError:
+                live = set(Task.objects.filter(pk__in={r.task_id for r in rows}).values_list("pk", flat=True))
+                rows = [row for row in rows if row.task_id in live]
+        return []
 
 
 def unread_count(user) -> int:

@@ -5,6 +5,7 @@ and that choice stands: involvement never overrides an unwatch."""
 from django.db import transaction
 
 from notifications.models import Watch
+from notifications.news import insert_beside_tasks
 from workflows.models import Membership
 
 
@@ -12,7 +13,7 @@ def involve(task_ids_by_user: dict) -> None:
     """Make each (user, task) a watch unless the person already chose (either way)."""
     rows = [Watch(user_id=u, task_id=t) for u, tasks in task_ids_by_user.items() if u for t in tasks]
     if rows:
-        Watch.objects.bulk_create(rows, ignore_conflicts=True)
+        insert_beside_tasks(Watch, rows, ignore_conflicts=True)
 
 
 def set_watching(*, user, task, watching: bool) -> None:
