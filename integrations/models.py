@@ -12,11 +12,13 @@ GITHUB_API = "https://api.github.com"
 class DisabledReason(models.TextChoices):
     CREATOR_REMOVED = "creator_removed", "Its creator left or was removed from the workspace."
     CREATOR_VIEWER = "creator_viewer", "Its creator is now a viewer of the workspace."
+    CREATOR_NOT_OWNER = "creator_not_owner", "Its creator is no longer an owner of the workspace."
     CREATOR_DEACTIVATED = "creator_deactivated", "Its creator's account was deactivated or deleted."
 
 
 class ActsForCreator(models.Model):
-    """A credential that acts for the person who made it (an intake's secret, a watch's token):
+    """A credential that acts for the person who made it (an intake's secret, a watch's token,
+    an outbound webhook; integrations.credentials holds the rule):
     it stops when their authority ends (`disabled_at`, why in `disabled_reason`) and works again
     only when an owner takes it over. No creator means an operator made it (the admin)."""
 

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from boards.models import Task
 from integrations import crypto
+from integrations.models import ActsForCreator
 from workflows.models import Workflow, Workspace
 
 
@@ -77,27 +78,17 @@ class MailBox(models.Model):
         return f"mail of {self.user_id}"
 
 
-class WebhookDisabled(models.TextChoices):
-    CREATOR_NOT_OWNER = "creator_not_owner", "Its creator is no longer an owner of the workspace."
-    CREATOR_DEACTIVATED = "creator_deactivated", "Its creator's account was deactivated or deleted."
-
-
-class Webhook(models.Model):
+class Webhook(ActsForCreator):
     """An owner's subscription: the workspace's events of the chosen types, POSTed to `url`,
     signed with the secret (shown once, stored encrypted: the HMAC needs it). It acts for its
-    creator's ownership and stops with it (`disabled_at`)."""
+    creator's ownership and stops with it (integrations.credentials)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     url = models.URLField(max_length=2000)
     events = models.JSONField(default=list)
     secret_encrypted = models.TextField(editable=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     created_at = models.DateTimeField(auto_now_add=True)
-    disabled_at = models.DateTimeField(null=True, blank=True, editable=False)
-    disabled_reason = models.CharField(max_length=30, blank=True, choices=WebhookDisabled.choices, editable=False)
     # {"status", "attempt", "response_code", "at", "error", "event", "next_attempt_at"}: the last try's outcome
     last_delivery = models.JSONField(null=True, blank=True, editable=False)
 

@@ -56,7 +56,8 @@ class WebhookSerializer(serializers.ModelSerializer):
     )
     created_by = serializers.SerializerMethodField()
     disabled_reason = serializers.CharField(
-        read_only=True, help_text='Why it stopped ("creator_not_owner", "creator_deactivated"); "" while on.'
+        read_only=True,
+        help_text='Why it stopped ("creator_not_owner", "creator_removed", "creator_deactivated"); "" while on.',
     )
     last_delivery = serializers.JSONField(read_only=True, help_text="status, attempt, response_code, at, error, event")
 

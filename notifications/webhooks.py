@@ -9,9 +9,9 @@ KANDEV_OUTBOUND_ALLOW names more). A failed attempt (no answer, or not a 2xx) is
 after KANDEV_WEBHOOK_BACKOFF_SECONDS, doubling each time, up to KANDEV_WEBHOOK_MAX_ATTEMPTS
 in all; a refused destination is not retried. `last_delivery` says how the last try went.
 
-A webhook acts for its creator's ownership: the change that ends it (a demotion, a removal,
-a deactivation: teams.services) disables the webhook in its own transaction, and a
-delivery re-checks it (`lapsed`) for roles changed behind those services.
+A webhook acts for its creator's ownership, as integrations.credentials rules for every
+credential: the change that ends it disables the webhook in its own transaction, and each
+delivery re-checks it for roles changed behind the services.
 """
 
 import datetime
@@ -26,9 +26,10 @@ from django.utils import timezone
 from django_tasks import task
 
 from common.outbound import GuardedTransport, OutboundRefused
+from integrations import credentials
 from integrations.intake import signature_for
-from notifications.models import Webhook, WebhookDisabled
-from workflows.access import require_role, still_holds
+from notifications.models import Webhook
+from workflows.access import require_role
 
 SIGNATURE_HEADER = "X-Kandev-Signature-256"
 # What a webhook may subscribe to: the board's live message types (comments and labels among
@@ -88,8 +89,7 @@ def webhook_update(*, webhook: Webhook, actor, url: str | None = None, events: l
         webhook.events = sorted(set(events))
         changed.append("events")
     if webhook.disabled_at is not None and changed:  # an owner's change takes it over
-        webhook.created_by, webhook.disabled_at, webhook.disabled_reason = actor, None, ""
-        changed += ["created_by", "disabled_at", "disabled_reason"]
+        changed += credentials.taken_over(webhook, actor=actor)
     if changed:
         webhook.save(update_fields=sorted(set(changed)))
     return webhook
@@ -98,26 +98,6 @@ def webhook_update(*, webhook: Webhook, actor, url: str | None = None, events: l
 def webhook_delete(*, webhook: Webhook, actor) -> None:
     require_role(actor, webhook.workspace_id, owner=True)
     webhook.delete()
-
-
-def disable_created_by(*, user_id, reason: WebhookDisabled, workspace_id=None) -> None:
-    """Stop every webhook `user_id` made (in `workspace_id`, or anywhere)."""
-    webhooks = Webhook.objects.filter(created_by_id=user_id, disabled_at__isnull=True)
-    if workspace_id is not None:
-        webhooks = webhooks.filter(workspace_id=workspace_id)
-    webhooks.update(disabled_at=timezone.now(), disabled_reason=reason)
-
-
-def lapsed(webhook: Webhook) -> bool:
-    """Whether the webhook may not send now; a lapse found here is recorded."""
-    if webhook.disabled_at is not None:
-        return True
-    creator = webhook.created_by
-    if creator is None or still_holds(creator, webhook.workspace_id, owner=True):
-        return False
-    reason = WebhookDisabled.CREATOR_NOT_OWNER if creator.is_active else WebhookDisabled.CREATOR_DEACTIVATED
-    disable_created_by(user_id=creator.pk, reason=reason, workspace_id=webhook.workspace_id)
-    return True
 
 
 def publish(*, workspace_id, event: str, data: dict) -> int:
@@ -148,7 +128,7 @@ def backoff(attempt: int) -> datetime.timedelta:
 def deliver(webhook_id: str, body: str, delivery_id: str, attempt: int) -> str:
     """One attempt to deliver one event; the next attempt is enqueued with the outcome."""
     webhook = Webhook.objects.select_related("created_by").filter(pk=webhook_id).first()
-    if webhook is None or lapsed(webhook):
+    if webhook is None or credentials.lapsed(webhook):
         return "skipped"
     event = orjson.loads(body)["event"]
     headers = {

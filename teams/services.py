@@ -1,8 +1,8 @@
 """Who belongs to a workspace: members and invite links.
 
 Authority ends with the role: the change that ends a person's ownership revokes their open
-invite links and disables the outbound webhooks they made, and the one that ends their
-right to write disables the intakes and review watches they made (integrations.credentials),
+invite links, and stops the credentials they made that the new role no longer allows
+(integrations.credentials: webhooks need an owner, intakes and review watches a writer),
 in the same transaction (`_authority_ends`).
 Accepting a link re-checks its creator too, for roles changed behind these services (the
 admin, a deactivation).
@@ -25,9 +25,6 @@ from boards.changes import fill_for_persons
 from boards.services import unassign_everywhere
 from common.errors import Conflict, QuotaExceeded
 from integrations import credentials
-from integrations.models import DisabledReason
-from notifications import webhooks
-from notifications.models import WebhookDisabled
 from teams.models import Invite, InviteState, hash_invite
 from workflows import config_history
 from workflows.access import WRITE_ROLES, still_holds
@@ -108,19 +105,15 @@ def _authority_ends(workspace: Workspace, role_before: str, role_after: str | No
     leave or are removed). Called inside the role change's transaction."""
     if role_before == Role.OWNER and role_after != Role.OWNER:
         _revoke_open_invites(Invite.objects.filter(workspace=workspace, created_by_id=user_id))
-        webhooks.disable_created_by(
-            user_id=user_id, workspace_id=workspace.pk, reason=WebhookDisabled.CREATOR_NOT_OWNER
-        )
-    if role_before in WRITE_ROLES and role_after not in WRITE_ROLES:
-        reason = DisabledReason.CREATOR_REMOVED if role_after is None else DisabledReason.CREATOR_VIEWER
-        credentials.disable_created_by(user_id=user_id, workspace_id=workspace.pk, reason=reason)
+    credentials.authority_ends(
+        user_id=user_id, workspace_id=workspace.pk, role_before=role_before, role_after=role_after
+    )
 
 
 def account_authority_ends(*, user_id) -> None:
     """`user_id`'s account is deactivated or deleted: everything they handed on stops."""
     _revoke_open_invites(Invite.objects.filter(created_by_id=user_id))
-    credentials.disable_created_by(user_id=user_id, reason=DisabledReason.CREATOR_DEACTIVATED)
-    webhooks.disable_created_by(user_id=user_id, reason=WebhookDisabled.CREATOR_DEACTIVATED)
+    credentials.account_ends(user_id=user_id)
 
 
 def _revoke_open_invites(invites) -> None:

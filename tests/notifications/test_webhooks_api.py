@@ -1,13 +1,16 @@
 """The webhooks API: owners subscribe, the secret is shown once, bad input is a 400 that
 persists nothing, and a webhook stops when its creator stops being an owner."""
 
+import pytest
 from rest_framework.test import APIClient
 
-from notifications.models import Webhook, WebhookDisabled
-from teams.services import member_update
+from integrations.models import DisabledReason
+from notifications.models import Webhook
+from notifications.webhooks import deliver
+from teams.services import member_remove, member_update
 from tests.conftest import member_client
 from tests.factories import MembershipFactory, UserFactory
-from workflows.models import Role
+from workflows.models import Membership, Role
 
 URL = "https://hooks.example.com/kandev"
 
@@ -62,18 +65,56 @@ def test_members_may_not_and_strangers_see_nothing(workflow, api):
     assert Webhook.objects.get().events == ["task.moved"]
 
 
-def test_a_webhook_stops_when_its_creator_is_no_longer_an_owner(workflow, owner):
-    workspace = workflow.workspace
-    other = UserFactory()
-    MembershipFactory(workspace=workspace, user=other, role=Role.OWNER)
+@pytest.fixture
+def others_hook(workflow):
+    """A webhook made by a second owner, Mike, through the API."""
+    mike = UserFactory(username="mike")
+    MembershipFactory(workspace=workflow.workspace, user=mike, role=Role.OWNER)
     client = APIClient()
-    client.force_authenticate(other)
-    hook = client.post(
-        "/api/v1/webhooks/", {"workspace_id": str(workspace.pk), "url": URL, "events": ["task.moved"]}, format="json"
-    ).json()
-    member_update(workspace=workspace, user_id=other.pk, role=Role.MEMBER, actor=owner)
-    webhook = Webhook.objects.get(pk=hook["id"])
-    assert webhook.disabled_at is not None and webhook.disabled_reason == WebhookDisabled.CREATOR_NOT_OWNER
+    client.force_authenticate(mike)
+    body = {"workspace_id": str(workflow.workspace_id), "url": URL, "events": ["task.moved"]}
+    return mike, Webhook.objects.get(pk=client.post("/api/v1/webhooks/", body, format="json").json()["id"])
+
+
+@pytest.mark.parametrize("role", [Role.MEMBER, Role.VIEWER])
+def test_a_webhook_stops_when_its_creator_is_no_longer_an_owner(workflow, owner, others_hook, role):
+    mike, webhook = others_hook
+    member_update(workspace=workflow.workspace, user_id=mike.pk, role=role, actor=owner)
+    webhook.refresh_from_db()
+    assert webhook.disabled_at is not None and webhook.disabled_reason == DisabledReason.CREATOR_NOT_OWNER
+
+
+def test_a_removed_or_deactivated_creators_webhook_says_which(workflow, owner, others_hook):
+    mike, webhook = others_hook
+    member_remove(workspace=workflow.workspace, user_id=mike.pk, actor=owner)
+    webhook.refresh_from_db()
+    assert webhook.disabled_reason == DisabledReason.CREATOR_REMOVED
+    other = UserFactory()
+    MembershipFactory(workspace=workflow.workspace, user=other, role=Role.OWNER)
+    hook = Webhook.objects.create(workspace=workflow.workspace, url=URL, events=["task.moved"], created_by=other)
+    other.is_active = False
+    other.save()
+    hook.refresh_from_db()
+    assert hook.disabled_reason == DisabledReason.CREATOR_DEACTIVATED
+
+
+def test_a_role_changed_behind_the_services_stops_the_webhook_at_its_next_delivery(workflow, owner, others_hook):
+    mike, webhook = others_hook
+    Membership.objects.filter(workspace=workflow.workspace, user=mike).update(role=Role.MEMBER)  # the admin's inline
+    assert deliver.call(str(webhook.pk), '{"event": "task.moved"}', "d-1", 1) == "skipped"
+    webhook.refresh_from_db()
+    assert webhook.disabled_reason == DisabledReason.CREATOR_NOT_OWNER and webhook.last_delivery is None
+
+
+def test_an_owners_change_takes_a_stopped_webhook_over(workflow, owner, api, others_hook):
+    mike, webhook = others_hook
+    member_update(workspace=workflow.workspace, user_id=mike.pk, role=Role.MEMBER, actor=owner)
+    taken = api.patch(f"/api/v1/webhooks/{webhook.pk}/", {"events": ["task.pulled"]}, format="json").json()
+    assert taken["created_by"] == "olivia" and taken["disabled_at"] is None and taken["disabled_reason"] == ""
+    member_update(workspace=workflow.workspace, user_id=mike.pk, role=Role.OWNER, actor=owner)
+    member_update(workspace=workflow.workspace, user_id=mike.pk, role=Role.VIEWER, actor=owner)
+    webhook.refresh_from_db()
+    assert webhook.disabled_at is None  # it acts for its new creator now
 
 
 def test_the_webhooks_page_is_for_owners(workflow, owner, client):
