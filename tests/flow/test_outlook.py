@@ -2,7 +2,6 @@
 `sle` (a task in an active step: its age against its service level), from the board's
 history of the last 30 days."""
 
-import uuid
 from datetime import date, timedelta
 
 import pytest
@@ -10,25 +9,9 @@ from django.utils import timezone
 
 from flow.outlook import task_outlook
 from tests.factories import board
-from tests.flow.factories import TaskEventFactory
+from tests.flow.factories import TaskEventFactory, finished_history
 
 DAY = timedelta(days=1)
-
-
-def finished_history(workflow, steps, count, now):
-    """`count` tasks, one finished per day, each 2 days less an hour after it started."""
-    backlog, doing, done = steps
-    for k in range(count):
-        task_id, started = uuid.uuid4(), now - (k + 2) * DAY
-        TaskEventFactory(workflow=workflow, task_id=task_id, kind="created", to_step_id=doing.pk, at=started)
-        TaskEventFactory(
-            workflow=workflow,
-            task_id=task_id,
-            kind="moved",
-            from_step_id=doing.pk,
-            to_step_id=done.pk,
-            at=now - k * DAY - timedelta(hours=1),
-        )
 
 
 @pytest.fixture
