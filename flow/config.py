@@ -9,7 +9,8 @@ its first recorded change, that change's `before`; with no change at all, today'
 from django.db.models import Q
 
 from flow.instants import Window, us
-from workflows.models import ConfigChange, LimitScope
+from workflows.config_history import cell_subject
+from workflows.models import ConfigChange, LaneCell, LimitScope
 
 
 def changes(workflow, window: Window):
@@ -60,6 +61,23 @@ def step_limits(workflow, window: Window, steps) -> dict:
     step counts as unlimited."""
     series = in_force(workflow, window, LimitScope.STEP, "wip_limit", {s.pk: s.wip_limit for s in steps})
     return {k: [(u, v or 0) for u, v in values] for k, values in series.items()}
+
+
+def lane_limits(workflow, window: Window, lanes) -> dict:
+    """{lane id: [(microseconds since `from`, wip_limit)]}, as `step_limits`."""
+    series = in_force(workflow, window, LimitScope.LANE, "wip_limit", {lane.pk: lane.wip_limit for lane in lanes})
+    return {k: [(u, v or 0) for u, v in values] for k, values in series.items()}
+
+
+def cell_limits(workflow, window: Window, lanes, steps) -> dict:
+    """{(lane id, step id): [(microseconds since `from`, wip_limit)]} of every cell of `lanes`
+    x `steps`: a cell without a limit (no LaneCell) counts as unlimited. Two queries."""
+    lanes, steps = list(lanes), list(steps)
+    limited = {(c.lane_id, c.step_id): c.wip_limit for c in LaneCell.objects.filter(lane__in=lanes)}
+    cells = {cell_subject(lane.pk, step.pk): (lane.pk, step.pk) for lane in lanes for step in steps}
+    today = {subject: limited.get(cell, 0) for subject, cell in cells.items()}
+    series = in_force(workflow, window, LimitScope.CELL, "wip_limit", today)
+    return {cells[k]: [(u, v or 0) for u, v in values] for k, values in series.items()}
 
 
 def limit_at(series: list, u: int) -> int:

@@ -15,7 +15,7 @@ from boards.models import EventKind, Task, TaskEvent
 from flow import config, queries
 from flow.instants import EPOCH, Window, instant, us
 from flow.kinds import BACKLOG, DONE, BoardSteps
-from workflows.models import LimitScope
+from workflows.models import Lane, LimitScope
 
 INTERVALS = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
 PERCENTILES = (50, 85, 95)
@@ -46,10 +46,11 @@ def _points(window: Window, interval: str) -> tuple[list, int]:
     return [window.start + k * step for k in range(regular)] + [window.end], regular
 
 
-def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None, lane_id=None) -> dict:
     """The cumulative flow: for each step in board order, the tasks that have arrived in it
     or a later step by each instant. The vertical distance between two lines is the work
-    between them; the horizontal distance approximates the time it took."""
+    between them; the horizontal distance approximates the time it took. With a lane, of
+    the tasks in it now."""
     board = board or BoardSteps.of(workflow)
     points, regular = _points(window, interval)
     lines = [s.pk for s in board.steps]
@@ -63,6 +64,7 @@ def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None
             from_us=us(window.start),
             step_us=us(EPOCH + INTERVALS[interval]),
             last=regular,
+            lane_id=lane_id,
         )
         for below, top, point, count in rows:
             for line in range(0 if below is None else below + 1, top + 1):
@@ -78,16 +80,23 @@ def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None
     }
 
 
-def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None, lane_id=None) -> dict:
     """Work in progress per step: the admitted and the queued tasks in each step at each
-    instant, beside each step's own limit in force then (0: none)."""
+    instant, beside each step's own limit in force then (0: none). With a lane: of the
+    tasks in it now, beside each of its cells' limit in force then."""
     board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
     points, regular = _points(window, interval)
     counts = {s.pk: [0] * len(points) for s in board.steps}
     queued = {s.pk: [0] * len(points) for s in board.steps}
     rows = queries.cfd_deltas(
-        workflow.pk, frm=window.start, to=window.end, from_us=us(window.start), step_us=us(EPOCH + step), last=regular
+        workflow.pk,
+        frm=window.start,
+        to=window.end,
+        from_us=us(window.start),
+        step_us=us(EPOCH + step),
+        last=regular,
+        lane_id=lane_id,
     )
     deltas = {}
     for point, step_id, state, delta in rows:
@@ -100,7 +109,11 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
         for index in range(len(points)):
             total += by_point.get(index, 0)
             series[index] = total
-    in_force = config.step_limits(workflow, window, board.steps)
+    if lane_id is None:
+        in_force = config.step_limits(workflow, window, board.steps)
+    else:
+        cells = config.cell_limits(workflow, window, Lane.objects.filter(pk=lane_id), board.steps)
+        in_force = {step_id: series for (_, step_id), series in cells.items()}
     start = us(window.start)
     return {
         "steps": [{"id": s.pk, "name": s.name, "wip_limit": s.wip_limit} for s in board.steps],
@@ -116,7 +129,7 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
     }
 
 
-def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> list[dict]:
+def cycle_items(workflow, window: Window, board: BoardSteps | None = None, lane_id=None) -> list[dict]:
     board = board or BoardSteps.of(workflow)
     done = board.ids(DONE)
     if not done:
@@ -127,16 +140,18 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
         not_active=board.ids(BACKLOG) + done,
         frm=window.start,
         to=window.end,
+        lane_id=lane_id,
     )
     blocked = _blocked_spans(workflow, window, done) if rows else {}
     items = []
-    for task_id, title, created, started, finished in rows:
+    for task_id, title, created, started, finished, lane in rows:
         if started is not None and started > finished:
             started = None  # it reached done before it was ever active
         items.append(
             {
                 "task_id": as_uuid(task_id),
                 "title": title or "",
+                "lane_id": None if lane is None else as_uuid(lane),
                 "started_at": instant(started),
                 "finished_at": instant(finished),
                 "cycle_seconds": None if started is None else (finished - started) / 1e6,
@@ -180,15 +195,22 @@ def _blocked_within(spans: list, started: int | None, finished: int) -> int:
     return sum(max(0, min(end or finished, finished) - max(start, started)) for start, end in spans)
 
 
-def cycle_times(workflow, window: Window, board: BoardSteps | None = None) -> dict:
-    items = cycle_items(workflow, window, board)
-    return {
-        "items": items,
-        "percentiles": _percentiles([i["cycle_seconds"] for i in items if i["cycle_seconds"] is not None]),
-    }
+def _cycle_percentiles(items: list[dict]) -> dict:
+    return _percentiles([i["cycle_seconds"] for i in items if i["cycle_seconds"] is not None])
 
 
-def throughput(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+def cycle_times(workflow, window: Window, board: BoardSteps | None = None, lane_id=None) -> dict:
+    """The finished tasks' cycle and lead times, with their percentiles; and per lane of the
+    board (in board order), its tasks' (the lane each task is in now)."""
+    items = cycle_items(workflow, window, board, lane_id)
+    lanes = []
+    for lane in Lane.objects.filter(workflow=workflow).order_by("position", "created_at", "id"):
+        own = [i for i in items if i["lane_id"] == lane.pk]
+        lanes.append({"id": lane.pk, "name": lane.name, "count": len(own), "percentiles": _cycle_percentiles(own)})
+    return {"items": items, "percentiles": _cycle_percentiles(items), "lanes": lanes}
+
+
+def throughput(workflow, window: Window, interval: str, board: BoardSteps | None = None, lane_id=None) -> dict:
     board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
     buckets = math.ceil((window.end - window.start) / step) or 1
@@ -201,6 +223,7 @@ def throughput(workflow, window: Window, interval: str, board: BoardSteps | None
             from_us=us(window.start),
             to_us=us(window.end),
             step_us=us(EPOCH + step),
+            lane_id=lane_id,
         )
         for bucket, count in rows:
             counts[min(int(bucket), buckets - 1)] += count  # `to` itself closes the last bucket
@@ -220,15 +243,14 @@ def band(age: float | None, cuts: dict) -> str | None:
     return ">95"
 
 
-def aging(workflow, window: Window, now: datetime | None = None, board: BoardSteps | None = None) -> dict:
+def aging(workflow, window: Window, now: datetime | None = None, board: BoardSteps | None = None, lane_id=None) -> dict:
     """Every live admitted task in an active step, aged since its first active entry; the
-    bands come from the cycle times of tasks finished in the window."""
+    bands come from the cycle times of tasks finished in the window. With a lane, its
+    tasks, against its own tasks' cycle times."""
     now = now or timezone.now()
     board = board or BoardSteps.of(workflow)
     active = [s.pk for s in board.active]
-    cuts = _percentiles(
-        [i["cycle_seconds"] for i in cycle_items(workflow, window, board) if i["cycle_seconds"] is not None]
-    )
+    cuts = _cycle_percentiles(cycle_items(workflow, window, board, lane_id))
     started = (
         TaskEvent.objects.filter(task=OuterRef("pk"), kind__in=queries.ENTRY_KINDS)
         .exclude(to_step_id__in=board.ids(BACKLOG) + board.ids(DONE))
@@ -237,13 +259,10 @@ def aging(workflow, window: Window, now: datetime | None = None, board: BoardSte
         .annotate(first=Min("at"))
         .values("first")
     )
-    tasks = (
-        Task.objects.occupying()
-        .filter(workflow=workflow, step_id__in=active)
-        .annotate(started=Subquery(started))
-        .order_by("started", "id")
-        .values_list("id", "step_id", "started")
-    )
+    tasks = Task.objects.occupying().filter(workflow=workflow, step_id__in=active)
+    if lane_id is not None:
+        tasks = tasks.filter(lane_id=lane_id)
+    tasks = tasks.annotate(started=Subquery(started)).order_by("started", "id").values_list("id", "step_id", "started")
     items = []
     for task_id, step_id, started_at in tasks:
         age = None if started_at is None else (now - started_at).total_seconds()

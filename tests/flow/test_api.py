@@ -167,7 +167,7 @@ QUERIES = {
     "advice": 11,
     "blockers": 5,
     "efficiency": 7,
-    "cycle-times": 6,
+    "cycle-times": 7,  # and the board's lanes, for the per-lane summary
     "throughput": 5,
     "aging": 7,
     "limits": 8,  # and the limits in force, and the lowerings (flow/config.py)
