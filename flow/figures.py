@@ -14,7 +14,7 @@ from django.utils import timezone
 from boards.models import EventKind, Task, TaskEvent
 from flow import config, queries
 from flow.instants import EPOCH, Window, instant, us
-from flow.kinds import BACKLOG, DONE, BoardSteps
+from flow.kinds import ACTIVE, BACKLOG, DONE, BoardSteps
 from workflows.models import Lane, LimitScope
 
 INTERVALS = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
@@ -274,15 +274,15 @@ LOWERED_LIMIT = "limit_lowered"
 
 
 def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
-    """The step limit ledger: each instant judged by the limit in force then (the
-    configuration history, flow/config.py). A step limited at any time in the window is
-    listed; `limit` is today's."""
+    """The limit ledger of steps, lanes and cells: each instant judged by the limit in force
+    then (the configuration history, flow/config.py). A limit set at any time in the window
+    is listed; `limit` is today's. A lane counts its tasks in today's active steps, a lane
+    and a cell the tasks in that lane now (the current-lane rule, flow/queries.py)."""
     board = board or BoardSteps.of(workflow)
     start_us, end_us = us(window.start), us(window.end)
-    in_force = config.step_limits(workflow, window, board.steps)
-    limited = [step for step in board.steps if any(lim for _, lim in in_force[step.pk])]
-    # Each limited step is a scope of its own (other scopes would count several steps).
-    scopes = [([step.pk], _one_per_instant(in_force[step.pk])) for step in limited]
+    limits_set = config.limits_in_force(workflow, window, board.steps, board.ids(ACTIVE))
+    limited = [limit for limit in limits_set if any(lim for _, lim in limit.series)]
+    scopes = [(limit.steps, limit.lane_id, _one_per_instant(limit.series)) for limit in limited]
     periods = []
     if scopes:
         periods = queries.limit_periods(
@@ -290,24 +290,24 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
         )
     shares, breaches = {}, []
     for scope, over, started, ended, at, above, reached, most in periods:
-        step_id = limited[scope].pk
-        total = shares.get(step_id, (0, 0, False))
-        shares[step_id] = (total[0] + at, total[1] + above, total[2] or reached)
+        total = shares.get(scope, (0, 0, False))
+        shares[scope] = (total[0] + at, total[1] + above, total[2] or reached)
         if over:
-            breaches.append((step_id, started, ended, most))
+            breaches.append((scope, started, ended, most))
     forced = queries.forced_admissions(workflow.pk, since=window.start, to=window.end)
-    lowered = _lowerings(workflow, window, limited)
-    by_step = {}
-    for step_id, started, ended, over in breaches:
+    lowered = _lowerings(workflow, window)
+    by_scope = {}
+    for scope, started, ended, over in breaches:
+        limit = limited[scope]
         forced_here = [
             (at, {"event_id": event_id, "kind": "forced", "actor": actor, "reason": reason})
-            for event_id, to_step, at, actor, reason in forced
-            if as_uuid(to_step) == step_id and started <= at <= (ended if ended is not None else end_us)
+            for event_id, to_step, at, actor, reason, lane in forced
+            if _counts_in(limit, to_step, lane) and started <= at <= (ended if ended is not None else end_us)
         ]
         causes = [cause for _, cause in forced_here]
         # A breach going on at `from` is shown from there: its cause lies before the window.
-        if started > start_us and (step_id, started) in lowered:
-            causes.insert(0, lowered[(step_id, started)])
+        if started > start_us and (limit.scope, limit.id, started) in lowered:
+            causes.insert(0, lowered[(limit.scope, limit.id, started)])
         elif started > start_us and not any(at == started for at, _ in forced_here):
             # Nothing recorded started it: tasks admitted within the limit of the time (before
             # the configuration history began) are over the limit now.
@@ -320,7 +320,7 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
                     "reason": "Admitted within the limit of the time; the limit is lower now.",
                 },
             )
-        by_step.setdefault(step_id, []).append(
+        by_scope.setdefault(scope, []).append(
             {
                 "started_at": instant(started),
                 "ended_at": instant(ended),
@@ -329,21 +329,27 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
             }
         )
     result = []
-    for step in limited:
-        at, over, reached = shares.get(step.pk, (0, 0, False))
+    for index, limit in enumerate(limited):
+        at, over, reached = shares.get(index, (0, 0, False))
         result.append(
             {
-                "scope": "step",
-                "id": step.pk,
-                "name": step.name,
-                "limit": step.wip_limit,
+                "scope": limit.scope,
+                "id": limit.id,
+                "name": limit.name,
+                "limit": limit.limit,
                 "at_limit_ratio": (at / 1e6) / window.seconds if window.seconds else 0.0,
                 "over_limit_ratio": (over / 1e6) / window.seconds if window.seconds else 0.0,
                 "never_reached": not reached,
-                "breaches": by_step.get(step.pk, []),
+                "breaches": by_scope.get(index, []),
             }
         )
     return {"limits": result}
+
+
+def _counts_in(limit: config.Limit, step_id, lane_id) -> bool:
+    """Whether a task admitted into `step_id`, in `lane_id` now, counts in `limit`."""
+    in_lane = limit.lane_id is None or (lane_id is not None and as_uuid(lane_id) == limit.lane_id)
+    return in_lane and step_id is not None and as_uuid(step_id) in limit.steps
 
 
 def _one_per_instant(series: list) -> list:
@@ -354,15 +360,16 @@ def _one_per_instant(series: list) -> list:
     return sorted(last.items())
 
 
-def _lowerings(workflow, window: Window, steps) -> dict:
-    """{(step id, us): cause} of the recorded limit changes in the window that lowered a
-    step's limit: a breach starting then was caused by them."""
+LEDGER_SCOPES = [LimitScope.STEP, LimitScope.LANE, LimitScope.CELL]
+
+
+def _lowerings(workflow, window: Window) -> dict:
+    """{(scope, subject id, us): cause} of the recorded limit changes in the window that
+    lowered a step's, lane's or cell's limit: a breach starting then was caused by them."""
     causes = {}
-    for change in config.changes(workflow, window).filter(
-        scope=LimitScope.STEP, field="wip_limit", subject_id__in=[str(s.pk) for s in steps]
-    ):
+    for change in config.changes(workflow, window).filter(scope__in=LEDGER_SCOPES, field="wip_limit"):
         if change.after and (not change.before or change.after < change.before):
-            causes[(as_uuid(change.subject_id), us(change.at))] = {
+            causes[(change.scope, change.subject_id, us(change.at))] = {
                 "event_id": None,
                 "kind": LOWERED_LIMIT,
                 "actor": change.actor.get_username() if change.actor else None,

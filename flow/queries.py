@@ -95,6 +95,7 @@ def _names(vendor: str) -> dict:
         "task_id": sql.column(Task, "id"),
         "task_title": sql.column(Task, "title"),
         "task_lane": sql.column(Task, "lane"),
+        "lane_type": Task._meta.get_field("lane").db_type(connection),
         "user_table": sql.table(get_user_model()),
         "user_id": sql.column(get_user_model(), "id"),
         "username": sql.column(get_user_model(), get_user_model().USERNAME_FIELD),
@@ -105,15 +106,18 @@ def _kinds_list(kinds) -> str:
     return ", ".join(f"'{k}'" for k in kinds)  # enum values, never user input
 
 
+def _in_lane(n: dict, task: str, lane: str) -> str:
+    """The condition that the task whose id is `task` is in the lane `lane` (SQL: a column or
+    a parameter). The current-lane rule: a task counts in the lane it is in now, over its
+    whole history (moves across lanes are not replayed); a deleted task is in no lane."""
+    return f"{task} IN (SELECT {n['task_id']} FROM {n['task_table']} WHERE {n['task_lane']} = {lane})"
+
+
 def _of_lane(n: dict, task: str, lane_id) -> tuple[str, list]:
-    """The condition (and its parameter) that keeps the tasks of one lane, after `task`'s
-    column: nothing without a lane. The current-lane rule: a task counts in the lane it is
-    in now, over its whole history (moves across lanes are not replayed); a deleted task is
-    in no lane."""
+    """`_in_lane` of one lane, to follow a condition, and its parameter; nothing without a lane."""
     if lane_id is None:
         return "", []
-    lane = f" AND {task} IN (SELECT {n['task_id']} FROM {n['task_table']} WHERE {n['task_lane']} = %s)"
-    return lane, [sql.uuid_param(lane_id)]
+    return f" AND {_in_lane(n, task, '%s')}", [sql.uuid_param(lane_id)]
 
 
 def state_event() -> str:
@@ -149,7 +153,7 @@ def _transitions(n: dict, lane_id=None) -> str:
         SELECT task_id, at, id, step_id, state, 0 FROM before WHERE state > {GONE}
     ),
     l AS (
-        SELECT at, step_id, state, w,
+        SELECT task_id, at, step_id, state, w,
                LAG(at) {window} AS prev_at, LAG(step_id) {window} AS prev_step, LAG(state) {window} AS prev_state,
                LEAD(at) {window} AS next_at
         FROM s
@@ -363,18 +367,19 @@ _AFTER = _SPAN - 1
 
 def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to_us: int) -> list[tuple]:
     """Each scope's time in the window as alternating periods over / not over its limit
-    (gaps and islands). A scope is (step ids, limits): it counts the admitted tasks in those
-    steps (a step's own limit is a scope of one step); its limits are [(microseconds since
+    (gaps and islands). A scope is (step ids, lane id or None, limits): it counts the
+    admitted tasks in those steps (a step's own limit is a scope of one step), with a lane
+    only the tasks in that lane now (`_of_lane`'s rule); its limits are [(microseconds since
     `from`, limit)], the first at 0, each in force until the next (0: no limit, never over).
     Rows: (scope index, over, started us, ended us or None while it lasts, us at the limit,
     us over it, whether it reached its limit, most over the limit)."""
     n = _names(connection.vendor)
     us = _EPOCH_US[n["vendor"]]
-    counted = ", ".join(["(%s, %s)"] * sum(len(steps) for steps, _ in scopes))
-    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, lims in scopes))
+    counted = ", ".join([f"(%s, %s, CAST(%s AS {n['lane_type']}))"] * sum(len(steps) for steps, _, _ in scopes))
+    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, _, lims in scopes))
     statement = f"""
     WITH {_transitions(n)},
-    scope(si, step_id) AS (VALUES {counted}),
+    scope(si, step_id, lane_id) AS (VALUES {counted}),
     lims(si, u, lim) AS (VALUES {limits}),
     -- Each admitted stay in a counted step adds one where it starts (the state at `from`:
     -- at `from`) and takes it back where the task's next state starts (after the window
@@ -384,7 +389,7 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
                CASE WHEN l.at < %s THEN 0 ELSE {us.format("l.at")} - %s END AS start_u,
                COALESCE({us.format("l.next_at")} - %s, {_AFTER}) AS end_u
         FROM l JOIN scope c ON c.step_id = l.step_id
-        WHERE l.state = {ADMITTED}
+        WHERE l.state = {ADMITTED} AND (c.lane_id IS NULL OR {_in_lane(n, "l.task_id", "c.lane_id")})
     ),
     -- A limit coming into force is a change of nothing but the limit.
     change AS (
@@ -444,8 +449,13 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
     """
     params = [
         *_transitions_params(workflow_id, frm, to),
-        *(v for si, (steps, _) in enumerate(scopes) for step in steps for v in (si, sql.uuid_param(step))),
-        *(v for si, (_, lims) in enumerate(scopes) for u, lim in lims for v in (si, u, lim)),
+        *(
+            v
+            for si, (steps, lane_id, _) in enumerate(scopes)
+            for step in steps
+            for v in (si, sql.uuid_param(step), None if lane_id is None else sql.uuid_param(lane_id))
+        ),
+        *(v for si, (_, _, lims) in enumerate(scopes) for u, lim in lims for v in (si, u, lim)),
         _instant(frm),
         from_us,
         from_us,
@@ -480,12 +490,14 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
 
 
 def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
-    """(event id, step id, at us, actor username, reason) of forced admissions in [since, to]."""
+    """(event id, step id, at us, actor username, reason, the task's lane now or None) of
+    forced admissions in [since, to]."""
     n = _names(connection.vendor)
     statement = f"""
     SELECT e.{n["id"]}, e.{n["to"]}, {_EPOCH_US[connection.vendor].format("e." + n["at"])},
-           a.{n["username"]}, e.{n["reason"]}
+           a.{n["username"]}, e.{n["reason"]}, t.{n["task_lane"]}
     FROM {n["event"]} e LEFT JOIN {n["user_table"]} a ON a.{n["user_id"]} = e.{n["actor"]}
+    LEFT JOIN {n["task_table"]} t ON t.{n["task_id"]} = e.{n["task"]}
     WHERE e.{n["workflow"]} = %s AND e.{n["kind"]} = '{EventKind.FORCED}' AND e.{n["at"]} >= %s AND e.{n["at"]} <= %s
     ORDER BY e.{n["at"]}, e.{n["id"]}
     """

@@ -212,8 +212,8 @@ class Breach(serializers.Serializer):
 
 
 class LimitRow(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=["step"])
-    id = serializers.UUIDField()
+    scope = serializers.ChoiceField(choices=["step", "lane", "cell"])
+    id = serializers.CharField(help_text="The step's or lane's id; a cell's is \"<lane id>:<step id>\"")
     name = serializers.CharField()
     limit = serializers.IntegerField()
     at_limit_ratio = serializers.FloatField()

@@ -44,7 +44,8 @@ CHARTS = [
         "id": "limits",
         "title": "WIP limit ledger",
         "plot": False,
-        "help": "Share of the window each step spent at and over its limit, and every breach with its cause.",
+        "help": "Share of the window each step, lane and cell spent at and over its limit, and every breach with"
+        " its cause. A lane or cell counts the tasks in that lane now.",
     },
     {
         "id": "queues",

@@ -239,15 +239,15 @@ async function limits() {
   csvLink(sec, "limits");
   const rows = [];
   data.limits.forEach((l) => {
-    const head = [l.name, l.limit, (100 * l.at_limit_ratio).toFixed(1) + "%", (100 * l.over_limit_ratio).toFixed(1) + "%", l.never_reached ? "never reached" : ""];
+    const head = [l.scope, l.name, l.limit, (100 * l.at_limit_ratio).toFixed(1) + "%", (100 * l.over_limit_ratio).toFixed(1) + "%", l.never_reached ? "never reached" : ""];
     if (!l.breaches.length) rows.push([...head, "", "", "", ""]);
     l.breaches.forEach((b) => rows.push([...head, when(b.started_at), b.ended_at ? when(b.ended_at) : "ongoing", "+" + b.max_over,
       b.causes.map((c) => (c.kind === "forced" ? "forced by " + (c.actor || "operator") + ": " + c.reason : "limit lowered")).join("; ")]));
   });
-  fillTable(sec, ["step", "limit", "at limit", "over limit", "", "breach from", "until", "most over", "causes"], rows);
+  fillTable(sec, ["of", "name", "limit", "at limit", "over limit", "", "breach from", "until", "most over", "causes"], rows);
   const breaches = data.limits.reduce((n, l) => n + l.breaches.length, 0);
   const never = data.limits.filter((l) => l.never_reached).map((l) => l.name);
-  summarize(sec, data.limits.length + " limited steps, " + breaches + " breaches." + (never.length ? " Never reached: " + never.join(", ") + "." : ""));
+  summarize(sec, data.limits.length + " limits (steps, lanes, cells), " + breaches + " breaches." + (never.length ? " Never reached: " + never.join(", ") + "." : ""));
 }
 
 async function queues() {

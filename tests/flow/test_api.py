@@ -170,7 +170,7 @@ QUERIES = {
     "cycle-times": 7,  # and the board's lanes, for the per-lane summary
     "throughput": 5,
     "aging": 7,
-    "limits": 8,  # and the limits in force, and the lowerings (flow/config.py)
+    "limits": 10,  # the lanes, their cells, the limits in force, the lowerings (flow/config.py)
     "limit-changes": 3,  # no events counted: the changes counted, an empty page not read
     "queues": 6,
 }
