@@ -118,14 +118,12 @@ def limits_in_force(workflow, window: Window, steps, active: list) -> list[Limit
     steps = list(steps)
     lanes = list(Lane.objects.filter(workflow=workflow).order_by("position", "created_at", "id"))
     cells = _cells_today(lanes, steps)
-    by_id = {step.pk: step for step in steps}
+    names = {step.pk: step.name for step in steps} | {lane.pk: lane.name for lane in lanes}
     limits = [Limit(LimitScope.STEP, str(s.pk), s.name, s.wip_limit, [s.pk], None, []) for s in steps]
     limits += [Limit(LimitScope.LANE, str(lane.pk), lane.name, lane.wip_limit, active, lane.pk, []) for lane in lanes]
-    limits += [
-        Limit(LimitScope.CELL, cell_subject(*cell), f"{lane.name} × {by_id[cell[1]].name}", v, [cell[1]], lane.pk, [])
-        for lane in lanes
-        for cell, v in cells.items()
-        if cell[0] == lane.pk
+    limits += [  # _cells_today's order: lane by lane, each in board order
+        Limit(LimitScope.CELL, cell_subject(lane, step), f"{names[lane]} × {names[step]}", v, [step], lane, [])
+        for (lane, step), v in cells.items()
     ]
     series = in_force_of(workflow, window, "wip_limit", {(limit.scope, limit.id): limit.limit for limit in limits})
     return [replace(limit, series=[(u, v or 0) for u, v in series[(limit.scope, limit.id)]]) for limit in limits]
