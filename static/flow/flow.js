@@ -166,7 +166,7 @@ async function wip() {
   draw("wip", { series, scales: { x: { time: true } }, axes: [{}, { label: "tasks" }] }, columns);
   const last = data.points[data.points.length - 1];
   summarize(sec, "At " + when(last && last.at) + ": " + steps.map((s) => s.name + " " + (last ? last.counts[s.id] : 0) +
-    (s.wip_limit ? " of " + s.wip_limit : "") + (last && last.queued[s.id] ? " (+" + last.queued[s.id] + " queued)" : "")).join(", ") + ".");
+    (last && last.limits[s.id] ? " of " + last.limits[s.id] : "") + (last && last.queued[s.id] ? " (+" + last.queued[s.id] + " queued)" : "")).join(", ") + ".");
   fillTable(sec, ["at", ...steps.map((s) => s.name), ...steps.map((s) => s.name + " queued")],
     data.points.map((p) => [when(p.at), ...steps.map((s) => p.counts[s.id]), ...steps.map((s) => p.queued[s.id])]));
 }
