@@ -6,6 +6,7 @@ before its figure is computed."""
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.text import slugify
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -32,6 +33,7 @@ from flow.serializers import (
     EfficiencySerializer,
     ForecastParams,
     ForecastSerializer,
+    LaneParams,
     LimitChangesParams,
     LimitChangesSerializer,
     LimitsSerializer,
@@ -52,6 +54,10 @@ WINDOW_PARAMETERS = [
     OpenApiParameter("to", str, description="ISO 8601 instant (default: now); the window is at most 366 days"),
     OpenApiParameter("format", str, enum=["json", "csv"]),
 ]
+LANE_PARAMETER = OpenApiParameter(
+    "lane", OpenApiTypes.UUID, description="Only the tasks in this lane now (a lane of the board)"
+)
+LANE_PARAMETERS = [*WINDOW_PARAMETERS, LANE_PARAMETER]
 
 
 class FlowView(APIView):
@@ -76,7 +82,7 @@ class FlowView(APIView):
 
     def valid_params(self, request) -> dict:
         query = {k: v for k, v in request.query_params.items() if k != "format"}
-        params = self.params(data=query)
+        params = self.params(data=query, context={"workflow": self.workflow})
         unknown = sorted(set(query) - set(params.fields))
         if unknown:  # a misspelt parameter is refused, not silently ignored
             raise Invalid({name: ["Unknown query parameter."] for name in unknown})
@@ -99,14 +105,14 @@ class CfdView(FlowView):
     params = CfdParams
 
     @extend_schema(
-        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
+        parameters=[*LANE_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
         responses={200: CfdSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.cfd(workflow, params["window"], params["interval"], board)
+        return figures.cfd(workflow, params["window"], params["interval"], board, params.get("lane"))
 
     def csv_rows(self, data):
         steps = data["steps"]
@@ -120,14 +126,14 @@ class WipView(FlowView):
     params = CfdParams
 
     @extend_schema(
-        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
+        parameters=[*LANE_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
         responses={200: WipSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.wip(workflow, params["window"], params["interval"], board)
+        return figures.wip(workflow, params["window"], params["interval"], board, params.get("lane"))
 
     def csv_rows(self, data):
         steps = data["steps"]
@@ -139,19 +145,29 @@ class WipView(FlowView):
 
 class CycleTimesView(FlowView):
     name = "cycle-times"
+    params = LaneParams
 
     @extend_schema(
-        parameters=WINDOW_PARAMETERS,
+        parameters=LANE_PARAMETERS,
         responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.cycle_times(workflow, params["window"], board)
+        return figures.cycle_times(workflow, params["window"], board, params.get("lane"))
 
     def csv_rows(self, data):
-        fields = ["task_id", "title", "started_at", "finished_at", "cycle_seconds", "lead_seconds", "blocked_seconds"]
+        fields = [
+            "task_id",
+            "title",
+            "lane_id",
+            "started_at",
+            "finished_at",
+            "cycle_seconds",
+            "lead_seconds",
+            "blocked_seconds",
+        ]
         yield fields
         for item in data["items"]:
             yield [item[f] for f in fields]
@@ -162,14 +178,14 @@ class ThroughputView(FlowView):
     params = ThroughputParams
 
     @extend_schema(
-        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["day", "week"])],
+        parameters=[*LANE_PARAMETERS, OpenApiParameter("interval", str, enum=["day", "week"])],
         responses={200: ThroughputSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.throughput(workflow, params["window"], params["interval"], board)
+        return figures.throughput(workflow, params["window"], params["interval"], board, params.get("lane"))
 
     def csv_rows(self, data):
         yield ["start", "count"]
@@ -179,16 +195,17 @@ class ThroughputView(FlowView):
 
 class AgingView(FlowView):
     name = "aging"
+    params = LaneParams
 
     @extend_schema(
-        parameters=WINDOW_PARAMETERS,
+        parameters=LANE_PARAMETERS,
         responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.aging(workflow, params["window"], board=board)
+        return figures.aging(workflow, params["window"], board=board, lane_id=params.get("lane"))
 
     def csv_rows(self, data):
         fields = ["task_id", "step_id", "age_seconds", "percentile_band"]

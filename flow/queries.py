@@ -94,6 +94,8 @@ def _names(vendor: str) -> dict:
         "task_table": sql.table(Task),
         "task_id": sql.column(Task, "id"),
         "task_title": sql.column(Task, "title"),
+        "task_lane": sql.column(Task, "lane"),
+        "lane_type": Task._meta.get_field("lane").db_type(connection),
         "user_table": sql.table(get_user_model()),
         "user_id": sql.column(get_user_model(), "id"),
         "username": sql.column(get_user_model(), get_user_model().USERNAME_FIELD),
@@ -102,6 +104,20 @@ def _names(vendor: str) -> dict:
 
 def _kinds_list(kinds) -> str:
     return ", ".join(f"'{k}'" for k in kinds)  # enum values, never user input
+
+
+def _in_lane(n: dict, task: str, lane: str) -> str:
+    """The condition that the task whose id is `task` is in the lane `lane` (SQL: a column or
+    a parameter). The current-lane rule: a task counts in the lane it is in now, over its
+    whole history (moves across lanes are not replayed); a deleted task is in no lane."""
+    return f"{task} IN (SELECT {n['task_id']} FROM {n['task_table']} WHERE {n['task_lane']} = {lane})"
+
+
+def _of_lane(n: dict, task: str, lane_id) -> tuple[str, list]:
+    """`_in_lane` of one lane, to follow a condition, and its parameter; nothing without a lane."""
+    if lane_id is None:
+        return "", []
+    return f" AND {_in_lane(n, task, '%s')}", [sql.uuid_param(lane_id)]
 
 
 def state_event() -> str:
@@ -114,18 +130,19 @@ def state_event() -> str:
     )
 
 
-def _transitions(n: dict) -> str:
+def _transitions(n: dict, lane_id=None) -> str:
     """CTEs `before`, `s` and `l`: the state events of the window [%s = `from`, %s = `to`],
     each with the task's previous state and when its own state ends (`next_at`: the task's
     next state event, null if none in the window), and each task's state at `from` (its
     last state event before, with no previous state: the history before `from` telescopes
-    into it), leaving out the tasks gone by then."""
+    into it), leaving out the tasks gone by then. With a lane, its tasks only."""
     columns = f"""{n["task"]} AS task_id, {n["at"]} AS at, {n["id"]} AS id,
                COALESCE({n["to"]}, {n["from"]}) AS step_id,
                CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
                     WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state"""
+    lane, _ = _of_lane(n, n["task"], lane_id)
     events = f"""FROM {n["event"]}
-        WHERE {n["workflow"]} = %s AND {state_event()}"""
+        WHERE {n["workflow"]} = %s{lane} AND {state_event()}"""
     window = "OVER (PARTITION BY task_id ORDER BY at, id)"
     before = _LAST_BEFORE[n["vendor"]].format(columns=columns, events=events, task=n["task"], at=n["at"], id=n["id"])
     return f"""
@@ -136,7 +153,7 @@ def _transitions(n: dict) -> str:
         SELECT task_id, at, id, step_id, state, 0 FROM before WHERE state > {GONE}
     ),
     l AS (
-        SELECT at, step_id, state, w,
+        SELECT task_id, at, step_id, state, w,
                LAG(at) {window} AS prev_at, LAG(step_id) {window} AS prev_step, LAG(state) {window} AS prev_state,
                LEAD(at) {window} AS next_at
         FROM s
@@ -157,18 +174,20 @@ def _changes(n: dict) -> str:
     )"""
 
 
-def _transitions_params(workflow_id, frm, to) -> list:
+def _transitions_params(workflow_id, frm, to, lane_id=None) -> list:
     wf = sql.uuid_param(workflow_id)
-    return [wf, _instant(frm), wf, _instant(frm), _instant(to)]
+    _, lane = _of_lane(_names(connection.vendor), "", lane_id)
+    return [wf, *lane, _instant(frm), wf, *lane, _instant(frm), _instant(to)]
 
 
-def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -> list[tuple]:
+def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int, lane_id=None) -> list[tuple]:
     """(point index, step id, state, net change) for the points from + k*step (k < last)
-    and `to` (k = last): a change at instant u counts from the first point >= u."""
+    and `to` (k = last): a change at instant u counts from the first point >= u. With a
+    lane, of its tasks only."""
     n = _names(connection.vendor)
     point = f"CASE WHEN u <= %s THEN 0 ELSE {n['least']}((u - %s + %s - 1) / %s, %s) END"
     statement = f"""
-    WITH {_transitions(n)},{_changes(n)},
+    WITH {_transitions(n, lane_id)},{_changes(n)},
     b AS (SELECT {point} AS point, step_id, state, prev_step, prev_state FROM d),
     -- The transitions counted first (a few per point), then split into their two changes.
     t AS (
@@ -182,22 +201,26 @@ def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -
     ) x
     GROUP BY point, step_id, state
     """
-    params = [*_transitions_params(workflow_id, frm, to), from_us, from_us, step_us, step_us, last]
+    params = [*_transitions_params(workflow_id, frm, to, lane_id), from_us, from_us, step_us, step_us, last]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.fetchall()
 
 
-def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step_us: int, last: int) -> list[tuple]:
+def cfd_arrivals(
+    workflow_id, *, lines: list, done: list, to, from_us: int, step_us: int, last: int, lane_id=None
+) -> list[tuple]:
     """(line below or None, top line, point index, tasks) of the cumulative flow: that many
     tasks arrived on the lines above the first (from line 0 when None) up to the second,
     counted from that point. `lines` are the board's step ids in board order; a task
     arrives on line i when it first enters (admitted) a step at i or later, counted from the
     first point >= that instant (the points as in `cfd_deltas`).
     Arrivals only add: leaving, archiving or finishing takes nothing back. A task deleted
-    without ever entering a `done` step is left out of every line; deleted steps have none."""
+    without ever entering a `done` step is left out of every line; deleted steps have none.
+    With a lane, of its tasks only."""
     n = _names(connection.vendor)
     us = _EPOCH_US[n["vendor"]]
+    lane, lane_params = _of_lane(n, f"e.{n['task']}", lane_id)
     entry = f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)}) AND {state_event()}"  # state_event(): the partial index
     positions = ", ".join(["(%s, %s)"] * len(lines))
     point = f"CASE WHEN a <= %s THEN 0 ELSE {n['least']}((a - %s + %s - 1) / %s, %s) END"
@@ -207,7 +230,7 @@ def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step
     first AS (
         SELECT e.{n["task"]} AS task_id, p.idx, MIN(e.{n["at"]}) AS at
         FROM {n["event"]} e JOIN pos p ON p.step_id = e.{n["to"]}
-        WHERE e.{n["workflow"]} = %s AND {entry} AND e.{n["at"]} <= %s
+        WHERE e.{n["workflow"]} = %s{lane} AND {entry} AND e.{n["at"]} <= %s
         GROUP BY e.{n["task"]}, p.idx
     ),
     gone AS (
@@ -234,6 +257,7 @@ def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step
     params = [
         *(v for idx, step in enumerate(lines) for v in (sql.uuid_param(step), idx)),
         wf,
+        *lane_params,
         _instant(to),
         wf,
         wf,
@@ -249,10 +273,13 @@ def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step
         return cursor.fetchall()
 
 
-def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> list[tuple]:
-    """(task id, title, created us, started us, finished us) of every task whose first entry
-    into a done step lies in the window; started is its first entry into an active step."""
+def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to, lane_id=None) -> list[tuple]:
+    """(task id, title, created us, started us, finished us, lane id) of every task whose
+    first entry into a done step lies in the window; started is its first entry into an
+    active step; the lane is the task's now (None once deleted). With a lane, of its tasks
+    only."""
     n = _names(connection.vendor)
+    lane, lane_params = _of_lane(n, n["task"], lane_id)
     entry = (
         f"e.{n['kind']} IN ({_kinds_list(ENTRY_KINDS)})"
         f" AND NOT (e.{n['kind']} = '{EventKind.MOVED}' AND e.{n['from']} = e.{n['to']})"
@@ -262,14 +289,15 @@ def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> lis
     # into microseconds once per task.
     us = _EPOCH_US[n["vendor"]]
     statement = f"""
-    SELECT f.task_id, t.{n["task_title"]}, {us.format("f.created")}, {us.format("f.started")}, {us.format("f.finished")}
+    SELECT f.task_id, t.{n["task_title"]},
+           {us.format("f.created")}, {us.format("f.started")}, {us.format("f.finished")}, t.{n["task_lane"]}
     FROM (
         SELECT e.{n["task"]} AS task_id, MIN(e.{n["at"]}) AS created,
                MIN(CASE WHEN {entry} AND e.{n["to"]} NOT IN ({_in(not_active)}) THEN e.{n["at"]} END) AS started,
                MIN(CASE WHEN {entry} AND e.{n["to"]} IN ({_in(done)}) THEN e.{n["at"]} END) AS finished
         FROM (
             SELECT DISTINCT {n["task"]} AS task_id FROM {n["event"]}
-            WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
+            WHERE {n["workflow"]} = %s{lane} AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
         ) w
         JOIN {n["event"]} e ON e.{n["workflow"]} = %s AND e.{n["task"]} = w.task_id
         GROUP BY e.{n["task"]}
@@ -283,6 +311,7 @@ def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> lis
         *_ids(not_active),
         *_ids(done),
         wf,
+        *lane_params,
         *_ids(done),
         _instant(frm),
         _instant(to),
@@ -295,13 +324,15 @@ def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> lis
         return cursor.fetchall()
 
 
-def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us: int) -> list[tuple]:
-    """(bucket index, tasks) of tasks whose first entry into a done step lies in the window."""
+def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us: int, lane_id=None) -> list[tuple]:
+    """(bucket index, tasks) of tasks whose first entry into a done step lies in the window.
+    With a lane, of its tasks only."""
     n = _names(connection.vendor)
+    lane, lane_params = _of_lane(n, n["task"], lane_id)
     statement = f"""
     SELECT (finished - %s) / %s AS bucket, COUNT(*) FROM (
         SELECT MIN({n["us_at"]}) AS finished FROM {n["event"]}
-        WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} <= %s
+        WHERE {n["workflow"]} = %s{lane} AND {n["to"]} IN ({_in(done)}) AND {n["at"]} <= %s
           AND {n["kind"]} IN ({_kinds_list(ENTRY_KINDS)})
           AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})
         GROUP BY {n["task"]}
@@ -313,6 +344,7 @@ def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us
         from_us,
         step_us,
         sql.uuid_param(workflow_id),
+        *lane_params,
         *_ids(done),
         _instant(to),
         from_us,
@@ -335,18 +367,19 @@ _AFTER = _SPAN - 1
 
 def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to_us: int) -> list[tuple]:
     """Each scope's time in the window as alternating periods over / not over its limit
-    (gaps and islands). A scope is (step ids, limits): it counts the admitted tasks in those
-    steps (a step's own limit is a scope of one step); its limits are [(microseconds since
+    (gaps and islands). A scope is (step ids, lane id or None, limits): it counts the
+    admitted tasks in those steps (a step's own limit is a scope of one step), with a lane
+    only the tasks in that lane now (`_of_lane`'s rule); its limits are [(microseconds since
     `from`, limit)], the first at 0, each in force until the next (0: no limit, never over).
     Rows: (scope index, over, started us, ended us or None while it lasts, us at the limit,
     us over it, whether it reached its limit, most over the limit)."""
     n = _names(connection.vendor)
     us = _EPOCH_US[n["vendor"]]
-    counted = ", ".join(["(%s, %s)"] * sum(len(steps) for steps, _ in scopes))
-    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, lims in scopes))
+    counted = ", ".join([f"(%s, %s, CAST(%s AS {n['lane_type']}))"] * sum(len(steps) for steps, _, _ in scopes))
+    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, _, lims in scopes))
     statement = f"""
     WITH {_transitions(n)},
-    scope(si, step_id) AS (VALUES {counted}),
+    scope(si, step_id, lane_id) AS (VALUES {counted}),
     lims(si, u, lim) AS (VALUES {limits}),
     -- Each admitted stay in a counted step adds one where it starts (the state at `from`:
     -- at `from`) and takes it back where the task's next state starts (after the window
@@ -356,7 +389,7 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
                CASE WHEN l.at < %s THEN 0 ELSE {us.format("l.at")} - %s END AS start_u,
                COALESCE({us.format("l.next_at")} - %s, {_AFTER}) AS end_u
         FROM l JOIN scope c ON c.step_id = l.step_id
-        WHERE l.state = {ADMITTED}
+        WHERE l.state = {ADMITTED} AND (c.lane_id IS NULL OR {_in_lane(n, "l.task_id", "c.lane_id")})
     ),
     -- A limit coming into force is a change of nothing but the limit.
     change AS (
@@ -416,8 +449,13 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
     """
     params = [
         *_transitions_params(workflow_id, frm, to),
-        *(v for si, (steps, _) in enumerate(scopes) for step in steps for v in (si, sql.uuid_param(step))),
-        *(v for si, (_, lims) in enumerate(scopes) for u, lim in lims for v in (si, u, lim)),
+        *(
+            v
+            for si, (steps, lane_id, _) in enumerate(scopes)
+            for step in steps
+            for v in (si, sql.uuid_param(step), None if lane_id is None else sql.uuid_param(lane_id))
+        ),
+        *(v for si, (_, _, lims) in enumerate(scopes) for u, lim in lims for v in (si, u, lim)),
         _instant(frm),
         from_us,
         from_us,
@@ -452,12 +490,14 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
 
 
 def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
-    """(event id, step id, at us, actor username, reason) of forced admissions in [since, to]."""
+    """(event id, step id, at us, actor username, reason, the task's lane now or None) of
+    forced admissions in [since, to]."""
     n = _names(connection.vendor)
     statement = f"""
     SELECT e.{n["id"]}, e.{n["to"]}, {_EPOCH_US[connection.vendor].format("e." + n["at"])},
-           a.{n["username"]}, e.{n["reason"]}
+           a.{n["username"]}, e.{n["reason"]}, t.{n["task_lane"]}
     FROM {n["event"]} e LEFT JOIN {n["user_table"]} a ON a.{n["user_id"]} = e.{n["actor"]}
+    LEFT JOIN {n["task_table"]} t ON t.{n["task_id"]} = e.{n["task"]}
     WHERE e.{n["workflow"]} = %s AND e.{n["kind"]} = '{EventKind.FORCED}' AND e.{n["at"]} >= %s AND e.{n["at"]} <= %s
     ORDER BY e.{n["at"]}, e.{n["id"]}
     """

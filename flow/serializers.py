@@ -12,7 +12,7 @@ from common.pagination import Pagination
 from flow import forecast as forecasting
 from flow.figures import Window
 from workflows.config_history import BOARD_FIELDS, GROUP_FIELDS, PERSON_FIELDS, STEP_FIELDS
-from workflows.models import LimitScope
+from workflows.models import Lane, LimitScope
 
 PAGE_SIZE, MAX_PAGE_SIZE = Pagination.page_size, Pagination.max_page_size
 MAX_WINDOW = timedelta(days=366)
@@ -56,11 +56,23 @@ class WindowParams(serializers.Serializer):
         return {**attrs, "window": Window(start, end)}
 
 
-class CfdParams(WindowParams):
+class LaneParams(WindowParams):
+    """The window, and `lane`: the tasks in that lane of the board now (the current-lane
+    rule), or every task without it. The view gives the board as `workflow` in the context."""
+
+    lane = serializers.UUIDField(required=False)
+
+    def validate_lane(self, value):
+        if not Lane.objects.filter(workflow=self.context["workflow"], pk=value).exists():
+            raise serializers.ValidationError("No such lane in this workflow.")
+        return value
+
+
+class CfdParams(LaneParams):
     interval = serializers.ChoiceField(choices=["hour", "day"], default="day")
 
 
-class ThroughputParams(WindowParams):
+class ThroughputParams(LaneParams):
     interval = serializers.ChoiceField(choices=["day", "week"], default="day")
 
 
@@ -143,6 +155,7 @@ class Percentiles(serializers.Serializer):
 class CycleItem(serializers.Serializer):
     task_id = serializers.UUIDField()
     title = serializers.CharField()
+    lane_id = serializers.UUIDField(allow_null=True, help_text="The lane the task is in now (null: deleted)")
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField()
     cycle_seconds = serializers.FloatField(allow_null=True)
@@ -150,9 +163,17 @@ class CycleItem(serializers.Serializer):
     blocked_seconds = serializers.FloatField()
 
 
+class LaneCycles(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    count = serializers.IntegerField(help_text="Of the items, those in this lane now")
+    percentiles = Percentiles(help_text="Of their cycle times, seconds")
+
+
 class CycleTimesSerializer(serializers.Serializer):
     items = CycleItem(many=True)
     percentiles = Percentiles()
+    lanes = LaneCycles(many=True, help_text="Every lane of the board, in board order")
 
 
 class Bucket(serializers.Serializer):
@@ -191,8 +212,8 @@ class Breach(serializers.Serializer):
 
 
 class LimitRow(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=["step"])
-    id = serializers.UUIDField()
+    scope = serializers.ChoiceField(choices=["step", "lane", "cell"])
+    id = serializers.CharField(help_text="The step's or lane's id; a cell's is \"<lane id>:<step id>\"")
     name = serializers.CharField()
     limit = serializers.IntegerField()
     at_limit_ratio = serializers.FloatField()

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from boards.models import ClassOfService
 from flow.serializers import MAX_SLE_DAYS
 from workflows.access import role_in
-from workflows.models import Role, Workflow
+from workflows.models import Lane, Role, Workflow
 
 # The page's sections in order; static/flow/flow.js fills each from its endpoint.
 CHARTS = [
@@ -44,7 +44,8 @@ CHARTS = [
         "id": "limits",
         "title": "WIP limit ledger",
         "plot": False,
-        "help": "Share of the window each step spent at and over its limit, and every breach with its cause.",
+        "help": "Share of the window each step, lane and cell spent at and over its limit, and every breach with"
+        " its cause. A lane or cell counts the tasks in that lane now.",
     },
     {
         "id": "queues",
@@ -107,5 +108,6 @@ def flow_page(request, workflow_id):
         "is_owner": role == Role.OWNER,  # owners set service levels
         "classes_of_service": ClassOfService.choices,
         "max_sle_days": MAX_SLE_DAYS,
+        "lanes": list(Lane.objects.filter(workflow=workflow).order_by("position", "created_at", "id")),
     }
     return render(request, "flow/flow.html", context)

@@ -167,10 +167,10 @@ QUERIES = {
     "advice": 11,
     "blockers": 5,
     "efficiency": 7,
-    "cycle-times": 6,
+    "cycle-times": 7,  # and the board's lanes, for the per-lane summary
     "throughput": 5,
     "aging": 7,
-    "limits": 8,  # and the limits in force, and the lowerings (flow/config.py)
+    "limits": 10,  # the lanes, their cells, the limits in force, the lowerings (flow/config.py)
     "limit-changes": 3,  # no events counted: the changes counted, an empty page not read
     "queues": 6,
 }

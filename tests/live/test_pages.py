@@ -9,7 +9,7 @@ from django.test import Client
 
 from boards.admission import task_create
 from boards.models import Priority
-from boards.structure import group_create, step_update
+from boards.structure import group_create, lane_create, step_update
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 from workflows.step_rules import ACTION_TYPES
@@ -201,3 +201,19 @@ def test_a_title_that_closes_a_script_stays_data_in_the_board_page(owner, workfl
     assert [tag for tag, attrs in tags.tags if tag == "script" and "src" not in attrs] == ["script"] * 3
     cards = {t["id"]: t["title"] for step in tags.data["board-data"]["steps"] for t in step["tasks"]}
     assert cards[str(task.pk)] == title
+
+
+def test_the_flow_page_offers_a_lane_only_on_a_board_with_several(owner, workflow, board):
+    path = f"/workflows/{workflow.pk}/flow/"
+    assert 'id="flow-lane"' not in signed_in(owner).get(path).content.decode()
+    lane_create(workflow=workflow, actor=owner, name="Expedite <fast>")
+    body = signed_in(owner).get(path).content.decode()
+    select = body[
+        body.index('<label for="flow-lane">Lane</label>') : body.index("</select>", body.index('id="flow-lane"'))
+    ]
+    assert '<option value="">All lanes</option>' in select
+    assert [name for _, name in re.findall(r'<option value="([0-9a-f-]+)">([^<]*)</option>', select)] == [
+        "Default",
+        "Expedite &lt;fast&gt;",
+    ]
+    assert 'id="flow-lane-rule"' in body  # the current-lane rule, beside the select
