@@ -363,6 +363,9 @@ class AdviceView(FlowView):
             "avg_cycle_days",
             "suggested_limit",
             "arithmetic",
+            "at_limit_ratio",
+            "never_reached",
+            "always_at_limit",
         ]
         yield fields
         for row in data["limits"]:

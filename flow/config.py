@@ -26,14 +26,24 @@ def changes(workflow, window: Window):
     )
 
 
-def in_force(workflow, window: Window, scope: str, field: str, today: dict) -> dict:
-    """{subject id: [(microseconds since `from`, value)]}: each subject's value at `from`,
-    then each change in the window. `today` is {subject id: value now} of the subjects
-    asked about. Two queries: the changes up to `to` of those subjects only (people change
-    limits by hand, so they are few)."""
+def limits_in_window(workflow, window: Window, scope: str, today: dict) -> dict:
+    """{subject id: [(microseconds since `from`, limit)]}: each subject's limit in force at
+    `from`, then each change in the window, the last of several at one instant (0: no
+    limit; a deleted or not yet created subject counts as unlimited). `today` is {subject
+    id: limit now} of the subjects asked about. One query (none for no subjects): the limit changes up to `to` of
+    those subjects only (people change limits by hand, so they are few). The ledger, the
+    WIP chart and the limit advice all read the limits through here."""
+    if not today:
+        return {}
     keys = {str(k): k for k in today}
+    # A person's limit is the workspace's; every other limit is the board's own.
+    where = (
+        Q(workflow__isnull=True, workspace_id=workflow.workspace_id)
+        if scope == LimitScope.PERSON
+        else Q(workflow=workflow)
+    )
     rows = (
-        ConfigChange.objects.filter(workflow=workflow, scope=scope, field=field, subject_id__in=list(keys))
+        ConfigChange.objects.filter(where, scope=scope, field="wip_limit", subject_id__in=list(keys))
         .filter(at__lte=window.end)
         .order_by("at", "id")
         .values_list("subject_id", "at", "before", "after")
@@ -47,23 +57,16 @@ def in_force(workflow, window: Window, scope: str, field: str, today: dict) -> d
             last_before[key] = after
             continue
         if key not in series:
-            series[key] = [(0, last_before.get(key, before))]
-        series[key].append((us(at) - start, after))
+            series[key] = {0: last_before.get(key, before)}
+        series[key][us(at) - start] = after
     for key, now in today.items():
         if key not in series:
-            series[key] = [(0, last_before.get(key, now))]
-    return series
-
-
-def step_limits(workflow, window: Window, steps) -> dict:
-    """{step id: [(microseconds since `from`, wip_limit)]}: a deleted or not yet created
-    step counts as unlimited."""
-    series = in_force(workflow, window, LimitScope.STEP, "wip_limit", {s.pk: s.wip_limit for s in steps})
-    return {k: [(u, v or 0) for u, v in values] for k, values in series.items()}
+            series[key] = {0: last_before.get(key, now)}
+    return {key: [(u, v or 0) for u, v in sorted(values.items())] for key, values in series.items()}
 
 
 def limit_at(series: list, u: int) -> int:
-    """The value of a `step_limits` series at `u` microseconds since `from`."""
+    """The value of a `limits_in_window` series at `u` microseconds since `from`."""
     value = series[0][1]
     for start, v in series:
         if start > u:

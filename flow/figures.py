@@ -100,7 +100,7 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
         for index in range(len(points)):
             total += by_point.get(index, 0)
             series[index] = total
-    in_force = config.step_limits(workflow, window, board.steps)
+    in_force = config.limits_in_window(workflow, window, LimitScope.STEP, {s.pk: s.wip_limit for s in board.steps})
     start = us(window.start)
     return {
         "steps": [{"id": s.pk, "name": s.name, "wip_limit": s.wip_limit} for s in board.steps],
@@ -260,10 +260,10 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     listed; `limit` is today's."""
     board = board or BoardSteps.of(workflow)
     start_us, end_us = us(window.start), us(window.end)
-    in_force = config.step_limits(workflow, window, board.steps)
+    in_force = config.limits_in_window(workflow, window, LimitScope.STEP, {s.pk: s.wip_limit for s in board.steps})
     limited = [step for step in board.steps if any(lim for _, lim in in_force[step.pk])]
     # Each limited step is a scope of its own (other scopes would count several steps).
-    scopes = [([step.pk], _one_per_instant(in_force[step.pk])) for step in limited]
+    scopes = [([step.pk], in_force[step.pk]) for step in limited]
     periods = []
     if scopes:
         periods = queries.limit_periods(
@@ -325,14 +325,6 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
             }
         )
     return {"limits": result}
-
-
-def _one_per_instant(series: list) -> list:
-    """The last of several limits that came into force at one instant."""
-    last = {}
-    for u, lim in series:
-        last[u] = lim
-    return sorted(last.items())
 
 
 def _lowerings(workflow, window: Window, steps) -> dict:

@@ -275,15 +275,20 @@ class SleSerializer(serializers.Serializer):
 
 
 class AdviceRow(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=["step", "group"])
-    id = serializers.UUIDField()
-    name = serializers.CharField()
-    limit = serializers.IntegerField()
-    avg_wip = serializers.FloatField(help_text="L: admitted tasks in the scope, averaged over the window")
+    scope = serializers.ChoiceField(choices=["step", "group", "person"])
+    id = serializers.JSONField(help_text="The step's or group's id (UUID), or the person's user id (integer)")
+    name = serializers.CharField(help_text="The step's or group's name, or the person's username")
+    limit = serializers.IntegerField(help_text="The limit now (0: none)")
+    avg_wip = serializers.FloatField(
+        help_text="L: admitted tasks in the scope (a person: theirs in active steps), averaged over the window"
+    )
     throughput_per_day = serializers.FloatField(help_text="λ: tasks that left the scope per day")
     avg_cycle_days = serializers.FloatField(allow_null=True, help_text="W = L / λ: days a task spent in the scope")
     suggested_limit = serializers.IntegerField(allow_null=True)
     arithmetic = serializers.CharField()
+    at_limit_ratio = serializers.FloatField(help_text="The share of the window at the limit in force then")
+    never_reached = serializers.BooleanField(help_text="The limit in force was never reached in the window")
+    always_at_limit = serializers.BooleanField(help_text="At or over the limit in force through the whole window")
 
 
 class AdviceSerializer(serializers.Serializer):
