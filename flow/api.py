@@ -16,7 +16,7 @@ from common.errors import Invalid
 from common.pagination import Pagination
 from common.renderers import CSVRenderer, JSONRenderer
 from common.validation import validated
-from flow import analytics, bounds, config, figures
+from flow import analytics, bounds, config, experiments, figures
 from flow import forecast as forecasting
 from flow.figures import Window
 from flow.kinds import BoardSteps
@@ -31,6 +31,8 @@ from flow.serializers import (
     CfdSerializer,
     CycleTimesSerializer,
     EfficiencySerializer,
+    ExperimentParams,
+    ExperimentsSerializer,
     ForecastParams,
     ForecastSerializer,
     LaneParams,
@@ -380,6 +382,9 @@ class AdviceView(FlowView):
             "avg_cycle_days",
             "suggested_limit",
             "arithmetic",
+            "at_limit_ratio",
+            "never_reached",
+            "always_at_limit",
         ]
         yield fields
         for row in data["limits"]:
@@ -434,6 +439,50 @@ class EfficiencyView(FlowView):
         yield fields
         for item in data["items"]:
             yield [item[f] for f in fields]
+
+
+class ExperimentsView(FlowView):
+    name = "experiments"
+    params = ExperimentParams
+
+    @extend_schema(
+        summary="Limit experiments: cycle time and throughput before and after each limit change",
+        parameters=[
+            OpenApiParameter(
+                "days",
+                int,
+                description="The limit changes of the last N days (1 to 183, default 30); at most"
+                f" {experiments.MAX_MOMENTS} change moments, else a 400 saying to choose fewer days",
+            ),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses={200: ExperimentsSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return experiments.experiments(workflow, params["days"], params["now"], board)
+
+    def csv_rows(self, data):
+        sides = ["finished", "throughput_per_day", "cycle_sample"]
+        percentiles = [f"cycle_p{p}_seconds" for p in ("50", "85", "95")]
+        yield [
+            "at",
+            "actor",
+            "changes",
+            "span_days",
+            *(f"{side}_{f}" for side in ("before", "after") for f in [*sides, *percentiles]),
+        ]
+        for row in data["experiments"]:
+            changes = "; ".join(
+                f"{c['scope']} {c['name']} {c['field']} {c['before']} -> {c['after']}" for c in row["changes"]
+            )
+            values = []
+            for side in ("before", "after"):
+                values += [row[side][f] for f in sides]
+                values += [row[side]["cycle_percentiles"][p] for p in ("50", "85", "95")]
+            yield [row["at"], row["actor"], changes, row["span_days"], *values]
 
 
 class LimitChangesView(FlowView):

@@ -29,26 +29,34 @@ def changes(workflow, window: Window):
     )
 
 
-def in_force(workflow, window: Window, scope: str, field: str, today: dict) -> dict:
-    """{subject id: [(microseconds since `from`, value)]}: each subject's value at `from`,
-    then each change in the window. `today` is {subject id: value now} of the subjects
-    asked about."""
-    series = in_force_of(workflow, window, field, {(scope, k): v for k, v in today.items()})
+def limits_in_window(workflow, window: Window, scope: str, today: dict) -> dict:
+    """{subject id: [(microseconds since `from`, limit)]} of one scope: `in_force` with
+    `today` and the answer keyed by subject id alone."""
+    series = in_force(workflow, window, {(scope, k): v for k, v in today.items()})
     return {k: values for (_, k), values in series.items()}
 
 
-def in_force_of(workflow, window: Window, field: str, today: dict) -> dict:
-    """`in_force` of subjects of several scopes: `today` and the answer keyed by (scope,
-    subject id). One query (none for no subject): the changes up to `to` of those subjects
-    only (people change limits by hand, so they are few)."""
+def in_force(workflow, window: Window, today: dict) -> dict:
+    """{(scope, subject id): [(microseconds since `from`, limit)]}: each subject's limit in
+    force at `from`, then each change in the window, the last of several at one instant (0:
+    no limit; a deleted or not yet created subject counts as unlimited). `today` is {(scope,
+    subject id): limit now} of the subjects asked about. One query (none for no subjects):
+    the limit changes up to `to` of those subjects only (people change limits by hand, so
+    they are few). The ledger, the WIP chart and the limit advice all read limits here."""
     if not today:
         return {}
     keys = {(scope, str(k)): (scope, k) for scope, k in today}
     subjects = Q()
     for scope in {scope for scope, _ in keys}:
-        subjects |= Q(scope=scope, subject_id__in=[k for s, k in keys if s == scope])
+        # A person's limit is the workspace's; every other limit is the board's own.
+        board = (
+            Q(workflow__isnull=True, workspace_id=workflow.workspace_id)
+            if scope == LimitScope.PERSON
+            else Q(workflow=workflow)
+        )
+        subjects |= board & Q(scope=scope, subject_id__in=[k for s, k in keys if s == scope])
     rows = (
-        ConfigChange.objects.filter(subjects, workflow=workflow, field=field)
+        ConfigChange.objects.filter(subjects, field="wip_limit")
         .filter(at__lte=window.end)
         .order_by("at", "id")
         .values_list("scope", "subject_id", "at", "before", "after")
@@ -62,19 +70,12 @@ def in_force_of(workflow, window: Window, field: str, today: dict) -> dict:
             last_before[key] = after
             continue
         if key not in series:
-            series[key] = [(0, last_before.get(key, before))]
-        series[key].append((us(at) - start, after))
+            series[key] = {0: last_before.get(key, before)}
+        series[key][us(at) - start] = after
     for key, now in today.items():
         if key not in series:
-            series[key] = [(0, last_before.get(key, now))]
-    return series
-
-
-def step_limits(workflow, window: Window, steps) -> dict:
-    """{step id: [(microseconds since `from`, wip_limit)]}: a deleted or not yet created
-    step counts as unlimited."""
-    series = in_force(workflow, window, LimitScope.STEP, "wip_limit", {s.pk: s.wip_limit for s in steps})
-    return {k: [(u, v or 0) for u, v in values] for k, values in series.items()}
+            series[key] = {0: last_before.get(key, now)}
+    return {key: [(u, v or 0) for u, v in sorted(values.items())] for key, values in series.items()}
 
 
 def _cells_today(lanes, steps) -> dict:
@@ -86,11 +87,9 @@ def _cells_today(lanes, steps) -> dict:
 
 def cell_limits(workflow, window: Window, lanes, steps) -> dict:
     """{(lane id, step id): [(microseconds since `from`, wip_limit)]} of every cell of `lanes`
-    x `steps`, as `step_limits`. Two queries."""
+    x `steps`, as `limits_in_window`. Two queries."""
     today = _cells_today(list(lanes), list(steps))
-    series = in_force_of(
-        workflow, window, "wip_limit", {(LimitScope.CELL, cell_subject(*cell)): v for cell, v in today.items()}
-    )
+    series = in_force(workflow, window, {(LimitScope.CELL, cell_subject(*cell)): v for cell, v in today.items()})
     cells = {cell_subject(*cell): cell for cell in today}
     return {cells[k]: [(u, v or 0) for u, v in values] for (_, k), values in series.items()}
 
@@ -125,12 +124,12 @@ def limits_in_force(workflow, window: Window, steps, active: list) -> list[Limit
         Limit(LimitScope.CELL, cell_subject(lane, step), f"{names[lane]} × {names[step]}", v, [step], lane, [])
         for (lane, step), v in cells.items()
     ]
-    series = in_force_of(workflow, window, "wip_limit", {(limit.scope, limit.id): limit.limit for limit in limits})
+    series = in_force(workflow, window, {(limit.scope, limit.id): limit.limit for limit in limits})
     return [replace(limit, series=[(u, v or 0) for u, v in series[(limit.scope, limit.id)]]) for limit in limits]
 
 
 def limit_at(series: list, u: int) -> int:
-    """The value of a `step_limits` series at `u` microseconds since `from`."""
+    """The value of a `limits_in_window` series at `u` microseconds since `from`."""
     value = series[0][1]
     for start, v in series:
         if start > u:

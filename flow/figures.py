@@ -110,7 +110,7 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
             total += by_point.get(index, 0)
             series[index] = total
     if lane_id is None:
-        in_force = config.step_limits(workflow, window, board.steps)
+        in_force = config.limits_in_window(workflow, window, LimitScope.STEP, {s.pk: s.wip_limit for s in board.steps})
     else:
         cells = config.cell_limits(workflow, window, Lane.objects.filter(pk=lane_id), board.steps)
         in_force = {step_id: series for (_, step_id), series in cells.items()}
@@ -282,11 +282,16 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     start_us, end_us = us(window.start), us(window.end)
     limits_set = config.limits_in_force(workflow, window, board.steps, board.ids(ACTIVE))
     limited = [limit for limit in limits_set if any(lim for _, lim in limit.series)]
-    scopes = [(limit.steps, limit.lane_id, _one_per_instant(limit.series)) for limit in limited]
     periods = []
-    if scopes:
+    if limited:
         periods = queries.limit_periods(
-            workflow.pk, scopes=scopes, frm=window.start, to=window.end, from_us=start_us, to_us=end_us
+            workflow.pk,
+            scopes=[(limit.steps, limit.series) for limit in limited],
+            lanes=[limit.lane_id for limit in limited],
+            frm=window.start,
+            to=window.end,
+            from_us=start_us,
+            to_us=end_us,
         )
     shares, breaches = {}, []
     for scope, over, started, ended, at, above, reached, most in periods:
@@ -350,14 +355,6 @@ def _counts_in(limit: config.Limit, step_id, lane_id) -> bool:
     """Whether a task admitted into `step_id`, in `lane_id` now, counts in `limit`."""
     in_lane = limit.lane_id is None or (lane_id is not None and as_uuid(lane_id) == limit.lane_id)
     return in_lane and step_id is not None and as_uuid(step_id) in limit.steps
-
-
-def _one_per_instant(series: list) -> list:
-    """The last of several limits that came into force at one instant."""
-    last = {}
-    for u, lim in series:
-        last[u] = lim
-    return sorted(last.items())
 
 
 LEDGER_SCOPES = [LimitScope.STEP, LimitScope.LANE, LimitScope.CELL]

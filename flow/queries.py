@@ -56,6 +56,8 @@ _LAST_BEFORE = {
         ) WHERE next_at IS NULL""",
 }
 _GREATEST = {"postgresql": "GREATEST", "sqlite": "MAX"}
+# A text member of TaskEvent.detail.
+_DETAIL = {"postgresql": "{0} ->> '{1}'", "sqlite": "json_extract({0}, '$.{1}')"}
 
 
 def _in(values) -> str:
@@ -83,6 +85,7 @@ def _names(vendor: str) -> dict:
         "id": sql.column(e, "id"),
         "actor": sql.column(e, "actor"),
         "reason": sql.column(e, "reason"),
+        "detail": sql.column(e, "detail"),
         "workflow": sql.column(e, "workflow"),
         "us_at": _EPOCH_US[vendor].format(sql.column(e, "at")),
         "least": _LEAST[vendor],
@@ -96,6 +99,8 @@ def _names(vendor: str) -> dict:
         "task_title": sql.column(Task, "title"),
         "task_lane": sql.column(Task, "lane"),
         "lane_type": Task._meta.get_field("lane").db_type(connection),
+        "task_workflow": sql.column(Task, "workflow"),
+        "task_assignee": sql.column(Task, "assignee"),
         "user_table": sql.table(get_user_model()),
         "user_id": sql.column(get_user_model(), "id"),
         "username": sql.column(get_user_model(), get_user_model().USERNAME_FIELD),
@@ -365,32 +370,137 @@ _SPAN = 2**46
 _AFTER = _SPAN - 1
 
 
-def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to_us: int) -> list[tuple]:
-    """Each scope's time in the window as alternating periods over / not over its limit
-    (gaps and islands). A scope is (step ids, lane id or None, limits): it counts the
-    admitted tasks in those steps (a step's own limit is a scope of one step), with a lane
-    only the tasks in that lane now (`_of_lane`'s rule); its limits are [(microseconds since
-    `from`, limit)], the first at 0, each in force until the next (0: no limit, never over).
-    Rows: (scope index, over, started us, ended us or None while it lasts, us at the limit,
-    us over it, whether it reached its limit, most over the limit)."""
-    n = _names(connection.vendor)
+def _step_stays(n: dict, scopes: list[list], lanes: list, frm, from_us: int) -> tuple[str, list]:
+    """CTEs `scope` and `stay` after `_transitions` for `limit_periods`, and their
+    parameters: each admitted stay in one of a scope's steps (scopes of step ids), with a
+    scope's lane (None: any) only the tasks in that lane now (`_of_lane`'s rule)."""
     us = _EPOCH_US[n["vendor"]]
-    counted = ", ".join([f"(%s, %s, CAST(%s AS {n['lane_type']}))"] * sum(len(steps) for steps, _, _ in scopes))
-    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, _, lims in scopes))
-    statement = f"""
-    WITH {_transitions(n)},
+    counted = ", ".join([f"(%s, %s, CAST(%s AS {n['lane_type']}))"] * sum(len(steps) for steps in scopes))
+    ctes = f"""
     scope(si, step_id, lane_id) AS (VALUES {counted}),
-    lims(si, u, lim) AS (VALUES {limits}),
-    -- Each admitted stay in a counted step adds one where it starts (the state at `from`:
-    -- at `from`) and takes it back where the task's next state starts (after the window
-    -- if none): every scope's changes sum to zero, so one running sum serves them all.
     stay AS (
         SELECT c.si * {_SPAN} AS base,
                CASE WHEN l.at < %s THEN 0 ELSE {us.format("l.at")} - %s END AS start_u,
                COALESCE({us.format("l.next_at")} - %s, {_AFTER}) AS end_u
         FROM l JOIN scope c ON c.step_id = l.step_id
         WHERE l.state = {ADMITTED} AND (c.lane_id IS NULL OR {_in_lane(n, "l.task_id", "c.lane_id")})
+    )"""
+    params = [
+        *(
+            v
+            for si, (steps, lane_id) in enumerate(zip(scopes, lanes, strict=True))
+            for step in steps
+            for v in (si, sql.uuid_param(step), None if lane_id is None else sql.uuid_param(lane_id))
+        ),
+        _instant(frm),
+        from_us,
+        from_us,
+    ]
+    return ctes, params
+
+
+def _person_pieces(n: dict, *, workflow_id, active: list, people: list, frm, to, from_us: int) -> tuple[str, list]:
+    """CTEs after `_transitions`, ending with `piece(si, task_id, s, e)`: each stretch in
+    which a task counted for person `si` of `people` (user ids): admitted in an `active`
+    step while assigned to them, from `s` to `e` us (null: still). A task's assignee comes
+    from its assignment events (detail: action "assign", assignee_id, previous): before its
+    first one, that one's `previous`; without any, its assignee now."""
+    us = _EPOCH_US[n["vendor"]]
+    detail = functools.partial(_DETAIL[n["vendor"]].format, n["detail"])
+    assigning = _kinds_list([EventKind.ASSIGNED, EventKind.EXPEDITED, EventKind.FORCED])
+    ctes = f"""
+    asg AS (
+        SELECT {n["task"]} AS task_id, {n["at"]} AS at, {n["id"]} AS id,
+               CAST({detail("assignee_id")} AS BIGINT) AS user_id,
+               CAST({detail("previous")} AS BIGINT) AS previous,
+               ROW_NUMBER() OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS rn,
+               LEAD({n["at"]}) OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS next_at
+        FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["kind"]} IN ({assigning}) AND {detail("action")} = 'assign'
+          AND {n["at"]} <= %s
     ),
+    span AS (
+        SELECT task_id, user_id, {us.format("at")} AS s, {us.format("next_at")} AS e FROM asg
+        UNION ALL
+        SELECT task_id, previous, NULL, {us.format("at")} FROM asg WHERE rn = 1
+        UNION ALL
+        SELECT t.{n["task_id"]}, t.{n["task_assignee"]}, NULL, NULL FROM {n["task_table"]} t
+        WHERE t.{n["task_workflow"]} = %s AND t.{n["task_assignee"]} IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM asg WHERE asg.task_id = t.{n["task_id"]})
+    ),
+    act(step_id) AS (VALUES {", ".join(["(%s)"] * len(active)) if active else "(NULL)"}),
+    person(si, user_id) AS (VALUES {", ".join(["(%s, %s)"] * len(people))}),
+    active_stay AS (
+        SELECT l.task_id, CASE WHEN l.at < %s THEN %s ELSE {us.format("l.at")} END AS s,
+               {us.format("l.next_at")} AS e
+        FROM l JOIN act ON act.step_id = l.step_id
+        WHERE l.state = {ADMITTED}
+    ),
+    piece AS (
+        SELECT p.si, a.task_id, {n["greatest"]}(a.s, COALESCE(sp.s, a.s)) AS s,
+               CASE WHEN a.e IS NULL THEN sp.e WHEN sp.e IS NULL THEN a.e ELSE {n["least"]}(a.e, sp.e) END AS e
+        FROM active_stay a JOIN span sp ON sp.task_id = a.task_id JOIN person p ON p.user_id = sp.user_id
+        WHERE (sp.e IS NULL OR sp.e > a.s) AND (a.e IS NULL OR sp.s IS NULL OR sp.s < a.e)
+    )"""
+    wf = sql.uuid_param(workflow_id)
+    params = [
+        wf,
+        _instant(to),
+        wf,
+        *_ids(active),
+        *(v for si, user_id in enumerate(people) for v in (si, user_id)),
+        _instant(frm),
+        from_us,
+    ]
+    return ctes, params
+
+
+def _person_stays(n: dict, from_us: int) -> tuple[str, list]:
+    """CTE `stay` for `limit_periods` from `_person_pieces`' pieces."""
+    ctes = f"""
+    stay AS (
+        SELECT si * {_SPAN} AS base, s - %s AS start_u, COALESCE(e - %s, {_AFTER}) AS end_u FROM piece
+    )"""
+    return ctes, [from_us, from_us]
+
+
+def limit_periods(
+    workflow_id,
+    *,
+    scopes: list[tuple],
+    frm,
+    to,
+    from_us: int,
+    to_us: int,
+    active: list | None = None,
+    lanes: list | None = None,
+) -> list[tuple]:
+    """Each scope's time in the window as alternating periods over / not over its limit
+    (gaps and islands). A scope is (what it counts, limits): step ids (the admitted tasks in
+    those steps; a step's own limit is a scope of one step), or with `active` (the board's
+    active step ids) a person's user id (the admitted tasks assigned to them in those
+    steps); its limits are [(microseconds since `from`, limit)], the first at 0, each in
+    force until the next (0: no limit, never over). `lanes` gives step scopes a lane each
+    (None: every lane), counting only the tasks in that lane now (`_of_lane`'s rule).
+    Rows: (scope index, over, started us, ended us or None while it lasts, us at the limit,
+    us over it, whether it reached its limit, most over the limit)."""
+    n = _names(connection.vendor)
+    counted = [subject for subject, _ in scopes]
+    if active is None:
+        stays, stays_params = _step_stays(n, counted, lanes or [None] * len(counted), frm, from_us)
+    else:
+        pieces, pieces_params = _person_pieces(
+            n, workflow_id=workflow_id, active=active, people=counted, frm=frm, to=to, from_us=from_us
+        )
+        stays, stays_params = _person_stays(n, from_us)
+        stays, stays_params = f"{pieces},{stays}", [*pieces_params, *stays_params]
+    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, lims in scopes))
+    statement = f"""
+    WITH {_transitions(n)},{stays},
+    lims(si, u, lim) AS (VALUES {limits}),
+    -- Each stay adds one where it starts (the state at `from`: at `from`) and takes it back
+    -- where it ends (after the window if it lasts): every scope's changes sum to zero, so
+    -- one running sum serves them all.
     -- A limit coming into force is a change of nothing but the limit.
     change AS (
         SELECT base + start_u AS k, CAST(NULL AS INTEGER) AS lim, 1 AS delta FROM stay
@@ -449,16 +559,8 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
     """
     params = [
         *_transitions_params(workflow_id, frm, to),
-        *(
-            v
-            for si, (steps, lane_id, _) in enumerate(scopes)
-            for step in steps
-            for v in (si, sql.uuid_param(step), None if lane_id is None else sql.uuid_param(lane_id))
-        ),
-        *(v for si, (_, _, lims) in enumerate(scopes) for u, lim in lims for v in (si, u, lim)),
-        _instant(frm),
-        from_us,
-        from_us,
+        *stays_params,
+        *(v for si, (_, lims) in enumerate(scopes) for u, lim in lims for v in (si, u, lim)),
         to_us - from_us,
         to_us - from_us,
     ]
@@ -586,6 +688,28 @@ def scope_stays(workflow_id, *, scopes: list[list], frm, to, from_us: int, to_us
             h, d = totals.get(si, (0, 0))
             totals[si] = (h + int(held), d + int(departed))
     return [(si, *totals.get(si, (0, 0))) for si in range(len(scopes))]
+
+
+def person_stays(workflow_id, *, active: list, people: list, frm, to, from_us: int, to_us: int) -> list[tuple]:
+    """(person index, task-microseconds counted for them in the window, departures in the
+    window) of each person of `people` (user ids), as `scope_stays` for a step: a task
+    counts for a person while admitted in an `active` step and assigned to them; it departs
+    when it stops counting for them (a move between two active steps is none)."""
+    n = _names(connection.vendor)
+    pieces, params = _person_pieces(
+        n, workflow_id=workflow_id, active=active, people=people, frm=frm, to=to, from_us=from_us
+    )
+    statement = f"""
+    WITH {_transitions(n)},{pieces},
+    p AS (SELECT si, s, e, LEAD(s) OVER (PARTITION BY si, task_id ORDER BY s) AS next_s FROM piece)
+    SELECT si, SUM(COALESCE(e, %s) - s),
+           SUM(CASE WHEN e IS NOT NULL AND (next_s IS NULL OR next_s <> e) THEN 1 ELSE 0 END)
+    FROM p GROUP BY si
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*_transitions_params(workflow_id, frm, to), *params, to_us])
+        totals = {int(si): (int(held), int(departed)) for si, held, departed in cursor.fetchall()}
+    return [(si, *totals.get(si, (0, 0))) for si in range(len(people))]
 
 
 # Each finishing task's state events, in its order, with when each state ends and the

@@ -17,6 +17,7 @@ from workflows.models import Lane, LimitScope
 PAGE_SIZE, MAX_PAGE_SIZE = Pagination.page_size, Pagination.max_page_size
 MAX_WINDOW = timedelta(days=366)
 DEFAULT_WINDOW = timedelta(days=30)
+MAX_EXPERIMENT_DAYS = 183  # twice that, the history an experiment reads, is within MAX_WINDOW
 # No board has history outside these, and the window's arithmetic (a default `from` 30 days
 # before `to`, points and buckets up to `to`) stays far from the ends of the calendar.
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
@@ -296,15 +297,20 @@ class SleSerializer(serializers.Serializer):
 
 
 class AdviceRow(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=["step", "group"])
-    id = serializers.UUIDField()
-    name = serializers.CharField()
-    limit = serializers.IntegerField()
-    avg_wip = serializers.FloatField(help_text="L: admitted tasks in the scope, averaged over the window")
+    scope = serializers.ChoiceField(choices=["step", "group", "person"])
+    id = serializers.JSONField(help_text="The step's or group's id (UUID), or the person's user id (integer)")
+    name = serializers.CharField(help_text="The step's or group's name, or the person's username")
+    limit = serializers.IntegerField(help_text="The limit now (0: none)")
+    avg_wip = serializers.FloatField(
+        help_text="L: admitted tasks in the scope (a person: theirs in active steps), averaged over the window"
+    )
     throughput_per_day = serializers.FloatField(help_text="λ: tasks that left the scope per day")
     avg_cycle_days = serializers.FloatField(allow_null=True, help_text="W = L / λ: days a task spent in the scope")
     suggested_limit = serializers.IntegerField(allow_null=True)
     arithmetic = serializers.CharField()
+    at_limit_ratio = serializers.FloatField(help_text="The share of the window at the limit in force then")
+    never_reached = serializers.BooleanField(help_text="The limit in force was never reached in the window")
+    always_at_limit = serializers.BooleanField(help_text="At or over the limit in force through the whole window")
 
 
 class AdviceSerializer(serializers.Serializer):
@@ -341,6 +347,53 @@ class EfficiencySerializer(serializers.Serializer):
     items = EfficiencyItem(many=True)
     efficiency = serializers.FloatField(allow_null=True, help_text="All working time over all lead time")
     percentiles = Percentiles()
+
+
+class ExperimentParams(serializers.Serializer):
+    """`days`: the limit changes of the last N days; the spans before them reach up to N days
+    further back, so the history read is at most 366 days."""
+
+    days = serializers.IntegerField(required=False, min_value=1, max_value=MAX_EXPERIMENT_DAYS, default=30)
+
+    def validate(self, attrs):
+        now = timezone.now()
+        return {**attrs, "now": now, "window": Window(now - 2 * timedelta(days=attrs["days"]), now)}
+
+
+class ExperimentChange(serializers.Serializer):
+    scope = serializers.ChoiceField(choices=LimitScope.choices)
+    subject_id = serializers.CharField(
+        help_text="The step's, group's, lane's, cell's or board's id, or the person's user id"
+    )
+    name = serializers.CharField(help_text="The subject's name at the time")
+    field = serializers.ChoiceField(choices=["wip_limit", "expedite_limit"])
+    before = serializers.IntegerField()
+    after = serializers.IntegerField()
+
+
+class ExperimentSide(serializers.Serializer):
+    to = serializers.DateTimeField(help_text="The span's end (before the change: not included)")
+    finished = serializers.IntegerField(help_text="Tasks first finished in the span: the throughput's sample")
+    throughput_per_day = serializers.FloatField(allow_null=True)
+    cycle_sample = serializers.IntegerField(help_text="Of those, the tasks with a cycle time (they were active)")
+    cycle_percentiles = Percentiles(help_text="Cycle time in seconds; null without a sample")
+
+    def get_fields(self):
+        return {"from": serializers.DateTimeField(help_text="The span's start"), **super().get_fields()}
+
+
+class Experiment(serializers.Serializer):
+    at = serializers.DateTimeField(help_text="When the limits changed")
+    actor = serializers.CharField(allow_null=True, help_text="Username")
+    changes = ExperimentChange(many=True)
+    span_days = serializers.FloatField(help_text="Each side's span: the time since the change, at most `days`")
+    before = ExperimentSide()
+    after = ExperimentSide()
+
+
+class ExperimentsSerializer(serializers.Serializer):
+    days = serializers.IntegerField()
+    experiments = Experiment(many=True)
 
 
 class LimitChangesParams(WindowParams):

@@ -75,6 +75,14 @@ CHARTS = [
         " is the limit at today's throughput whose time keeps the standard SLE, with the arithmetic.",
     },
     {
+        "id": "experiments",
+        "title": "Limit experiments",
+        "plot": False,
+        "help": "For each change of a limit since the window's start: the tasks finished, throughput and cycle"
+        " time percentiles in equal spans before and after it (the time since the change, at most the window),"
+        " with how many tasks each is drawn from. Small samples say little.",
+    },
+    {
         "id": "blockers",
         "title": "Blockers",
         "plot": False,

@@ -351,12 +351,35 @@ async function advice() {
   const sec = section("advice");
   const data = await getJSON(endpoint("advice"));
   csvLink(sec, "advice");
-  fillTable(sec, ["limit of", "limit", "average WIP", "throughput / day", "average days", "suggested", "arithmetic"],
-    data.limits.map((l) => [l.scope + " " + l.name, l.limit, l.avg_wip.toFixed(2), l.throughput_per_day.toFixed(2),
+  const judged = (l) => l.never_reached ? "never reached" : l.always_at_limit ? "always at or over it" :
+    percent(l.at_limit_ratio) + " of the time";
+  fillTable(sec, ["limit of", "limit", "at the limit", "average WIP", "throughput / day", "average days", "suggested", "arithmetic"],
+    data.limits.map((l) => [l.scope + " " + l.name, l.limit, judged(l), l.avg_wip.toFixed(2), l.throughput_per_day.toFixed(2),
       l.avg_cycle_days == null ? "—" : l.avg_cycle_days.toFixed(2), l.suggested_limit == null ? "—" : l.suggested_limit, l.arithmetic]));
   const changes = data.limits.filter((l) => l.suggested_limit != null && l.suggested_limit !== l.limit);
   summarize(sec, data.limits.length + " limits. " + (changes.length ? changes.map((l) => l.name + ": " + l.limit + " → " +
     l.suggested_limit).join(", ") + "." : "No change suggested."));
+}
+
+/* The limit changes since the window's start, in whole days (1 to 183). */
+async function experiments() {
+  const sec = section("experiments");
+  const from = new Date(form.elements.from.value + "T00:00:00Z");
+  const back = Math.min(183, Math.max(1, Math.ceil((Date.now() - from.getTime()) / (DAY * 1000))));
+  const url = (extra) => "/api/v1/workflows/" + workflowId + "/flow/experiments/?" + new URLSearchParams(Object.assign({ days: back }, extra));
+  const data = await getJSON(url());
+  sec.querySelector('[data-role="csv"]').href = url({ format: "csv" });
+  const cycles = (p, n) => n ? days(p["50"]) + " / " + days(p["85"]) + " / " + days(p["95"]) : "—";
+  const perDay = (x) => x == null ? "—" : x.toFixed(2);
+  fillTable(sec, ["when", "who", "change", "span (d)", "finished before", "finished after", "throughput / day before",
+    "throughput / day after", "cycle 50/85/95 (d) before", "cycle 50/85/95 (d) after"],
+    data.experiments.map((e) => [when(e.at), e.actor || "—",
+      e.changes.map((c) => c.scope + " " + c.name + ": " + (SETTINGS[c.field] || c.field) + " " + c.before + " → " + c.after).join("; "),
+      e.span_days.toFixed(1), e.before.finished, e.after.finished, perDay(e.before.throughput_per_day),
+      perDay(e.after.throughput_per_day), cycles(e.before.cycle_percentiles, e.before.cycle_sample),
+      cycles(e.after.cycle_percentiles, e.after.cycle_sample)]));
+  summarize(sec, data.experiments.length ? data.experiments.length + (data.experiments.length === 1 ? " limit change" :
+    " limit changes") + " in the last " + data.days + " days." : "No limit changed in the last " + data.days + " days.");
 }
 
 async function blockers() {
@@ -409,7 +432,7 @@ async function limitChanges() {
    (the throttle allows the live figures' refetches, not these on top). */
 async function judge() {
   try {
-    await Promise.all([forecast(), sle(), advice(), blockers(), efficiency(), limitChanges()]);
+    await Promise.all([forecast(), sle(), advice(), experiments(), blockers(), efficiency(), limitChanges()]);
   } catch (error) {
     alertBox.textContent = "Could not load the figures: " + error.message;
     alertBox.hidden = false;

@@ -164,7 +164,8 @@ QUERIES = {
     "cfd": 5,
     "wip": 6,  # and the limits in force
     "sle": 9,  # and the owner-set service levels
-    "advice": 11,
+    # and the members, the step and person limits in force, the periods at each step's limit
+    "advice": 15,
     "blockers": 5,
     "efficiency": 7,
     "cycle-times": 7,  # and the board's lanes, for the per-lane summary
