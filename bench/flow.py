@@ -118,7 +118,8 @@ def write_history(workflow, steps, events: int) -> None:
                                      is_ephemeral, admitted, created_at, updated_at, entered_step_at, blocked_reason,
                                      class_of_service, checklist, due_all_day, label_ids, comment_count, blocked_by)
             SELECT task_id, %s::uuid, %s::uuid, %s::uuid, 'Task ' || task_id, '', 2, 0, false, true,
-                   MIN(at), MAX(at), MAX(at), '', 'standard', '{"done": 0, "total": 0}'::jsonb, false, '[]'::jsonb, 0, '[]'::jsonb
+                   MIN(at), MAX(at), MAX(at), '', 'standard', '{"done": 0, "total": 0}'::jsonb, false,
+                   '[]'::jsonb, 0, '[]'::jsonb
             FROM boards_taskevent WHERE workflow_id = %s::uuid
             GROUP BY task_id HAVING COUNT(*) FILTER (WHERE kind = 'archived') = 0
             """,

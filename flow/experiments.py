@@ -83,7 +83,7 @@ def _finished(workflow, board: BoardSteps, *, since, to) -> list[tuple]:
     rows = queries.finished_tasks(workflow.pk, done=done, not_active=board.ids(BACKLOG) + done, frm=since, to=to)
     return [
         (finished, None if started is None or started > finished else (finished - started) / 1e6)
-        for _task_id, _title, _created, started, finished in rows
+        for _task_id, _title, _created, started, finished, _lane_id in rows
     ]
 
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from boards.models import Task
 from flow.outlook import task_outlook
 from tests.factories import board
-from tests.flow.factories import TaskEventFactory, finished_history
+from tests.flow.factories import finished_history
 
 DAY = timedelta(days=1)
 
