@@ -237,6 +237,7 @@ class EventKind(models.TextChoices):
     DUE = "due"  # the due date was set or cleared (detail: due_at, due_all_day)
     LINKED = "linked"  # a blocker was linked to this task (detail: blocker_id, link_id)
     UNLINKED = "unlinked"  # a blocker's link to this task was removed (detail: blocker_id)
+    IMPORTED = "imported"  # brought in by a backup without its history: where the history starts
 
 
 def unfinished(task, step: WorkflowStep) -> bool:
