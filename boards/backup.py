@@ -26,6 +26,12 @@ links, sessions) are left out. A step deleted before the export is null in the h
 document brings at most KANDEV_MAX_IMPORT_EVENTS events. Tasks of older documents (or
 without `history`) start their history with one `imported` event.
 
+A backup also carries the people's personal WIP limits (`people`: [{"username",
+"wip_limit"}], those who have one). An import gives each that limit where the person is a
+member of the workspace with no limit of their own (`applied`), leaves a limit they have
+(`kept`) and passes over those who are not members (`skipped`); after the tasks are in, so
+the limit judges what comes next, not the backup's own cards.
+
 Importing is all-or-nothing: a document with any invalid field, or a task a full limit
 refuses, writes nothing (400 naming every field, or the WIP conflict naming the task). The
 source board was settled within its limits, so its tasks fit the new board; only one that
@@ -34,6 +40,7 @@ was over a limit (forced, or a limit lowered) does not, and an owner may then im
 """
 
 import uuid
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -59,14 +66,26 @@ from boards.models import (
 )
 from boards.priorities import PRIORITY_NAMES
 from common.errors import Invalid
-from workflows.models import StepKind
+from workflows import config_history
+from workflows.models import Membership, StepKind
 from workflows.portable import export_document, import_document
+from workflows.step_rules import MAX_WIP_LIMIT
 
 RESTORED = "Imported from a kandev export."
 # An event's detail: people by username in the document; ids of the old install's things left out.
 DETAIL_PEOPLE = ("assignee_id", "previous")
 DETAIL_LOCAL = ("version", "label_ids", "added", "removed", "blocker_id", "link_id", "session_id")
 MAX_REASON = 10_000
+MAX_PEOPLE = 10_000
+
+
+@dataclass
+class BackupImport:
+    """What an import made: [(workflow, ImportResult, unassigned rows)], and the usernames of
+    the people's limits `applied`, `kept` and `skipped`."""
+
+    boards: list
+    people: dict = field(default_factory=lambda: {"applied": [], "kept": [], "skipped": []})
 
 
 def export_backup(workflows, *, tasks: bool = True) -> dict:
@@ -81,7 +100,17 @@ def export_backup(workflows, *, tasks: bool = True) -> dict:
             _export_history(workflow, ordered, doc["tasks"], positions)
             places.update((task.pk, (i, j)) for j, task in enumerate(ordered))
         _export_links(document, places)
+        document["people"] = _export_people(workflows)
     return document
+
+
+def _export_people(workflows) -> list[dict]:
+    workspaces = {workflow.workspace_id for workflow in workflows}
+    limited = Membership.objects.filter(workspace_id__in=workspaces, wip_limit__gt=0)
+    return [
+        {"username": username, "wip_limit": limit}
+        for username, limit in limited.order_by("user__username").values_list("user__username", "wip_limit")
+    ]
 
 
 def _export_links(document: dict, places: dict) -> None:
@@ -212,10 +241,10 @@ def _task_row(task: Task, positions: dict, labels: dict) -> dict:
     return row
 
 
-def backup_import(*, workspace, document, actor, force: bool = False, dry_run: bool = False) -> list[tuple]:
-    """Create the workflows of a portable document (version 1, 2 or 3) and their tasks, all or
-    nothing: [(workflow, ImportResult, unassigned rows)]. `actor` None: an operator. A
-    preview (`dry_run`) runs the very same import and rolls it back."""
+def backup_import(*, workspace, document, actor, force: bool = False, dry_run: bool = False) -> BackupImport:
+    """Create the workflows of a portable document (version 1, 2 or 3) and their tasks, and
+    give its people their limits, all or nothing. `actor` None: an operator. A preview
+    (`dry_run`) runs the very same import and rolls it back."""
     try:
         return _import(workspace=workspace, document=document, actor=actor, force=force, dry_run=dry_run)
     except DryRun as preview:
@@ -223,8 +252,9 @@ def backup_import(*, workspace, document, actor, force: bool = False, dry_run: b
 
 
 @board_transaction
-def _import(*, workspace, document, actor, force, dry_run) -> list[tuple]:
+def _import(*, workspace, document, actor, force, dry_run) -> BackupImport:
     task_docs = _task_docs(document)
+    people = _read_people(document)
     workflows = import_document(workspace, document)  # raises on any invalid structure
     reader = TaskReader(workspace.pk, unassign_strangers=True)
     rows = [
@@ -248,9 +278,57 @@ def _import(*, workspace, document, actor, force, dry_run) -> list[tuple]:
             with board_change(workflow.pk, actor=actor) as change:
                 dependencies.mark_board(change)
     _keep_updated_times([row for batch in rows for row in batch])
+    result = BackupImport(imported, _apply_people(workspace, people, actor))
     if dry_run:
-        raise DryRun(imported)  # inside the transaction: everything written rolls back
-    return imported
+        raise DryRun(result)  # inside the transaction: everything written rolls back
+    return result
+
+
+def _read_people(document) -> dict[str, int]:
+    """{username: limit} of the document's `people`; a 400 naming each bad entry."""
+    people = document.get("people", []) if isinstance(document, dict) else []
+    if not isinstance(people, list) or len(people) > MAX_PEOPLE:
+        raise Invalid({"people": [f"A list of at most {MAX_PEOPLE} people."]})
+    limits, errors = {}, {}
+    for i, person in enumerate(people):
+        username = person.get("username") if isinstance(person, dict) else None
+        limit = person.get("wip_limit") if isinstance(person, dict) else None
+        if not isinstance(username, str) or not username:
+            errors[f"people[{i}].username"] = ["A username is required."]
+        elif _position(limit, MAX_WIP_LIMIT + 1) is None:
+            errors[f"people[{i}].wip_limit"] = [f"Must be a whole number from 0 to {MAX_WIP_LIMIT}."]
+        else:
+            limits[username] = limit
+    if errors:
+        raise Invalid(errors, detail="The workflow document is invalid; nothing was imported.")
+    return limits
+
+
+def _apply_people(workspace, limits: dict, actor) -> dict:
+    """Each member without a limit of their own gets the document's (recorded as an owner's
+    change would be); a limit someone has stays."""
+    people = {"applied": [], "kept": [], "skipped": []}
+    members = (
+        Membership.objects.filter(workspace=workspace, user__username__in=[u for u, n in limits.items() if n])
+        .select_related("user")
+        .select_for_update(of=("self",))
+        .order_by("pk")
+    )
+    found = {membership.user.username: membership for membership in members}
+    for username, limit in sorted(limits.items()):
+        membership = found.get(username)
+        if membership is None or not limit:
+            people["skipped"].append(username)
+        elif membership.wip_limit:
+            people["kept"].append(username)
+        else:
+            before = config_history.person_config(membership)
+            membership.wip_limit = limit
+            membership.save(update_fields=["wip_limit"])
+            after = config_history.person_config(membership)
+            config_history.record(workspace_id=workspace.pk, workflow_id=None, actor=actor, before=before, after=after)
+            people["applied"].append(username)
+    return people
 
 
 def _keep_updated_times(rows: list) -> None:

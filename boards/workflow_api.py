@@ -221,9 +221,9 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
             workspace=workspace, document=request.data, actor=request.user, force=force, dry_run=dry_run
         )
         if dry_run:  # the boards were rolled back: what they would hold
-            body = {"dry_run": True, "workflows": [_previewed(*entry) for entry in imported]}
-            return Response(body, status=status.HTTP_200_OK)
-        body = {"workflows": [_imported(*entry) for entry in imported]}
+            body = {"dry_run": True, "workflows": [_previewed(*entry) for entry in imported.boards]}
+            return Response({**body, "people": imported.people}, status=status.HTTP_200_OK)
+        body = {"workflows": [_imported(*entry) for entry in imported.boards], "people": imported.people}
         return Response(body, status=status.HTTP_201_CREATED)
 
     @extend_schema(

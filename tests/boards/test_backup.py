@@ -14,7 +14,7 @@ from boards.models import ClassOfService, Comment, EventKind, Label, Priority, T
 from tests import factories
 from tests.conftest import member_client
 from tests.factories import MembershipFactory, UserFactory
-from workflows.models import OnFull, Role, Workflow
+from workflows.models import ConfigChange, LimitScope, Membership, OnFull, Role, Workflow
 
 pytestmark = pytest.mark.django_db
 
@@ -244,6 +244,7 @@ def test_a_dry_run_answers_what_the_import_would_do_and_writes_nothing(api, sour
                 "tasks": {"created": 6, "queued": 1, "forced": 0, "archived": 1, "refused": [], "unassigned": []},
             }
         ],
+        "people": {"applied": [], "kept": [], "skipped": []},
     }
     assert (Workflow.objects.count(), Task.objects.count(), TaskEvent.objects.count()) == before
 
@@ -293,3 +294,41 @@ def test_bad_comments_are_400s_naming_the_field_and_nothing_is_written(api, sour
     assert response.status_code == 400
     assert list(response.json()["errors"]) == [f"workflows[0].tasks[0].{field}"]
     assert Comment.objects.count() == before
+
+
+def test_people_limits_go_to_members_who_have_none(api, source, owner):
+    Membership.objects.filter(workspace=source.workspace, user__username="ada").update(wip_limit=3)
+    Membership.objects.filter(workspace=source.workspace, user=owner).update(wip_limit=5)
+    document = renamed(export(api, source))
+    assert document["people"] == [{"username": "ada", "wip_limit": 3}, {"username": "olivia", "wip_limit": 5}]
+    document["people"].append({"username": "grace", "wip_limit": 2})
+    elsewhere = factories.WorkspaceFactory()
+    MembershipFactory(workspace=elsewhere, user=owner, role=Role.OWNER, wip_limit=4)  # has one: kept
+    grace = UserFactory(username="grace")
+    MembershipFactory(workspace=elsewhere, user=grace, role=Role.MEMBER)  # none: given the backup's
+
+    response = import_(api, elsewhere, document)
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["people"] == {"applied": ["grace"], "kept": ["olivia"], "skipped": ["ada"]}
+    limits = dict(Membership.objects.filter(workspace=elsewhere).values_list("user__username", "wip_limit"))
+    assert limits == {"olivia": 4, "grace": 2}
+    change = ConfigChange.objects.get(workspace_id=elsewhere.pk, scope=LimitScope.PERSON)
+    assert (change.actor, change.field, change.before, change.after) == (owner, "wip_limit", 0, 2)
+
+
+@pytest.mark.parametrize(
+    ("people", "field"),
+    [
+        ("everyone", "people"),
+        ([{"wip_limit": 2}], "people[0].username"),
+        ([{"username": "a", "wip_limit": -1}], "people[0].wip_limit"),
+    ],
+)
+def test_bad_people_are_400s_and_nothing_is_written(api, source, people, field):
+    document = renamed(export(api, source))
+    document["people"] = people
+    response = import_(api, source.workspace, document)
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == [field]
+    assert not Workflow.objects.filter(name="Restored").exists()
