@@ -332,3 +332,28 @@ def test_bad_people_are_400s_and_nothing_is_written(api, source, people, field):
     assert response.status_code == 400
     assert list(response.json()["errors"]) == [field]
     assert not Workflow.objects.filter(name="Restored").exists()
+
+
+def test_a_workspace_export_carries_every_board_and_imports_whole(api, source, owner):
+    factories.board(factories.WorkflowFactory(workspace=source.workspace, name="Support"))
+    response = api.get(f"/api/v1/workspaces/{source.workspace_id}/export/?format=json")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="{source.workspace.slug}.json"'
+    document = json.loads(response.content)
+    assert [(w["name"], len(w["tasks"])) for w in document["workflows"]] == [("Delivery", 8), ("Support", 0)]
+    elsewhere = factories.WorkspaceFactory()
+    MembershipFactory(workspace=elsewhere, user=owner, role=Role.OWNER)
+    MembershipFactory(workspace=elsewhere, user=Membership.objects.get(user__username="ada").user, role=Role.MEMBER)
+
+    broken = json.loads(response.content)
+    broken["workflows"][1]["steps"][0]["wip_limit"] = -1
+    assert import_(api, elsewhere, broken).status_code == 400
+    assert not Workflow.objects.filter(workspace=elsewhere).exists()  # all or nothing
+
+    response = import_(api, elsewhere, document)
+    assert response.status_code == 201, response.json()
+    assert [w["name"] for w in response.json()["workflows"]] == ["Delivery", "Support"]
+    for copy, original in zip(
+        Workflow.objects.filter(workspace=elsewhere).order_by("name"), ("Delivery", "Support"), strict=True
+    ):
+        assert export_tasks(copy) == export_tasks(Workflow.objects.get(workspace=source.workspace, name=original))

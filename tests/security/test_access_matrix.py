@@ -237,6 +237,7 @@ ENDPOINTS = [
     Endpoint("token create", "POST", "/api/v1/tokens/", "401 401 201 201 201 201 201", {"name": "ci"}),
     Endpoint("token revoke (the owner's)", "DELETE", "/api/v1/tokens/{owner_token}/", "401 401 404 404 404 204 404"),
     Endpoint("workflow export", "GET", "/api/v1/workflows/{workflow}/export/", "401 401 404 200 200 200 404"),
+    Endpoint("workspace export", "GET", "/api/v1/workspaces/{workspace}/export/", "401 401 404 200 200 200 404"),
     Endpoint(
         "workflow import",
         "POST",
