@@ -50,6 +50,7 @@ def writable_workspace(user, workspace_id):
 def label_create(*, workspace_id, actor, name: str, color: str) -> Label:
     with ExitStack() as boards:
         changes = _every_board(boards, workspace_id, actor)
+        label_guard(workspace_id)
         labels = Label.objects.filter(workspace_id=workspace_id)
         if labels.count() >= LABELS_PER_WORKSPACE_MAX:
             raise Conflict(f"A workspace has at most {LABELS_PER_WORKSPACE_MAX} labels.", code="too_many_labels")
@@ -65,6 +66,7 @@ def label_update(*, label: Label, actor, **fields) -> Label:
     """Rename or recolour a label."""
     with ExitStack() as boards:
         changes = _every_board(boards, label.workspace_id, actor)
+        label_guard(label.workspace_id)
         label = Label.objects.select_for_update().get(pk=label.pk)
         if "name" in fields:
             _check_name(Label.objects.filter(workspace_id=label.workspace_id).exclude(pk=label.pk), fields["name"])
@@ -118,6 +120,13 @@ def _every_board(boards: ExitStack, workspace_id, actor) -> list[BoardChange]:
     every label change, so two of them never wait on each other in a circle)."""
     workflow_ids = Workflow.objects.filter(workspace_id=workspace_id).order_by("pk").values_list("pk", flat=True)
     return [boards.enter_context(board_change(pk, actor=actor)) for pk in workflow_ids]
+
+
+def label_guard(workspace_id) -> None:
+    """The workspace's row, locked after its boards: who makes or renames a label (a create, an
+    import) counts and names them alone, so the quota and the one name without case hold
+    also where a board made in the same transaction (an import's) is not yet seen by others."""
+    Workspace.objects.select_for_update(no_key=True).filter(pk=workspace_id).first()
 
 
 @contextmanager
