@@ -74,6 +74,7 @@ from workflows.step_rules import MAX_WIP_LIMIT
 RESTORED = "Imported from a kandev export."
 # An event's detail: people by username in the document; ids of the old install's things left out.
 DETAIL_PEOPLE = ("assignee_id", "previous")
+DETAIL_LANES = ("lane_id", "from_lane_id")  # a move's lanes, by position in the document
 DETAIL_LOCAL = ("version", "label_ids", "added", "removed", "blocker_id", "link_id", "session_id")
 MAX_REASON = 10_000
 MAX_PEOPLE = 10_000
@@ -155,17 +156,20 @@ def _export_history(workflow, ordered: list[Task], rows: list[dict], positions: 
                 "actor": usernames.get(e.actor_id),
                 "reason": e.reason,
                 "at": e.at.isoformat(),
-                "detail": _detail_out(e.detail, usernames),
+                "detail": _detail_out(e.detail, usernames, lanes),
             }
             for e in events.get(task.pk, [])
         ]
 
 
-def _detail_out(detail: dict, usernames: dict) -> dict:
+def _detail_out(detail: dict, usernames: dict, lanes: dict) -> dict:
     out = {key: value for key, value in detail.items() if key not in DETAIL_LOCAL}
     for key in DETAIL_PEOPLE:
         if key in out:
             out[key] = usernames.get(out[key])
+    for key in DETAIL_LANES:
+        if key in out:
+            out[key] = lanes.get(uuid.UUID(out[key])) if out[key] else None
     return out
 
 
@@ -415,7 +419,7 @@ def _in_cycle(start: str, blockers: dict) -> bool:
 
 def _read_tasks(reader: TaskReader, i: int, workflow, docs: list, *, history: bool) -> list:
     steps = list(workflow.steps.order_by("position"))
-    lanes = workflow.lanes.count()
+    lanes = list(workflow.lanes.order_by("position"))
     by_name = {}
     for step in steps:
         by_name.setdefault(step.name, []).append(step)
@@ -435,25 +439,25 @@ def _read_tasks(reader: TaskReader, i: int, workflow, docs: list, *, history: bo
     return rows
 
 
-def _read_kept(reader: TaskReader, row: str, doc: dict, steps: list, lanes: int) -> dict:
+def _read_kept(reader: TaskReader, row: str, doc: dict, steps: list, lanes: list) -> dict:
     """A version 3 row's lane, times and history as ImportedTask fields."""
     kept = {"times": {name: reader._instant(row, doc.get(name), name) for name in ("updated_at", *KEPT_TIMES)}}
     lane = doc.get("lane_position")
     if lane is not None:
-        if _position(lane, lanes) is None:
+        if _position(lane, len(lanes)) is None:
             reader.error(f"{row}.lane_position", f"No lane at position {lane}.")
-        kept["lane_position"] = _position(lane, lanes)
+        kept["lane_position"] = _position(lane, len(lanes))
     events = doc.get("history")
     if events is None:
         return kept
     if not isinstance(events, list):
         reader.error(f"{row}.history", "Must be a list of events.")
         return kept
-    kept["history"] = [_read_event(reader, f"{row}.history[{k}]", e, steps) for k, e in enumerate(events)]
+    kept["history"] = [_read_event(reader, f"{row}.history[{k}]", e, steps, lanes) for k, e in enumerate(events)]
     return kept
 
 
-def _read_event(reader: TaskReader, at: str, doc, steps: list) -> TaskEvent | None:
+def _read_event(reader: TaskReader, at: str, doc, steps: list, lanes: list) -> TaskEvent | None:
     if not isinstance(doc, dict):
         reader.error(at, "Must be a mapping with kind, at and the event's steps.")
         return None
@@ -475,6 +479,10 @@ def _read_event(reader: TaskReader, at: str, doc, steps: list) -> TaskEvent | No
     for key in DETAIL_PEOPLE:
         if key in detail:
             detail[key] = _member_or_none(reader, detail[key])
+    for key in DETAIL_LANES:
+        if key in detail:
+            position = _position(detail[key], len(lanes))
+            detail[key] = str(lanes[position].pk) if position is not None else None
     return TaskEvent(
         kind=doc.get("kind"),
         actor_id=_member_or_none(reader, doc.get("actor")),
