@@ -464,7 +464,7 @@ def _read_event(reader: TaskReader, at: str, doc, steps: list, lanes: list) -> T
     if doc.get("kind") not in EventKind.values:
         reader.error(f"{at}.kind", f"Must be one of {', '.join(EventKind.values)}.")
     instant = reader._instant(at, doc.get("at"), "at")
-    if instant is None:
+    if doc.get("at") in (None, ""):
         reader.error(f"{at}.at", "The event's moment is required.")
     moved = {}
     for name in ("from_step", "to_step"):
