@@ -48,7 +48,7 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     )
     def create(self, request):
         data = validated(LabelSerializer, request.data)
-        workspace = labels.writable_workspace(request.user, data["workspace_id"])
+        workspace = access.member_workspace(request.user, data["workspace_id"], write=True)
         label = labels.label_create(
             workspace_id=workspace.pk, actor=request.user, name=data["name"], color=data["color"]
         )
@@ -68,7 +68,7 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _writable(self, pk) -> Label:
-        label = labels.member_label(self.request.user, pk)
+        label = access.member_row(Label.objects.all(), self.request.user, pk)
         require_role(self.request.user, label.workspace_id, write=True)
         return label
 

@@ -6,7 +6,7 @@ lets the service write, fills every step the writes may have given room or candi
 """
 
 import logging
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from functools import partial
 
 from django.db import transaction
@@ -35,6 +35,21 @@ def board_change(workflow_id, *, actor=None, task_id=None):
         transaction.on_commit(fill, robust=True)
     if change.worklist.elsewhere:
         transaction.on_commit(partial(refresh_boards, dict(change.worklist.elsewhere)), robust=True)
+
+
+def workspace_boards(boards: ExitStack, workspace_id, actor) -> list:
+    """A change of each board of a workspace, for a change of something all its boards show
+    (a label, a blocker type), locked in id order: one lock order for every such change, so
+    two of them never wait on each other in a circle."""
+    workflow_ids = Workflow.objects.filter(workspace_id=workspace_id).order_by("pk").values_list("pk", flat=True)
+    return [boards.enter_context(board_change(pk, actor=actor)) for pk in workflow_ids]
+
+
+def announce_everywhere(changes: list, type_: str, **payload) -> None:
+    """One live message on each of `workspace_boards`, each board's version advanced."""
+    for change in changes:
+        change.record.touch()
+        change.record.announce(type_, **payload)
 
 
 @contextmanager

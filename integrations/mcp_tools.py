@@ -405,11 +405,11 @@ def build_server(*, user_id=None) -> MCPServer:
         user = acting_user(ctx)
         if label_id is None:
             data = validated(LabelSerializer, given(workspace_id=workspace_id, name=name, color=color))
-            workspace = labels.writable_workspace(user, data["workspace_id"])
+            workspace = access.member_workspace(user, data["workspace_id"], write=True)
             return label_data(
                 labels.label_create(workspace_id=workspace.pk, actor=user, name=data["name"], color=data["color"])
             )
-        label = labels.member_label(user, label_id)
+        label = access.member_row(Label.objects.all(), user, label_id)
         changes = validated(LabelUpdateSerializer, given(name=name, color=color))
         if changes:
             require_role(user, label.workspace_id, write=True)
@@ -421,7 +421,7 @@ def build_server(*, user_id=None) -> MCPServer:
     def delete_label(ctx: Context, label_id: str) -> dict[str, Any]:
         """Delete a label: every task of the workspace that carries it loses it."""
         user = acting_user(ctx)
-        label = labels.member_label(user, label_id)
+        label = access.member_row(Label.objects.all(), user, label_id)
         require_role(user, label.workspace_id, write=True)
         labels.label_delete(label=label, actor=user)
         return {"deleted": label_id}
