@@ -165,7 +165,7 @@ QUERIES = {
     "wip": 6,  # and the limits in force
     "sle": 9,  # and the owner-set service levels
     "advice": 11,
-    "blockers": 5,
+    "blockers": 6,  # the blocks, then the active steps' stays (capacity per blocker type)
     "efficiency": 7,
     "cycle-times": 6,
     "throughput": 5,
