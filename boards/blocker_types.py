@@ -10,11 +10,12 @@ the block itself stays).
 from contextlib import ExitStack
 
 from boards.change import BoardChange
-from boards.changes import announce_everywhere, workspace_boards
+from boards.changes import announce_everywhere, board_change, workspace_boards
 from boards.locking import board_transaction
 from boards.models import BLOCKER_TYPES_PER_WORKSPACE_MAX, BlockerType, Task
 from common.errors import Conflict, Invalid
 from common.validation import check_name_free, name_held
+from workflows.models import Workflow
 
 NAME_TAKEN = "A blocker type with this name already exists in this workspace."
 
@@ -70,6 +71,37 @@ def blocker_type_delete(*, blocker_type: BlockerType, actor) -> None:
                 change.record.changed(task, change.steps[task.step_id])
         announce_everywhere(changes, "blocker_type.deleted", blocker_type_id=str(blocker_type.pk))
         BlockerType.objects.filter(pk=blocker_type.pk).delete()
+
+
+def block_detail(blocker_type: BlockerType | None) -> dict:
+    """A `blocked` event's type: its id and its name then. The flow figures group by the id,
+    and a type renamed or deleted since keeps the name it had."""
+    return {"type_id": str(blocker_type.pk), "type": blocker_type.name} if blocker_type else {}
+
+
+def types_named(change: BoardChange, names: list[str]) -> dict:
+    """{lowercase name: BlockerType} of the workspace for `names` (an import's), making those
+    it lacks; a type made here reaches every other board of the workspace as a type change."""
+    workspace_id = change.workflow.workspace_id
+    wanted = {name.lower(): name for name in names}
+    if not wanted:
+        return {}
+    existing = {t.name.lower(): t for t in BlockerType.objects.filter(workspace_id=workspace_id)}
+    missing = [name for key, name in wanted.items() if key not in existing]
+    if not missing:
+        return existing
+    if len(existing) + len(missing) > BLOCKER_TYPES_PER_WORKSPACE_MAX:
+        raise Invalid({"blocked_type": [f"A workspace has at most {BLOCKER_TYPES_PER_WORKSPACE_MAX} blocker types."]})
+    with name_held(NAME_TAKEN):  # one made meanwhile by a request that locked no board of this one
+        made = BlockerType.objects.bulk_create(BlockerType(workspace_id=workspace_id, name=name) for name in missing)
+    payload = {"blocker_type": blocker_type_data(made[0])}
+    change.record.announce("blocker_type.updated", **payload)
+    others = Workflow.objects.filter(workspace_id=workspace_id).exclude(pk=change.workflow.pk).order_by("pk")
+    with ExitStack() as boards:
+        for workflow_id in others.values_list("pk", flat=True):
+            other = boards.enter_context(board_change(workflow_id, actor=change.actor))
+            announce_everywhere([other], "blocker_type.updated", **payload)
+    return {**existing, **{t.name.lower(): t for t in made}}
 
 
 def type_for_block(change: BoardChange, blocked_type_id) -> BlockerType | None:

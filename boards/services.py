@@ -1,7 +1,7 @@
 """Task writes that are not admissions: they change a card, never its step."""
 
 from boards.admission import move, reassign, reclassify
-from boards.blocker_types import type_for_block
+from boards.blocker_types import block_detail, type_for_block
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
 from boards.labels import relabel
@@ -85,10 +85,7 @@ def task_block(*, task: Task, actor, reason: str, blocked_type_id=None) -> Task:
         task.blocked_at = task.blocked_at or change.now  # a new reason does not restart the clock
         task.updated_at = change.now
         task.save(update_fields=["blocked_reason", "blocked_type", "blocked_at", "updated_at"])
-        # The type's id and its name then: the flow figures group by the id, and a deleted
-        # type keeps the name it had.
-        typed = {"type_id": str(blocked_type.pk), "type": blocked_type.name} if blocked_type else {}
-        change.record.event(task, EventKind.BLOCKED, reason=reason, action="block", **typed)
+        change.record.event(task, EventKind.BLOCKED, reason=reason, action="block", **block_detail(blocked_type))
         _changed(change, task)
         return task
 

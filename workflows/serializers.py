@@ -205,7 +205,7 @@ class PortableWorkflowSerializer(serializers.Serializer):
         child=serializers.DictField(),
         required=False,
         help_text="Version 2: {title, description, step, step_position, priority, class_of_service, "
-        "assignee, blocked_reason, archived, created_at}, live tasks in board order, then archived ones",
+        "assignee, blocked_reason, blocked_type, archived, created_at}, live tasks in board order, then archived ones",
     )
 
 
