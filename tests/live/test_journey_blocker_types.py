@@ -26,13 +26,19 @@ def types_of(api, workflow) -> dict:
 def blocker_types_are_kept_in_the_settings(open_page, owner, workflow, board, api):
     page = open_page(owner, f"/workflows/{workflow.pk}/settings/#blocker-types")
     section = page.get_by_role("region", name=f"Blocker types of {workflow.workspace.name}")
+
+    def reloaded(name):
+        """A write reloads the page: its rows shown, and its forms' script running again."""
+        expect(section.get_by_role("button", name=f"Delete blocker type {name}")).to_be_visible()
+        page.wait_for_load_state()
+
     for name in ("Vendor", "Review"):
         section.get_by_label("New blocker type").fill(name)
         section.get_by_role("button", name="Add blocker type").click()
-        expect(section.get_by_role("button", name=f"Delete blocker type {name}")).to_be_visible()
+        reloaded(name)
     section.get_by_role("textbox", name="Name", exact=True).first.fill("Environment")  # by name: Review first
     section.get_by_role("button", name="Rename blocker type Review").click()
-    expect(section.get_by_role("button", name="Delete blocker type Environment")).to_be_visible()
+    reloaded("Environment")
     # A name already taken, case aside, is refused in words next to the form.
     section.get_by_label("New blocker type").fill("vendor")
     section.get_by_role("button", name="Add blocker type").click()
