@@ -38,6 +38,7 @@ TASK_JSON = {
     "created_at": iso,
     "updated_at": iso,
     "entered_step_at": iso,
+    "started_at": iso,
     "label_ids": None,
     "due_at": iso,
     "due_all_day": None,

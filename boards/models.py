@@ -170,6 +170,9 @@ class Task(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     entered_step_at = models.DateTimeField()
+    # Its cycle's start: its first admission into an active step (boards/placement.py), set
+    # once and never reset; null until then. A card's age against its service level.
+    started_at = models.DateTimeField(null=True, blank=True)
     # The task's label ids (str, sorted), kept with `labels` in the same transaction: a card's
     # JSON is read from its own row, never a query per task.
     label_ids = models.JSONField(default=list, blank=True)

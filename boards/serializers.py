@@ -38,6 +38,9 @@ class TaskSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
     entered_step_at = serializers.DateTimeField(read_only=True)
+    started_at = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="Its first admission into an active step: its cycle's start"
+    )
     label_ids = serializers.ListField(child=serializers.UUIDField(), read_only=True)
     due_at = serializers.DateTimeField(read_only=True, allow_null=True)
     due_all_day = serializers.BooleanField(read_only=True)

@@ -27,6 +27,8 @@ TOOLS = {
     "list_workflows",
     "list_steps",
     "get_board",
+    "get_task",
+    "forecast",
     "create_task",
     "move_task",
     "update_step",

@@ -106,6 +106,9 @@ ENDPOINTS = [
     Endpoint("flow sle", "GET", "/api/v1/workflows/{workflow}/flow/sle/", "401 401 404 200 200 200 404"),
     Endpoint("flow advice", "GET", "/api/v1/workflows/{workflow}/flow/advice/", "401 401 404 200 200 200 404"),
     Endpoint(
+        "flow experiments", "GET", "/api/v1/workflows/{workflow}/flow/experiments/", "401 401 404 200 200 200 404"
+    ),
+    Endpoint(
         "flow limit changes", "GET", "/api/v1/workflows/{workflow}/flow/limit-changes/", "401 401 404 200 200 200 404"
     ),
     # A service level is the owners' to set.
