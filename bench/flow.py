@@ -114,15 +114,15 @@ def write_history(workflow, steps, events: int) -> None:
         # The tasks still live at the end of the history sit in In Progress (aging reads them).
         cursor.execute(
             """
-            INSERT INTO boards_task (id, workflow_id, step_id, title, description, priority, position,
+            INSERT INTO boards_task (id, workflow_id, step_id, lane_id, title, description, priority, position,
                                      is_ephemeral, admitted, created_at, updated_at, entered_step_at, blocked_reason,
-                                     class_of_service)
-            SELECT task_id, %s::uuid, %s::uuid, 'Task ' || task_id, '', 2, 0, false, true,
-                   MIN(at), MAX(at), MAX(at), '', 'standard'
+                                     class_of_service, checklist, due_all_day, label_ids, comment_count, blocked_by)
+            SELECT task_id, %s::uuid, %s::uuid, %s::uuid, 'Task ' || task_id, '', 2, 0, false, true,
+                   MIN(at), MAX(at), MAX(at), '', 'standard', '{"done": 0, "total": 0}'::jsonb, false, '[]'::jsonb, 0, '[]'::jsonb
             FROM boards_taskevent WHERE workflow_id = %s::uuid
             GROUP BY task_id HAVING COUNT(*) FILTER (WHERE kind = 'archived') = 0
             """,
-            [str(workflow.pk), str(steps[1].pk), str(workflow.pk)],
+            [str(workflow.pk), str(steps[1].pk), str(workflow.lanes.get().pk), str(workflow.pk)],
         )
         # As autovacuum would on an append-only table: the index-only scans need the visibility map.
         cursor.execute("VACUUM ANALYZE boards_taskevent")

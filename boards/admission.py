@@ -16,6 +16,7 @@ from boards.limits import Entry, ExpediteAllowance, StepLimit
 from boards.locking import board_transaction
 from boards.models import ClassOfService, EventKind, Priority, Task, occupies
 from boards.placement import (
+    ENTERED_FIELDS,
     MOVED_FIELDS,
     Admission,
     Outcome,
@@ -334,7 +335,7 @@ def task_restore(*, task: Task, actor, force: bool = False, reason: str = "") ->
         task.archived_at = None
         outcome = decide(change, step, task, force=force)
         enter(change, task, step, outcome)
-        task.save(update_fields=["archived_at", "position", "admitted", "queued_at", "entered_step_at", "updated_at"])
+        task.save(update_fields=["archived_at", *ENTERED_FIELDS])
         change.record.event(
             task, event_kind(outcome, EventKind.RESTORED), to_step=step, reason=reason, action="restore"
         )
@@ -356,7 +357,7 @@ def task_make_permanent(*, task: Task, actor, force: bool = False, reason: str =
         task.is_ephemeral = False
         outcome = decide(change, step, task, force=force)
         enter(change, task, step, outcome, position=task.position)
-        task.save(update_fields=["is_ephemeral", "admitted", "queued_at", "entered_step_at", "updated_at"])
+        task.save(update_fields=["is_ephemeral", *ENTERED_FIELDS])
         kind = event_kind(outcome, EventKind.MOVED)
         change.record.event(task, kind, from_step=step, to_step=step, reason=reason, action="make_permanent")
         change.record.announce("task.updated", task=task)

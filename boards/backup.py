@@ -5,7 +5,8 @@ creates.
 Each workflow of a version 2 document carries `tasks`: live ones step by step in board order
 (a queue-mode step's queued tasks after its admitted ones, in queue order), then archived
 ones. A task names its step by position (`step_position`) and, for people reading the file,
-by name (`step`); its assignee by username; its labels, due date and checklist as
+by name (`step`); its assignee by username; its block's type by name (`blocked_type`: found
+in the workspace without case, or made there); its labels, due date and checklist as
 boards/card_import.py writes them; its `comments` (oldest first) their author by username
 (one who is not a member where the document is imported is named in the body).
 Ephemeral tasks are scratch work and stay out.
@@ -191,7 +192,7 @@ def _exported(workflow) -> tuple[list[Task], dict, dict]:
     queued_last = Case(When(admitted=False, then=Value(1)), default=Value(0), output_field=IntegerField())
     tasks = (
         Task.objects.filter(workflow=workflow, is_ephemeral=False)
-        .select_related("assignee")
+        .select_related("assignee", "blocked_type")
         .prefetch_related(
             "checklist_items",
             Prefetch("comments", Comment.objects.select_related("author").order_by("created_at", "id")),
@@ -218,6 +219,7 @@ def _task_row(task: Task, positions: dict, labels: dict) -> dict:
         "class_of_service": task.class_of_service,
         "assignee": task.assignee.username if task.assignee else None,
         "blocked_reason": task.blocked_reason,
+        "blocked_type": task.blocked_type.name if task.blocked_type else None,
         "archived": task.archived_at is not None,
         "created_at": task.created_at.isoformat(),
         **card_fields_row(task, labels),

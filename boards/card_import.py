@@ -12,8 +12,7 @@ from contextlib import ExitStack
 
 from boards.card_serializers import parse_due
 from boards.change import BoardChange
-from boards.changes import board_change
-from boards.labels import label_guard
+from boards.changes import announce_everywhere, workspace_boards
 from boards.messages import label_data
 from boards.models import (
     CHECKLIST_ITEMS_MAX,
@@ -27,7 +26,6 @@ from boards.models import (
     Task,
 )
 from common.errors import Invalid
-from workflows.models import Workflow
 
 
 def card_fields_row(task: Task, labels: dict) -> dict:
@@ -134,16 +132,11 @@ def attach_card_fields(change: BoardChange, placed: list[tuple]) -> None:
 
 def _workspace_labels(change: BoardChange, wanted: dict) -> dict:
     """{lowercase name: Label} of the workspace for the names `wanted`, making those it lacks.
-    The workspace's other boards are locked (in id order, as every label change locks them)
-    and then its label guard, before its labels are read; a label made here reaches every
-    other board as a label change."""
+    The workspace's other boards are locked as every label change locks them, before its
+    labels are read; a label made here reaches every other board as a label change."""
     workspace_id = change.workflow.workspace_id
-    others = Workflow.objects.filter(workspace_id=workspace_id).exclude(pk=change.workflow.pk).order_by("pk")
     with ExitStack() as boards:
-        changes = [
-            boards.enter_context(board_change(pk, actor=change.actor)) for pk in others.values_list("pk", flat=True)
-        ]
-        label_guard(workspace_id)
+        changes = workspace_boards(boards, workspace_id, change.actor, besides=change.workflow.pk)
         existing = {label.name.lower(): label for label in Label.objects.filter(workspace_id=workspace_id)}
         missing = [pair for key, pair in wanted.items() if key not in existing]
         if not missing:
@@ -154,7 +147,5 @@ def _workspace_labels(change: BoardChange, wanted: dict) -> dict:
             Label(workspace_id=workspace_id, name=name, color=color) for name, color in missing
         )
         change.record.announce("label.updated", label=label_data(made[0]))
-        for other in changes:
-            other.record.touch()
-            other.record.announce("label.updated", label=label_data(made[0]))
+        announce_everywhere(changes, "label.updated", label=label_data(made[0]))
     return {**existing, **{label.name.lower(): label for label in made}}

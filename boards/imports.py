@@ -16,12 +16,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from boards.blocker_types import block_detail, types_named
 from boards.card_import import attach_card_fields, read_card_fields
 from boards.change import BoardChange
 from boards.changes import board_change
 from boards.comments import ImportedComment, insert_imported
 from boards.models import (
     BLOCKED_REASON_MAX,
+    BLOCKER_TYPE_NAME_MAX,
     COMMENT_BODY_MAX,
     NOT_ASSIGNABLE,
     ClassOfService,
@@ -53,6 +55,7 @@ class ImportedTask:
     class_of_service: str = ClassOfService.STANDARD
     assignee_id: int | None = None
     blocked_reason: str = ""
+    blocked_type: str = ""  # a blocker type's name (boards/blocker_types.py), kept only with a reason
     archived: bool = False
     created_at: datetime.datetime | None = None
     ref: object = None  # how a refusal names the row, when not by `row` (a CSV file: its line)
@@ -123,13 +126,14 @@ class TaskReader:
 
     def read(self, row: str, step: WorkflowStep | None, values: dict) -> ImportedTask | None:
         """An ImportedTask of `values` (title, description, priority, class_of_service,
-        assignee (a username), blocked_reason, archived, created_at, and a card's labels,
+        assignee (a username), blocked_reason, blocked_type (a name), archived, created_at, and a card's labels,
         due_at and checklist), or None with its errors
         recorded. Absent or empty values take a create's defaults."""
         before = len(self.errors)
         title = self._text(row, "title", values.get("title"), MAX_TITLE, required=True)
         description = self._text(row, "description", values.get("description"), MAX_DESCRIPTION, multiline=True)
         blocked = self._text(row, "blocked_reason", values.get("blocked_reason"), BLOCKED_REASON_MAX)
+        blocked_type = self._text(row, "blocked_type", values.get("blocked_type"), BLOCKER_TYPE_NAME_MAX)
         priority = values.get("priority") or "medium"
         if not isinstance(priority, str) or priority.strip().lower() not in PRIORITY_RANKS:
             self.error(f"{row}.priority", f"Must be one of {', '.join(PRIORITY_RANKS)}.")
@@ -155,6 +159,7 @@ class TaskReader:
             class_of_service=service,
             assignee_id=assignee_id,
             blocked_reason=blocked,
+            blocked_type=blocked_type if blocked else "",
             archived=archived,
             created_at=created_at,
             **card_fields,
@@ -298,6 +303,7 @@ def place(
     result = ImportResult(workflow_id=change.workflow.pk)
     change.occupancy.lock_members(sorted({r.assignee_id for r in rows if r.assignee_id is not None}))
     lanes = sorted(change.board.lanes.values(), key=lambda lane: lane.position)
+    blocker_types = types_named(change, [r.blocked_type for r in rows if r.blocked_type])
     placed: list[tuple[ImportedTask, Task, Outcome | None]] = []  # outcome None: archived
     for row in rows:
         step = change.steps[row.step.pk]
@@ -310,6 +316,7 @@ def place(
             class_of_service=row.class_of_service,
             assignee_id=row.assignee_id,
             blocked_reason=row.blocked_reason,
+            blocked_type=blocker_types[row.blocked_type.lower()] if row.blocked_type else None,
             blocked_at=change.now if row.blocked_reason else None,
             due_at=row.due_at,
             due_all_day=row.due_all_day,
@@ -359,7 +366,10 @@ def place(
         if row.history is None:
             change.record.event(task, kind, to_step=step, reason=reason, action="create", source="import", row=row.row)
         if task.blocked_reason and row.history is None:
-            change.record.event(task, EventKind.BLOCKED, to_step=step, reason=task.blocked_reason, action="block")
+            typed = block_detail(task.blocked_type)
+            change.record.event(
+                task, EventKind.BLOCKED, to_step=step, reason=task.blocked_reason, action="block", **typed
+            )
         if outcome is None:
             if row.history is None:
                 change.record.event(task, EventKind.ARCHIVED, from_step=step, action="archive")

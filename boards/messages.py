@@ -31,12 +31,14 @@ TASK_JSON = {
     "external_ref": None,
     "blocked_reason": None,
     "blocked_at": iso,
+    "blocked_type_id": lambda pk: str(pk) if pk else None,  # its block's type (boards/blocker_types.py)
     "assignee_id": None,
     "class_of_service": None,
     "blocked_by": list,  # ids of its unfinished blockers (boards/dependencies.py)
     "created_at": iso,
     "updated_at": iso,
     "entered_step_at": iso,
+    "started_at": iso,
     "label_ids": None,
     "due_at": iso,
     "due_all_day": None,

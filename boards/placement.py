@@ -23,7 +23,9 @@ from boards.models import EventKind, Task
 from boards.signals import task_admitted
 from workflows.models import OnFull, WorkflowStep
 
-MOVED_FIELDS = ["step", "position", "admitted", "queued_at", "entered_step_at", "updated_at"]
+# What `enter()` writes of a task that stays in its step (restored, made permanent), and of a moved one.
+ENTERED_FIELDS = ["position", "admitted", "queued_at", "entered_step_at", "started_at", "updated_at"]
+MOVED_FIELDS = ["step", *ENTERED_FIELDS]
 # Room between neighbours' keys: 16 moves to one spot before the step is rebalanced. Keys
 # stay far below 2**53, so browsers compare them exactly.
 GAP = 2**16
@@ -101,6 +103,14 @@ def enter(change: BoardChange, task: Task, step: WorkflowStep, outcome: Outcome,
     task.position = position
     change.occupancy.extend_end(step, position)
     change.occupancy.enter(task, step)
+    start(task, step, change.now)
+
+
+def start(task: Task, step: WorkflowStep, now) -> None:
+    """A task's cycle starts at its first admission into an active step: `started_at`,
+    set once (the history's first entry, as the flow figures read it), never reset."""
+    if task.started_at is None and task.admitted and step.is_active:
+        task.started_at = now
 
 
 def save_entered(tasks: list[Task], step: WorkflowStep, now) -> None:
@@ -113,7 +123,7 @@ def save_entered(tasks: list[Task], step: WorkflowStep, now) -> None:
     if not tasks:
         return
     values = {"step": step, "entered_step_at": now, "updated_at": now}
-    for name in ("position", "admitted", "queued_at"):
+    for name in ("position", "admitted", "queued_at", "started_at"):
         distinct = {getattr(t, name) for t in tasks}
         if len(distinct) == 1:
             values[name] = distinct.pop()

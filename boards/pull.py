@@ -14,13 +14,14 @@ A fill asks the ledger for room and tells it what moved; it counts nothing itsel
 from functools import partial
 
 from django.db import transaction
-from django.db.models import Subquery
+from django.db.models import F, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from boards import dependencies
 from boards.change import BoardChange
 from boards.limits import held, limits
 from boards.models import LIVE, EventKind, Task
-from boards.placement import Outcome, after_admission, key_after, save_entered
+from boards.placement import Outcome, after_admission, key_after, save_entered, start
 from boards.pullable import pullable
 from common import metrics
 from workflows.models import WorkflowStep
@@ -108,6 +109,7 @@ def fill(change: BoardChange, step: WorkflowStep) -> None:
         last = key_after(last)
         task.step, task.position = step, last
         task.entered_step_at = task.updated_at = change.now
+        start(task, step, change.now)
     change.occupancy.extend_end(step, last)
     save_entered(pulled, step, change.now)
     transaction.on_commit(partial(metrics.TASKS_PULLED.inc, len(pulled)))
@@ -147,7 +149,11 @@ def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) ->
     for task in promoted:
         waits[task.pk] = (change.now - task.queued_at).total_seconds()
         task.queued_at, task.updated_at = None, change.now
-    Task.objects.filter(pk__in=[t.pk for t in promoted]).update(admitted=True, queued_at=None, updated_at=change.now)
+        start(task, step, change.now)
+    started = {"started_at": Coalesce(F("started_at"), Value(change.now))} if step.is_active else {}
+    Task.objects.filter(pk__in=[t.pk for t in promoted]).update(
+        admitted=True, queued_at=None, updated_at=change.now, **started
+    )
     for task in promoted:
         change.record.event(task, EventKind.PROMOTED, to_step=step, action="promote", waited_seconds=waits[task.pk])
     change.record.announce("task.pulled", task=promoted[0])

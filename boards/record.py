@@ -3,6 +3,11 @@
 `ChangeRecord` collects the change's events (written as its history when it closes), the
 tasks and steps it touched, and what the live message names as its cause (`announce`);
 `boards.change.close_change()` writes the history and builds the message from it.
+
+One fact of the history is also kept on the task's own row, written with the event that
+makes it: `Task.started_at`, its first admission into an active step (its cycle's start,
+boards/placement.py `start()`), so a card shows its age against its service level without
+reading the history.
 """
 
 from boards.models import TaskEvent

@@ -11,14 +11,27 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from accounts.profiles import profile_of
 from boards.activity import COMMENT
 from boards.api import TaskFilter
-from boards.models import LABEL_NAME_MAX, ClassOfService, EventKind, LabelColor, Priority, Task
+from boards.models import (
+    BLOCKER_TYPE_NAME_MAX,
+    LABEL_NAME_MAX,
+    BlockerType,
+    ClassOfService,
+    EventKind,
+    LabelColor,
+    Priority,
+    Task,
+)
 from boards.priorities import PRIORITY_RANKS
 from boards.snapshots import board_snapshot
+from flow import analytics
+from flow.instants import Window
+from flow.serializers import DEFAULT_WINDOW
 from teams.invitations import invitations_for
 from workflows.access import WRITE_ROLES, memberships_of, role_in, visible_workflows
 from workflows.catalog import catalog
@@ -133,6 +146,14 @@ def people(workspace_id) -> list[dict]:
     return found
 
 
+def service_levels(workflow) -> dict:
+    """{class of service: days or None}: the SLE each card in an active step is aged against,
+    read once for the page (the task detail's, flow/outlook.py: the last 30 days)."""
+    now = timezone.now()
+    sles = analytics.sle(workflow, Window(now - DEFAULT_WINDOW, now))["sles"]
+    return {row["class_of_service"]: row["days"] for row in sles}
+
+
 def _board_page(request, workflow, role, open_task_id=None):
     snapshot = board_snapshot(workflow=workflow)
     members = people(workflow.workspace_id)
@@ -148,6 +169,7 @@ def _board_page(request, workflow, role, open_task_id=None):
             "open_task_id": open_task_id,
             "class_choices": ClassOfService.choices,
             "people_list": members,
+            "service_levels": service_levels(workflow),
             "time_zone": profile_of(request.user).time_zone,  # due dates are read in it
             "is_owner": role == Role.OWNER,
             "max_attachment_mb": max(1, settings.KANDEV_MAX_ATTACHMENT_BYTES // 2**20),
@@ -181,6 +203,10 @@ def step_settings(request, workflow_id):
             "labels": snapshot["labels"],
             "label_colors": LabelColor.choices,
             "label_name_max": LABEL_NAME_MAX,
+            "blocker_types": BlockerType.objects.filter(workspace_id=workflow.workspace_id).order_by("name", "id")
+            if role == Role.OWNER
+            else [],
+            "blocker_type_name_max": BLOCKER_TYPE_NAME_MAX,
         },
     )
 

@@ -71,6 +71,7 @@ class BoardTaskSerializer(serializers.Serializer):
     class_of_service = serializers.CharField()
     created_at = serializers.DateTimeField()
     entered_step_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True, help_text="Its cycle's start (first active admission)")
     attachment_count = serializers.IntegerField()
     lane_id = serializers.UUIDField()
 

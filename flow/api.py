@@ -6,6 +6,7 @@ before its figure is computed."""
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.text import slugify
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,7 +16,7 @@ from common.errors import Invalid
 from common.pagination import Pagination
 from common.renderers import CSVRenderer, JSONRenderer
 from common.validation import validated
-from flow import analytics, bounds, config, figures
+from flow import analytics, bounds, config, experiments, figures
 from flow import forecast as forecasting
 from flow.figures import Window
 from flow.kinds import BoardSteps
@@ -30,8 +31,11 @@ from flow.serializers import (
     CfdSerializer,
     CycleTimesSerializer,
     EfficiencySerializer,
+    ExperimentParams,
+    ExperimentsSerializer,
     ForecastParams,
     ForecastSerializer,
+    LaneParams,
     LimitChangesParams,
     LimitChangesSerializer,
     LimitsSerializer,
@@ -52,6 +56,10 @@ WINDOW_PARAMETERS = [
     OpenApiParameter("to", str, description="ISO 8601 instant (default: now); the window is at most 366 days"),
     OpenApiParameter("format", str, enum=["json", "csv"]),
 ]
+LANE_PARAMETER = OpenApiParameter(
+    "lane", OpenApiTypes.UUID, description="Only the tasks in this lane now (a lane of the board)"
+)
+LANE_PARAMETERS = [*WINDOW_PARAMETERS, LANE_PARAMETER]
 
 
 class FlowView(APIView):
@@ -76,7 +84,7 @@ class FlowView(APIView):
 
     def valid_params(self, request) -> dict:
         query = {k: v for k, v in request.query_params.items() if k != "format"}
-        params = self.params(data=query)
+        params = self.params(data=query, context={"workflow": self.workflow})
         unknown = sorted(set(query) - set(params.fields))
         if unknown:  # a misspelt parameter is refused, not silently ignored
             raise Invalid({name: ["Unknown query parameter."] for name in unknown})
@@ -99,14 +107,14 @@ class CfdView(FlowView):
     params = CfdParams
 
     @extend_schema(
-        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
+        parameters=[*LANE_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
         responses={200: CfdSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.cfd(workflow, params["window"], params["interval"], board)
+        return figures.cfd(workflow, params["window"], params["interval"], board, params.get("lane"))
 
     def csv_rows(self, data):
         steps = data["steps"]
@@ -120,14 +128,14 @@ class WipView(FlowView):
     params = CfdParams
 
     @extend_schema(
-        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
+        parameters=[*LANE_PARAMETERS, OpenApiParameter("interval", str, enum=["hour", "day"])],
         responses={200: WipSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.wip(workflow, params["window"], params["interval"], board)
+        return figures.wip(workflow, params["window"], params["interval"], board, params.get("lane"))
 
     def csv_rows(self, data):
         steps = data["steps"]
@@ -139,19 +147,29 @@ class WipView(FlowView):
 
 class CycleTimesView(FlowView):
     name = "cycle-times"
+    params = LaneParams
 
     @extend_schema(
-        parameters=WINDOW_PARAMETERS,
+        parameters=LANE_PARAMETERS,
         responses={200: CycleTimesSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.cycle_times(workflow, params["window"], board)
+        return figures.cycle_times(workflow, params["window"], board, params.get("lane"))
 
     def csv_rows(self, data):
-        fields = ["task_id", "title", "started_at", "finished_at", "cycle_seconds", "lead_seconds", "blocked_seconds"]
+        fields = [
+            "task_id",
+            "title",
+            "lane_id",
+            "started_at",
+            "finished_at",
+            "cycle_seconds",
+            "lead_seconds",
+            "blocked_seconds",
+        ]
         yield fields
         for item in data["items"]:
             yield [item[f] for f in fields]
@@ -162,14 +180,14 @@ class ThroughputView(FlowView):
     params = ThroughputParams
 
     @extend_schema(
-        parameters=[*WINDOW_PARAMETERS, OpenApiParameter("interval", str, enum=["day", "week"])],
+        parameters=[*LANE_PARAMETERS, OpenApiParameter("interval", str, enum=["day", "week"])],
         responses={200: ThroughputSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.throughput(workflow, params["window"], params["interval"], board)
+        return figures.throughput(workflow, params["window"], params["interval"], board, params.get("lane"))
 
     def csv_rows(self, data):
         yield ["start", "count"]
@@ -179,16 +197,17 @@ class ThroughputView(FlowView):
 
 class AgingView(FlowView):
     name = "aging"
+    params = LaneParams
 
     @extend_schema(
-        parameters=WINDOW_PARAMETERS,
+        parameters=LANE_PARAMETERS,
         responses={200: AgingSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return figures.aging(workflow, params["window"], board=board)
+        return figures.aging(workflow, params["window"], board=board, lane_id=params.get("lane"))
 
     def csv_rows(self, data):
         fields = ["task_id", "step_id", "age_seconds", "percentile_band"]
@@ -363,6 +382,9 @@ class AdviceView(FlowView):
             "avg_cycle_days",
             "suggested_limit",
             "arithmetic",
+            "at_limit_ratio",
+            "never_reached",
+            "always_at_limit",
         ]
         yield fields
         for row in data["limits"]:
@@ -380,13 +402,20 @@ class BlockersView(FlowView):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return analytics.blockers(workflow, params["window"])
+        return analytics.blockers(workflow, params["window"], board)
 
     def csv_rows(self, data):
-        fields = ["reason", "count", "blocked_days", "median_seconds", "ongoing"]
-        yield fields
+        """The reason clusters, then the blocker types (their own columns filled, a type's
+        held days as its blocked_days; the untyped blocks' type is "No type")."""
+        shared = ["count", "blocked_days", "median_seconds", "ongoing"]
+        typed = ["type", "type_id", "capacity_days", "capacity_share"]
+        yield ["reason", *shared, *typed]
         for row in data["blockers"]:
-            yield [row[f] for f in fields]
+            yield [row["reason"], *(row[f] for f in shared), "", "", "", ""]
+        for row in data["types"]:
+            figures = [row["count"], row["held_days"], row["median_seconds"], row["ongoing"]]
+            name = row["name"] if row["type_id"] else "No type"
+            yield ["", *figures, name, row["type_id"] or "", row["capacity_days"], row["capacity_share"]]
 
 
 class EfficiencyView(FlowView):
@@ -417,6 +446,50 @@ class EfficiencyView(FlowView):
         yield fields
         for item in data["items"]:
             yield [item[f] for f in fields]
+
+
+class ExperimentsView(FlowView):
+    name = "experiments"
+    params = ExperimentParams
+
+    @extend_schema(
+        summary="Limit experiments: cycle time and throughput before and after each limit change",
+        parameters=[
+            OpenApiParameter(
+                "days",
+                int,
+                description="The limit changes of the last N days (1 to 183, default 30); at most"
+                f" {experiments.MAX_MOMENTS} change moments, else a 400 saying to choose fewer days",
+            ),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses={200: ExperimentsSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk):
+        return super().get(request, pk)
+
+    def figure(self, workflow, params, board):
+        return experiments.experiments(workflow, params["days"], params["now"], board)
+
+    def csv_rows(self, data):
+        sides = ["finished", "throughput_per_day", "cycle_sample"]
+        percentiles = [f"cycle_p{p}_seconds" for p in ("50", "85", "95")]
+        yield [
+            "at",
+            "actor",
+            "changes",
+            "span_days",
+            *(f"{side}_{f}" for side in ("before", "after") for f in [*sides, *percentiles]),
+        ]
+        for row in data["experiments"]:
+            changes = "; ".join(
+                f"{c['scope']} {c['name']} {c['field']} {c['before']} -> {c['after']}" for c in row["changes"]
+            )
+            values = []
+            for side in ("before", "after"):
+                values += [row[side][f] for f in sides]
+                values += [row[side]["cycle_percentiles"][p] for p in ("50", "85", "95")]
+            yield [row["at"], row["actor"], changes, row["span_days"], *values]
 
 
 class LimitChangesView(FlowView):

@@ -14,8 +14,8 @@ from django.utils import timezone
 from boards.models import EventKind, Task, TaskEvent
 from flow import config, queries
 from flow.instants import EPOCH, Window, instant, us
-from flow.kinds import BACKLOG, DONE, BoardSteps
-from workflows.models import LimitScope
+from flow.kinds import ACTIVE, BACKLOG, DONE, BoardSteps
+from workflows.models import Lane, LimitScope
 
 INTERVALS = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
 PERCENTILES = (50, 85, 95)
@@ -46,10 +46,11 @@ def _points(window: Window, interval: str) -> tuple[list, int]:
     return [window.start + k * step for k in range(regular)] + [window.end], regular
 
 
-def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None, lane_id=None) -> dict:
     """The cumulative flow: for each step in board order, the tasks that have arrived in it
     or a later step by each instant. The vertical distance between two lines is the work
-    between them; the horizontal distance approximates the time it took."""
+    between them; the horizontal distance approximates the time it took. With a lane, of
+    the tasks in it now."""
     board = board or BoardSteps.of(workflow)
     points, regular = _points(window, interval)
     lines = [s.pk for s in board.steps]
@@ -63,6 +64,7 @@ def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None
             from_us=us(window.start),
             step_us=us(EPOCH + INTERVALS[interval]),
             last=regular,
+            lane_id=lane_id,
         )
         for below, top, point, count in rows:
             for line in range(0 if below is None else below + 1, top + 1):
@@ -78,16 +80,23 @@ def cfd(workflow, window: Window, interval: str, board: BoardSteps | None = None
     }
 
 
-def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None, lane_id=None) -> dict:
     """Work in progress per step: the admitted and the queued tasks in each step at each
-    instant, beside each step's own limit in force then (0: none)."""
+    instant, beside each step's own limit in force then (0: none). With a lane: of the
+    tasks in it now, beside each of its cells' limit in force then."""
     board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
     points, regular = _points(window, interval)
     counts = {s.pk: [0] * len(points) for s in board.steps}
     queued = {s.pk: [0] * len(points) for s in board.steps}
     rows = queries.cfd_deltas(
-        workflow.pk, frm=window.start, to=window.end, from_us=us(window.start), step_us=us(EPOCH + step), last=regular
+        workflow.pk,
+        frm=window.start,
+        to=window.end,
+        from_us=us(window.start),
+        step_us=us(EPOCH + step),
+        last=regular,
+        lane_id=lane_id,
     )
     deltas = {}
     for point, step_id, state, delta in rows:
@@ -100,7 +109,11 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
         for index in range(len(points)):
             total += by_point.get(index, 0)
             series[index] = total
-    in_force = config.step_limits(workflow, window, board.steps)
+    if lane_id is None:
+        in_force = config.limits_in_window(workflow, window, LimitScope.STEP, {s.pk: s.wip_limit for s in board.steps})
+    else:
+        cells = config.cell_limits(workflow, window, Lane.objects.filter(pk=lane_id), board.steps)
+        in_force = {step_id: series for (_, step_id), series in cells.items()}
     start = us(window.start)
     return {
         "steps": [{"id": s.pk, "name": s.name, "wip_limit": s.wip_limit} for s in board.steps],
@@ -116,7 +129,7 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
     }
 
 
-def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> list[dict]:
+def cycle_items(workflow, window: Window, board: BoardSteps | None = None, lane_id=None) -> list[dict]:
     board = board or BoardSteps.of(workflow)
     done = board.ids(DONE)
     if not done:
@@ -127,16 +140,18 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None) -> li
         not_active=board.ids(BACKLOG) + done,
         frm=window.start,
         to=window.end,
+        lane_id=lane_id,
     )
     blocked = _blocked_spans(workflow, window, done) if rows else {}
     items = []
-    for task_id, title, created, started, finished in rows:
+    for task_id, title, created, started, finished, lane in rows:
         if started is not None and started > finished:
             started = None  # it reached done before it was ever active
         items.append(
             {
                 "task_id": as_uuid(task_id),
                 "title": title or "",
+                "lane_id": None if lane is None else as_uuid(lane),
                 "started_at": instant(started),
                 "finished_at": instant(finished),
                 "cycle_seconds": None if started is None else (finished - started) / 1e6,
@@ -180,15 +195,22 @@ def _blocked_within(spans: list, started: int | None, finished: int) -> int:
     return sum(max(0, min(end or finished, finished) - max(start, started)) for start, end in spans)
 
 
-def cycle_times(workflow, window: Window, board: BoardSteps | None = None) -> dict:
-    items = cycle_items(workflow, window, board)
-    return {
-        "items": items,
-        "percentiles": _percentiles([i["cycle_seconds"] for i in items if i["cycle_seconds"] is not None]),
-    }
+def _cycle_percentiles(items: list[dict]) -> dict:
+    return _percentiles([i["cycle_seconds"] for i in items if i["cycle_seconds"] is not None])
 
 
-def throughput(workflow, window: Window, interval: str, board: BoardSteps | None = None) -> dict:
+def cycle_times(workflow, window: Window, board: BoardSteps | None = None, lane_id=None) -> dict:
+    """The finished tasks' cycle and lead times, with their percentiles; and per lane of the
+    board (in board order), its tasks' (the lane each task is in now)."""
+    items = cycle_items(workflow, window, board, lane_id)
+    lanes = []
+    for lane in Lane.objects.filter(workflow=workflow).order_by("position", "created_at", "id"):
+        own = [i for i in items if i["lane_id"] == lane.pk]
+        lanes.append({"id": lane.pk, "name": lane.name, "count": len(own), "percentiles": _cycle_percentiles(own)})
+    return {"items": items, "percentiles": _cycle_percentiles(items), "lanes": lanes}
+
+
+def throughput(workflow, window: Window, interval: str, board: BoardSteps | None = None, lane_id=None) -> dict:
     board = board or BoardSteps.of(workflow)
     step = INTERVALS[interval]
     buckets = math.ceil((window.end - window.start) / step) or 1
@@ -201,6 +223,7 @@ def throughput(workflow, window: Window, interval: str, board: BoardSteps | None
             from_us=us(window.start),
             to_us=us(window.end),
             step_us=us(EPOCH + step),
+            lane_id=lane_id,
         )
         for bucket, count in rows:
             counts[min(int(bucket), buckets - 1)] += count  # `to` itself closes the last bucket
@@ -220,15 +243,14 @@ def band(age: float | None, cuts: dict) -> str | None:
     return ">95"
 
 
-def aging(workflow, window: Window, now: datetime | None = None, board: BoardSteps | None = None) -> dict:
+def aging(workflow, window: Window, now: datetime | None = None, board: BoardSteps | None = None, lane_id=None) -> dict:
     """Every live admitted task in an active step, aged since its first active entry; the
-    bands come from the cycle times of tasks finished in the window."""
+    bands come from the cycle times of tasks finished in the window. With a lane, its
+    tasks, against its own tasks' cycle times."""
     now = now or timezone.now()
     board = board or BoardSteps.of(workflow)
     active = [s.pk for s in board.active]
-    cuts = _percentiles(
-        [i["cycle_seconds"] for i in cycle_items(workflow, window, board) if i["cycle_seconds"] is not None]
-    )
+    cuts = _cycle_percentiles(cycle_items(workflow, window, board, lane_id))
     started = (
         TaskEvent.objects.filter(task=OuterRef("pk"), kind__in=queries.ENTRY_KINDS)
         .exclude(to_step_id__in=board.ids(BACKLOG) + board.ids(DONE))
@@ -237,13 +259,10 @@ def aging(workflow, window: Window, now: datetime | None = None, board: BoardSte
         .annotate(first=Min("at"))
         .values("first")
     )
-    tasks = (
-        Task.objects.occupying()
-        .filter(workflow=workflow, step_id__in=active)
-        .annotate(started=Subquery(started))
-        .order_by("started", "id")
-        .values_list("id", "step_id", "started")
-    )
+    tasks = Task.objects.occupying().filter(workflow=workflow, step_id__in=active)
+    if lane_id is not None:
+        tasks = tasks.filter(lane_id=lane_id)
+    tasks = tasks.annotate(started=Subquery(started)).order_by("started", "id").values_list("id", "step_id", "started")
     items = []
     for task_id, step_id, started_at in tasks:
         age = None if started_at is None else (now - started_at).total_seconds()
@@ -255,40 +274,45 @@ LOWERED_LIMIT = "limit_lowered"
 
 
 def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
-    """The step limit ledger: each instant judged by the limit in force then (the
-    configuration history, flow/config.py). A step limited at any time in the window is
-    listed; `limit` is today's."""
+    """The limit ledger of steps, lanes and cells: each instant judged by the limit in force
+    then (the configuration history, flow/config.py). A limit set at any time in the window
+    is listed; `limit` is today's. A lane counts its tasks in today's active steps, a lane
+    and a cell the tasks in that lane now (the current-lane rule, flow/queries.py)."""
     board = board or BoardSteps.of(workflow)
     start_us, end_us = us(window.start), us(window.end)
-    in_force = config.step_limits(workflow, window, board.steps)
-    limited = [step for step in board.steps if any(lim for _, lim in in_force[step.pk])]
-    # Each limited step is a scope of its own (other scopes would count several steps).
-    scopes = [([step.pk], _one_per_instant(in_force[step.pk])) for step in limited]
+    limits_set = config.limits_in_force(workflow, window, board.steps, board.ids(ACTIVE))
+    limited = [limit for limit in limits_set if any(lim for _, lim in limit.series)]
     periods = []
-    if scopes:
+    if limited:
         periods = queries.limit_periods(
-            workflow.pk, scopes=scopes, frm=window.start, to=window.end, from_us=start_us, to_us=end_us
+            workflow.pk,
+            scopes=[(limit.steps, limit.series) for limit in limited],
+            lanes=[limit.lane_id for limit in limited],
+            frm=window.start,
+            to=window.end,
+            from_us=start_us,
+            to_us=end_us,
         )
     shares, breaches = {}, []
     for scope, over, started, ended, at, above, reached, most in periods:
-        step_id = limited[scope].pk
-        total = shares.get(step_id, (0, 0, False))
-        shares[step_id] = (total[0] + at, total[1] + above, total[2] or reached)
+        total = shares.get(scope, (0, 0, False))
+        shares[scope] = (total[0] + at, total[1] + above, total[2] or reached)
         if over:
-            breaches.append((step_id, started, ended, most))
+            breaches.append((scope, started, ended, most))
     forced = queries.forced_admissions(workflow.pk, since=window.start, to=window.end)
-    lowered = _lowerings(workflow, window, limited)
-    by_step = {}
-    for step_id, started, ended, over in breaches:
+    lowered = _lowerings(workflow, window)
+    by_scope = {}
+    for scope, started, ended, over in breaches:
+        limit = limited[scope]
         forced_here = [
             (at, {"event_id": event_id, "kind": "forced", "actor": actor, "reason": reason})
-            for event_id, to_step, at, actor, reason in forced
-            if as_uuid(to_step) == step_id and started <= at <= (ended if ended is not None else end_us)
+            for event_id, to_step, at, actor, reason, lane in forced
+            if _counts_in(limit, to_step, lane) and started <= at <= (ended if ended is not None else end_us)
         ]
         causes = [cause for _, cause in forced_here]
         # A breach going on at `from` is shown from there: its cause lies before the window.
-        if started > start_us and (step_id, started) in lowered:
-            causes.insert(0, lowered[(step_id, started)])
+        if started > start_us and (limit.scope, limit.id, started) in lowered:
+            causes.insert(0, lowered[(limit.scope, limit.id, started)])
         elif started > start_us and not any(at == started for at, _ in forced_here):
             # Nothing recorded started it: tasks admitted within the limit of the time (before
             # the configuration history began) are over the limit now.
@@ -301,7 +325,7 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
                     "reason": "Admitted within the limit of the time; the limit is lower now.",
                 },
             )
-        by_step.setdefault(step_id, []).append(
+        by_scope.setdefault(scope, []).append(
             {
                 "started_at": instant(started),
                 "ended_at": instant(ended),
@@ -310,40 +334,39 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
             }
         )
     result = []
-    for step in limited:
-        at, over, reached = shares.get(step.pk, (0, 0, False))
+    for index, limit in enumerate(limited):
+        at, over, reached = shares.get(index, (0, 0, False))
         result.append(
             {
-                "scope": "step",
-                "id": step.pk,
-                "name": step.name,
-                "limit": step.wip_limit,
+                "scope": limit.scope,
+                "id": limit.id,
+                "name": limit.name,
+                "limit": limit.limit,
                 "at_limit_ratio": (at / 1e6) / window.seconds if window.seconds else 0.0,
                 "over_limit_ratio": (over / 1e6) / window.seconds if window.seconds else 0.0,
                 "never_reached": not reached,
-                "breaches": by_step.get(step.pk, []),
+                "breaches": by_scope.get(index, []),
             }
         )
     return {"limits": result}
 
 
-def _one_per_instant(series: list) -> list:
-    """The last of several limits that came into force at one instant."""
-    last = {}
-    for u, lim in series:
-        last[u] = lim
-    return sorted(last.items())
+def _counts_in(limit: config.Limit, step_id, lane_id) -> bool:
+    """Whether a task admitted into `step_id`, in `lane_id` now, counts in `limit`."""
+    in_lane = limit.lane_id is None or (lane_id is not None and as_uuid(lane_id) == limit.lane_id)
+    return in_lane and step_id is not None and as_uuid(step_id) in limit.steps
 
 
-def _lowerings(workflow, window: Window, steps) -> dict:
-    """{(step id, us): cause} of the recorded limit changes in the window that lowered a
-    step's limit: a breach starting then was caused by them."""
+LEDGER_SCOPES = [LimitScope.STEP, LimitScope.LANE, LimitScope.CELL]
+
+
+def _lowerings(workflow, window: Window) -> dict:
+    """{(scope, subject id, us): cause} of the recorded limit changes in the window that
+    lowered a step's, lane's or cell's limit: a breach starting then was caused by them."""
     causes = {}
-    for change in config.changes(workflow, window).filter(
-        scope=LimitScope.STEP, field="wip_limit", subject_id__in=[str(s.pk) for s in steps]
-    ):
+    for change in config.changes(workflow, window).filter(scope__in=LEDGER_SCOPES, field="wip_limit"):
         if change.after and (not change.before or change.after < change.before):
-            causes[(as_uuid(change.subject_id), us(change.at))] = {
+            causes[(change.scope, change.subject_id, us(change.at))] = {
                 "event_id": None,
                 "kind": LOWERED_LIMIT,
                 "actor": change.actor.get_username() if change.actor else None,

@@ -15,15 +15,13 @@ import math
 from datetime import timedelta
 
 import numpy as np
-from django.db.models import Min
 from django.utils import timezone
 
-from boards.models import Task, TaskEvent
+from boards.models import Task
 from flow import analytics, forecast
 from flow.analytics import DAY_SECONDS
 from flow.figures import Window, cycle_items
-from flow.kinds import ACTIVE, BACKLOG, DONE, BoardSteps
-from flow.queries import ENTRY_KINDS
+from flow.kinds import ACTIVE, BoardSteps
 from flow.serializers import DEFAULT_WINDOW
 
 TRIALS = forecast.MIN_TRIALS
@@ -74,11 +72,7 @@ def _forecast(task, position: int, board, window, finished, now) -> dict | None:
 def _sle(task, board, window, finished, now) -> dict | None:
     sles = analytics.sle(task.workflow, window, board, finished())["sles"]
     days = next(s["days"] for s in sles if s["class_of_service"] == task.class_of_service)
-    started = (
-        TaskEvent.objects.filter(workflow=task.workflow, task=task, kind__in=ENTRY_KINDS, to_step__isnull=False)
-        .exclude(to_step_id__in=board.ids(BACKLOG) + board.ids(DONE))
-        .aggregate(first=Min("at"))["first"]
-    )  # its cycle's start: its first entry into an active step, as the aging chart has it
+    started = task.started_at  # its cycle's start, as its card and the service-level pass have it
     if days is None or started is None:
         return None
     age = (now - started).total_seconds() / DAY_SECONDS

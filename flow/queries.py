@@ -56,6 +56,8 @@ _LAST_BEFORE = {
         ) WHERE next_at IS NULL""",
 }
 _GREATEST = {"postgresql": "GREATEST", "sqlite": "MAX"}
+# A text member of TaskEvent.detail.
+_DETAIL = {"postgresql": "{0} ->> '{1}'", "sqlite": "json_extract({0}, '$.{1}')"}
 
 
 def _in(values) -> str:
@@ -83,6 +85,7 @@ def _names(vendor: str) -> dict:
         "id": sql.column(e, "id"),
         "actor": sql.column(e, "actor"),
         "reason": sql.column(e, "reason"),
+        "detail": sql.column(e, "detail"),
         "workflow": sql.column(e, "workflow"),
         "us_at": _EPOCH_US[vendor].format(sql.column(e, "at")),
         "least": _LEAST[vendor],
@@ -94,6 +97,10 @@ def _names(vendor: str) -> dict:
         "task_table": sql.table(Task),
         "task_id": sql.column(Task, "id"),
         "task_title": sql.column(Task, "title"),
+        "task_lane": sql.column(Task, "lane"),
+        "lane_type": Task._meta.get_field("lane").db_type(connection),
+        "task_workflow": sql.column(Task, "workflow"),
+        "task_assignee": sql.column(Task, "assignee"),
         "user_table": sql.table(get_user_model()),
         "user_id": sql.column(get_user_model(), "id"),
         "username": sql.column(get_user_model(), get_user_model().USERNAME_FIELD),
@@ -102,6 +109,20 @@ def _names(vendor: str) -> dict:
 
 def _kinds_list(kinds) -> str:
     return ", ".join(f"'{k}'" for k in kinds)  # enum values, never user input
+
+
+def _in_lane(n: dict, task: str, lane: str) -> str:
+    """The condition that the task whose id is `task` is in the lane `lane` (SQL: a column or
+    a parameter). The current-lane rule: a task counts in the lane it is in now, over its
+    whole history (moves across lanes are not replayed); a deleted task is in no lane."""
+    return f"{task} IN (SELECT {n['task_id']} FROM {n['task_table']} WHERE {n['task_lane']} = {lane})"
+
+
+def _of_lane(n: dict, task: str, lane_id) -> tuple[str, list]:
+    """`_in_lane` of one lane, to follow a condition, and its parameter; nothing without a lane."""
+    if lane_id is None:
+        return "", []
+    return f" AND {_in_lane(n, task, '%s')}", [sql.uuid_param(lane_id)]
 
 
 def state_event() -> str:
@@ -114,18 +135,19 @@ def state_event() -> str:
     )
 
 
-def _transitions(n: dict) -> str:
+def _transitions(n: dict, lane_id=None) -> str:
     """CTEs `before`, `s` and `l`: the state events of the window [%s = `from`, %s = `to`],
     each with the task's previous state and when its own state ends (`next_at`: the task's
     next state event, null if none in the window), and each task's state at `from` (its
     last state event before, with no previous state: the history before `from` telescopes
-    into it), leaving out the tasks gone by then."""
+    into it), leaving out the tasks gone by then. With a lane, its tasks only."""
     columns = f"""{n["task"]} AS task_id, {n["at"]} AS at, {n["id"]} AS id,
                COALESCE({n["to"]}, {n["from"]}) AS step_id,
                CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
                     WHEN {n["kind"]} = '{EventKind.QUEUED}' THEN {QUEUED} ELSE {ADMITTED} END AS state"""
+    lane, _ = _of_lane(n, n["task"], lane_id)
     events = f"""FROM {n["event"]}
-        WHERE {n["workflow"]} = %s AND {state_event()}"""
+        WHERE {n["workflow"]} = %s{lane} AND {state_event()}"""
     window = "OVER (PARTITION BY task_id ORDER BY at, id)"
     before = _LAST_BEFORE[n["vendor"]].format(columns=columns, events=events, task=n["task"], at=n["at"], id=n["id"])
     return f"""
@@ -136,7 +158,7 @@ def _transitions(n: dict) -> str:
         SELECT task_id, at, id, step_id, state, 0 FROM before WHERE state > {GONE}
     ),
     l AS (
-        SELECT at, step_id, state, w,
+        SELECT task_id, at, step_id, state, w,
                LAG(at) {window} AS prev_at, LAG(step_id) {window} AS prev_step, LAG(state) {window} AS prev_state,
                LEAD(at) {window} AS next_at
         FROM s
@@ -157,18 +179,20 @@ def _changes(n: dict) -> str:
     )"""
 
 
-def _transitions_params(workflow_id, frm, to) -> list:
+def _transitions_params(workflow_id, frm, to, lane_id=None) -> list:
     wf = sql.uuid_param(workflow_id)
-    return [wf, _instant(frm), wf, _instant(frm), _instant(to)]
+    _, lane = _of_lane(_names(connection.vendor), "", lane_id)
+    return [wf, *lane, _instant(frm), wf, *lane, _instant(frm), _instant(to)]
 
 
-def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -> list[tuple]:
+def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int, lane_id=None) -> list[tuple]:
     """(point index, step id, state, net change) for the points from + k*step (k < last)
-    and `to` (k = last): a change at instant u counts from the first point >= u."""
+    and `to` (k = last): a change at instant u counts from the first point >= u. With a
+    lane, of its tasks only."""
     n = _names(connection.vendor)
     point = f"CASE WHEN u <= %s THEN 0 ELSE {n['least']}((u - %s + %s - 1) / %s, %s) END"
     statement = f"""
-    WITH {_transitions(n)},{_changes(n)},
+    WITH {_transitions(n, lane_id)},{_changes(n)},
     b AS (SELECT {point} AS point, step_id, state, prev_step, prev_state FROM d),
     -- The transitions counted first (a few per point), then split into their two changes.
     t AS (
@@ -182,22 +206,26 @@ def cfd_deltas(workflow_id, *, frm, to, from_us: int, step_us: int, last: int) -
     ) x
     GROUP BY point, step_id, state
     """
-    params = [*_transitions_params(workflow_id, frm, to), from_us, from_us, step_us, step_us, last]
+    params = [*_transitions_params(workflow_id, frm, to, lane_id), from_us, from_us, step_us, step_us, last]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.fetchall()
 
 
-def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step_us: int, last: int) -> list[tuple]:
+def cfd_arrivals(
+    workflow_id, *, lines: list, done: list, to, from_us: int, step_us: int, last: int, lane_id=None
+) -> list[tuple]:
     """(line below or None, top line, point index, tasks) of the cumulative flow: that many
     tasks arrived on the lines above the first (from line 0 when None) up to the second,
     counted from that point. `lines` are the board's step ids in board order; a task
     arrives on line i when it first enters (admitted) a step at i or later, counted from the
     first point >= that instant (the points as in `cfd_deltas`).
     Arrivals only add: leaving, archiving or finishing takes nothing back. A task deleted
-    without ever entering a `done` step is left out of every line; deleted steps have none."""
+    without ever entering a `done` step is left out of every line; deleted steps have none.
+    With a lane, of its tasks only."""
     n = _names(connection.vendor)
     us = _EPOCH_US[n["vendor"]]
+    lane, lane_params = _of_lane(n, f"e.{n['task']}", lane_id)
     entry = f"{n['kind']} IN ({_kinds_list(ENTRY_KINDS)}) AND {state_event()}"  # state_event(): the partial index
     positions = ", ".join(["(%s, %s)"] * len(lines))
     point = f"CASE WHEN a <= %s THEN 0 ELSE {n['least']}((a - %s + %s - 1) / %s, %s) END"
@@ -207,7 +235,7 @@ def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step
     first AS (
         SELECT e.{n["task"]} AS task_id, p.idx, MIN(e.{n["at"]}) AS at
         FROM {n["event"]} e JOIN pos p ON p.step_id = e.{n["to"]}
-        WHERE e.{n["workflow"]} = %s AND {entry} AND e.{n["at"]} <= %s
+        WHERE e.{n["workflow"]} = %s{lane} AND {entry} AND e.{n["at"]} <= %s
         GROUP BY e.{n["task"]}, p.idx
     ),
     gone AS (
@@ -234,6 +262,7 @@ def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step
     params = [
         *(v for idx, step in enumerate(lines) for v in (sql.uuid_param(step), idx)),
         wf,
+        *lane_params,
         _instant(to),
         wf,
         wf,
@@ -249,10 +278,13 @@ def cfd_arrivals(workflow_id, *, lines: list, done: list, to, from_us: int, step
         return cursor.fetchall()
 
 
-def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> list[tuple]:
-    """(task id, title, created us, started us, finished us) of every task whose first entry
-    into a done step lies in the window; started is its first entry into an active step."""
+def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to, lane_id=None) -> list[tuple]:
+    """(task id, title, created us, started us, finished us, lane id) of every task whose
+    first entry into a done step lies in the window; started is its first entry into an
+    active step; the lane is the task's now (None once deleted). With a lane, of its tasks
+    only."""
     n = _names(connection.vendor)
+    lane, lane_params = _of_lane(n, n["task"], lane_id)
     entry = (
         f"e.{n['kind']} IN ({_kinds_list(ENTRY_KINDS)})"
         f" AND NOT (e.{n['kind']} = '{EventKind.MOVED}' AND e.{n['from']} = e.{n['to']})"
@@ -262,14 +294,15 @@ def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> lis
     # into microseconds once per task.
     us = _EPOCH_US[n["vendor"]]
     statement = f"""
-    SELECT f.task_id, t.{n["task_title"]}, {us.format("f.created")}, {us.format("f.started")}, {us.format("f.finished")}
+    SELECT f.task_id, t.{n["task_title"]},
+           {us.format("f.created")}, {us.format("f.started")}, {us.format("f.finished")}, t.{n["task_lane"]}
     FROM (
         SELECT e.{n["task"]} AS task_id, MIN(e.{n["at"]}) AS created,
                MIN(CASE WHEN {entry} AND e.{n["to"]} NOT IN ({_in(not_active)}) THEN e.{n["at"]} END) AS started,
                MIN(CASE WHEN {entry} AND e.{n["to"]} IN ({_in(done)}) THEN e.{n["at"]} END) AS finished
         FROM (
             SELECT DISTINCT {n["task"]} AS task_id FROM {n["event"]}
-            WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
+            WHERE {n["workflow"]} = %s{lane} AND {n["to"]} IN ({_in(done)}) AND {n["at"]} >= %s AND {n["at"]} <= %s
         ) w
         JOIN {n["event"]} e ON e.{n["workflow"]} = %s AND e.{n["task"]} = w.task_id
         GROUP BY e.{n["task"]}
@@ -283,6 +316,7 @@ def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> lis
         *_ids(not_active),
         *_ids(done),
         wf,
+        *lane_params,
         *_ids(done),
         _instant(frm),
         _instant(to),
@@ -295,13 +329,15 @@ def finished_tasks(workflow_id, *, done: list, not_active: list, frm, to) -> lis
         return cursor.fetchall()
 
 
-def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us: int) -> list[tuple]:
-    """(bucket index, tasks) of tasks whose first entry into a done step lies in the window."""
+def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us: int, lane_id=None) -> list[tuple]:
+    """(bucket index, tasks) of tasks whose first entry into a done step lies in the window.
+    With a lane, of its tasks only."""
     n = _names(connection.vendor)
+    lane, lane_params = _of_lane(n, n["task"], lane_id)
     statement = f"""
     SELECT (finished - %s) / %s AS bucket, COUNT(*) FROM (
         SELECT MIN({n["us_at"]}) AS finished FROM {n["event"]}
-        WHERE {n["workflow"]} = %s AND {n["to"]} IN ({_in(done)}) AND {n["at"]} <= %s
+        WHERE {n["workflow"]} = %s{lane} AND {n["to"]} IN ({_in(done)}) AND {n["at"]} <= %s
           AND {n["kind"]} IN ({_kinds_list(ENTRY_KINDS)})
           AND NOT ({n["kind"]} = '{EventKind.MOVED}' AND {n["from"]} = {n["to"]})
         GROUP BY {n["task"]}
@@ -313,6 +349,7 @@ def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us
         from_us,
         step_us,
         sql.uuid_param(workflow_id),
+        *lane_params,
         *_ids(done),
         _instant(to),
         from_us,
@@ -333,31 +370,137 @@ _SPAN = 2**46
 _AFTER = _SPAN - 1
 
 
-def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to_us: int) -> list[tuple]:
-    """Each scope's time in the window as alternating periods over / not over its limit
-    (gaps and islands). A scope is (step ids, limits): it counts the admitted tasks in those
-    steps (a step's own limit is a scope of one step); its limits are [(microseconds since
-    `from`, limit)], the first at 0, each in force until the next (0: no limit, never over).
-    Rows: (scope index, over, started us, ended us or None while it lasts, us at the limit,
-    us over it, whether it reached its limit, most over the limit)."""
-    n = _names(connection.vendor)
+def _step_stays(n: dict, scopes: list[list], lanes: list, frm, from_us: int) -> tuple[str, list]:
+    """CTEs `scope` and `stay` after `_transitions` for `limit_periods`, and their
+    parameters: each admitted stay in one of a scope's steps (scopes of step ids), with a
+    scope's lane (None: any) only the tasks in that lane now (`_of_lane`'s rule)."""
     us = _EPOCH_US[n["vendor"]]
-    counted = ", ".join(["(%s, %s)"] * sum(len(steps) for steps, _ in scopes))
-    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, lims in scopes))
-    statement = f"""
-    WITH {_transitions(n)},
-    scope(si, step_id) AS (VALUES {counted}),
-    lims(si, u, lim) AS (VALUES {limits}),
-    -- Each admitted stay in a counted step adds one where it starts (the state at `from`:
-    -- at `from`) and takes it back where the task's next state starts (after the window
-    -- if none): every scope's changes sum to zero, so one running sum serves them all.
+    counted = ", ".join([f"(%s, %s, CAST(%s AS {n['lane_type']}))"] * sum(len(steps) for steps in scopes))
+    ctes = f"""
+    scope(si, step_id, lane_id) AS (VALUES {counted}),
     stay AS (
         SELECT c.si * {_SPAN} AS base,
                CASE WHEN l.at < %s THEN 0 ELSE {us.format("l.at")} - %s END AS start_u,
                COALESCE({us.format("l.next_at")} - %s, {_AFTER}) AS end_u
         FROM l JOIN scope c ON c.step_id = l.step_id
+        WHERE l.state = {ADMITTED} AND (c.lane_id IS NULL OR {_in_lane(n, "l.task_id", "c.lane_id")})
+    )"""
+    params = [
+        *(
+            v
+            for si, (steps, lane_id) in enumerate(zip(scopes, lanes, strict=True))
+            for step in steps
+            for v in (si, sql.uuid_param(step), None if lane_id is None else sql.uuid_param(lane_id))
+        ),
+        _instant(frm),
+        from_us,
+        from_us,
+    ]
+    return ctes, params
+
+
+def _person_pieces(n: dict, *, workflow_id, active: list, people: list, frm, to, from_us: int) -> tuple[str, list]:
+    """CTEs after `_transitions`, ending with `piece(si, task_id, s, e)`: each stretch in
+    which a task counted for person `si` of `people` (user ids): admitted in an `active`
+    step while assigned to them, from `s` to `e` us (null: still). A task's assignee comes
+    from its assignment events (detail: action "assign", assignee_id, previous): before its
+    first one, that one's `previous`; without any, its assignee now."""
+    us = _EPOCH_US[n["vendor"]]
+    detail = functools.partial(_DETAIL[n["vendor"]].format, n["detail"])
+    assigning = _kinds_list([EventKind.ASSIGNED, EventKind.EXPEDITED, EventKind.FORCED])
+    ctes = f"""
+    asg AS (
+        SELECT {n["task"]} AS task_id, {n["at"]} AS at, {n["id"]} AS id,
+               CAST({detail("assignee_id")} AS BIGINT) AS user_id,
+               CAST({detail("previous")} AS BIGINT) AS previous,
+               ROW_NUMBER() OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS rn,
+               LEAD({n["at"]}) OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS next_at
+        FROM {n["event"]}
+        WHERE {n["workflow"]} = %s AND {n["kind"]} IN ({assigning}) AND {detail("action")} = 'assign'
+          AND {n["at"]} <= %s
+    ),
+    span AS (
+        SELECT task_id, user_id, {us.format("at")} AS s, {us.format("next_at")} AS e FROM asg
+        UNION ALL
+        SELECT task_id, previous, NULL, {us.format("at")} FROM asg WHERE rn = 1
+        UNION ALL
+        SELECT t.{n["task_id"]}, t.{n["task_assignee"]}, NULL, NULL FROM {n["task_table"]} t
+        WHERE t.{n["task_workflow"]} = %s AND t.{n["task_assignee"]} IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM asg WHERE asg.task_id = t.{n["task_id"]})
+    ),
+    act(step_id) AS (VALUES {", ".join(["(%s)"] * len(active)) if active else "(NULL)"}),
+    person(si, user_id) AS (VALUES {", ".join(["(%s, %s)"] * len(people))}),
+    active_stay AS (
+        SELECT l.task_id, CASE WHEN l.at < %s THEN %s ELSE {us.format("l.at")} END AS s,
+               {us.format("l.next_at")} AS e
+        FROM l JOIN act ON act.step_id = l.step_id
         WHERE l.state = {ADMITTED}
     ),
+    piece AS (
+        SELECT p.si, a.task_id, {n["greatest"]}(a.s, COALESCE(sp.s, a.s)) AS s,
+               CASE WHEN a.e IS NULL THEN sp.e WHEN sp.e IS NULL THEN a.e ELSE {n["least"]}(a.e, sp.e) END AS e
+        FROM active_stay a JOIN span sp ON sp.task_id = a.task_id JOIN person p ON p.user_id = sp.user_id
+        WHERE (sp.e IS NULL OR sp.e > a.s) AND (a.e IS NULL OR sp.s IS NULL OR sp.s < a.e)
+    )"""
+    wf = sql.uuid_param(workflow_id)
+    params = [
+        wf,
+        _instant(to),
+        wf,
+        *_ids(active),
+        *(v for si, user_id in enumerate(people) for v in (si, user_id)),
+        _instant(frm),
+        from_us,
+    ]
+    return ctes, params
+
+
+def _person_stays(n: dict, from_us: int) -> tuple[str, list]:
+    """CTE `stay` for `limit_periods` from `_person_pieces`' pieces."""
+    ctes = f"""
+    stay AS (
+        SELECT si * {_SPAN} AS base, s - %s AS start_u, COALESCE(e - %s, {_AFTER}) AS end_u FROM piece
+    )"""
+    return ctes, [from_us, from_us]
+
+
+def limit_periods(
+    workflow_id,
+    *,
+    scopes: list[tuple],
+    frm,
+    to,
+    from_us: int,
+    to_us: int,
+    active: list | None = None,
+    lanes: list | None = None,
+) -> list[tuple]:
+    """Each scope's time in the window as alternating periods over / not over its limit
+    (gaps and islands). A scope is (what it counts, limits): step ids (the admitted tasks in
+    those steps; a step's own limit is a scope of one step), or with `active` (the board's
+    active step ids) a person's user id (the admitted tasks assigned to them in those
+    steps); its limits are [(microseconds since `from`, limit)], the first at 0, each in
+    force until the next (0: no limit, never over). `lanes` gives step scopes a lane each
+    (None: every lane), counting only the tasks in that lane now (`_of_lane`'s rule).
+    Rows: (scope index, over, started us, ended us or None while it lasts, us at the limit,
+    us over it, whether it reached its limit, most over the limit)."""
+    n = _names(connection.vendor)
+    counted = [subject for subject, _ in scopes]
+    if active is None:
+        stays, stays_params = _step_stays(n, counted, lanes or [None] * len(counted), frm, from_us)
+    else:
+        pieces, pieces_params = _person_pieces(
+            n, workflow_id=workflow_id, active=active, people=counted, frm=frm, to=to, from_us=from_us
+        )
+        stays, stays_params = _person_stays(n, from_us)
+        stays, stays_params = f"{pieces},{stays}", [*pieces_params, *stays_params]
+    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, lims in scopes))
+    statement = f"""
+    WITH {_transitions(n)},{stays},
+    lims(si, u, lim) AS (VALUES {limits}),
+    -- Each stay adds one where it starts (the state at `from`: at `from`) and takes it back
+    -- where it ends (after the window if it lasts): every scope's changes sum to zero, so
+    -- one running sum serves them all.
     -- A limit coming into force is a change of nothing but the limit.
     change AS (
         SELECT base + start_u AS k, CAST(NULL AS INTEGER) AS lim, 1 AS delta FROM stay
@@ -416,11 +559,8 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
     """
     params = [
         *_transitions_params(workflow_id, frm, to),
-        *(v for si, (steps, _) in enumerate(scopes) for step in steps for v in (si, sql.uuid_param(step))),
+        *stays_params,
         *(v for si, (_, lims) in enumerate(scopes) for u, lim in lims for v in (si, u, lim)),
-        _instant(frm),
-        from_us,
-        from_us,
         to_us - from_us,
         to_us - from_us,
     ]
@@ -452,12 +592,14 @@ def limit_periods(workflow_id, *, scopes: list[tuple], frm, to, from_us: int, to
 
 
 def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
-    """(event id, step id, at us, actor username, reason) of forced admissions in [since, to]."""
+    """(event id, step id, at us, actor username, reason, the task's lane now or None) of
+    forced admissions in [since, to]."""
     n = _names(connection.vendor)
     statement = f"""
     SELECT e.{n["id"]}, e.{n["to"]}, {_EPOCH_US[connection.vendor].format("e." + n["at"])},
-           a.{n["username"]}, e.{n["reason"]}
+           a.{n["username"]}, e.{n["reason"]}, t.{n["task_lane"]}
     FROM {n["event"]} e LEFT JOIN {n["user_table"]} a ON a.{n["user_id"]} = e.{n["actor"]}
+    LEFT JOIN {n["task_table"]} t ON t.{n["task_id"]} = e.{n["task"]}
     WHERE e.{n["workflow"]} = %s AND e.{n["kind"]} = '{EventKind.FORCED}' AND e.{n["at"]} >= %s AND e.{n["at"]} <= %s
     ORDER BY e.{n["at"]}, e.{n["id"]}
     """
@@ -548,6 +690,28 @@ def scope_stays(workflow_id, *, scopes: list[list], frm, to, from_us: int, to_us
     return [(si, *totals.get(si, (0, 0))) for si in range(len(scopes))]
 
 
+def person_stays(workflow_id, *, active: list, people: list, frm, to, from_us: int, to_us: int) -> list[tuple]:
+    """(person index, task-microseconds counted for them in the window, departures in the
+    window) of each person of `people` (user ids), as `scope_stays` for a step: a task
+    counts for a person while admitted in an `active` step and assigned to them; it departs
+    when it stops counting for them (a move between two active steps is none)."""
+    n = _names(connection.vendor)
+    pieces, params = _person_pieces(
+        n, workflow_id=workflow_id, active=active, people=people, frm=frm, to=to, from_us=from_us
+    )
+    statement = f"""
+    WITH {_transitions(n)},{pieces},
+    p AS (SELECT si, s, e, LEAD(s) OVER (PARTITION BY si, task_id ORDER BY s) AS next_s FROM piece)
+    SELECT si, SUM(COALESCE(e, %s) - s),
+           SUM(CASE WHEN e IS NOT NULL AND (next_s IS NULL OR next_s <> e) THEN 1 ELSE 0 END)
+    FROM p GROUP BY si
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*_transitions_params(workflow_id, frm, to), *params, to_us])
+        totals = {int(si): (int(held), int(departed)) for si, held, departed in cursor.fetchall()}
+    return [(si, *totals.get(si, (0, 0))) for si in range(len(people))]
+
+
 # Each finishing task's state events, in its order, with when each state ends and the
 # task's first finish. PostgreSQL reads each task's events through the (workflow, task, at,
 # id) index already in order (LATERAL: no sort of the whole window's histories); SQLite has
@@ -616,16 +780,20 @@ def active_time(workflow_id, *, done: list, not_active: list, frm, to) -> list[t
 
 
 def blocks(workflow_id, *, frm, to) -> list[tuple]:
-    """(reason, started us, ended us or None) of every block that overlaps the window: a
-    `blocked` event until the task's next blocked, unblocked, archived or deleted event (a
-    new reason starts a new block). The board's block events up to `to` are read: a small
-    part of its history."""
+    """(task id, reason, type id or None, type name or None, started us, ended us or None)
+    of every block that overlaps the window: a `blocked` event until the task's next
+    blocked, unblocked, archived or deleted event (a new reason or type starts a new
+    block). The type is the one the event recorded, with its name then. The board's block
+    events up to `to` are read: a small part of its history."""
     n = _names(connection.vendor)
     us = _EPOCH_US[n["vendor"]]
     kinds = _kinds_list([EventKind.BLOCKED, EventKind.UNBLOCKED, EventKind.ARCHIVED, EventKind.DELETED])
+    typed = _DETAIL_TEXT[n["vendor"]]
     statement = f"""
-    SELECT reason, {us.format("at")}, {us.format("next_at")} FROM (
-        SELECT {n["kind"]} AS kind, {n["reason"]} AS reason, {n["at"]} AS at,
+    SELECT task_id, reason, type_id, type_name, {us.format("at")}, {us.format("next_at")} FROM (
+        SELECT {n["task"]} AS task_id, {n["kind"]} AS kind, {n["reason"]} AS reason, {n["at"]} AS at,
+               {typed.format(column=n["detail"], key="type_id")} AS type_id,
+               {typed.format(column=n["detail"], key="type")} AS type_name,
                LEAD({n["at"]}) OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS next_at
         FROM {n["event"]}
         WHERE {n["workflow"]} = %s AND {n["kind"]} IN ({kinds}) AND {n["at"]} <= %s
@@ -635,4 +803,32 @@ def blocks(workflow_id, *, frm, to) -> list[tuple]:
     """
     with connection.cursor() as cursor:
         cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(to), _instant(frm)])
+        return cursor.fetchall()
+
+
+# A text value of an event's `detail` (keys are constants, never user input).
+_DETAIL_TEXT = {"postgresql": "{column} ->> '{key}'", "sqlite": "json_extract({column}, '$.{key}')"}
+
+
+def active_stays(workflow_id, *, not_active: list, frm, to, from_us: int, to_us: int) -> list[tuple]:
+    """(task id, from us, until us) of each stay of a task admitted in a step that is not
+    `not_active` (one held slot of an active step, a step deleted since among them), cut to
+    the window."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    outside = f"AND step_id NOT IN ({_in(not_active)})" if not_active else ""
+    statement = f"""
+    WITH {_transitions(n)}
+    SELECT task_id, CASE WHEN at < %s THEN %s ELSE {us.format("at")} END, COALESCE({us.format("next_at")}, %s)
+    FROM l WHERE state = {ADMITTED} {outside}
+    """
+    params = [
+        *_transitions_params(workflow_id, frm, to),
+        _instant(frm),
+        from_us,
+        to_us,
+        *_ids(not_active),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
         return cursor.fetchall()

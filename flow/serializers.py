@@ -12,11 +12,12 @@ from common.pagination import Pagination
 from flow import forecast as forecasting
 from flow.figures import Window
 from workflows.config_history import BOARD_FIELDS, GROUP_FIELDS, PERSON_FIELDS, STEP_FIELDS
-from workflows.models import LimitScope
+from workflows.models import Lane, LimitScope
 
 PAGE_SIZE, MAX_PAGE_SIZE = Pagination.page_size, Pagination.max_page_size
 MAX_WINDOW = timedelta(days=366)
 DEFAULT_WINDOW = timedelta(days=30)
+MAX_EXPERIMENT_DAYS = 183  # twice that, the history an experiment reads, is within MAX_WINDOW
 # No board has history outside these, and the window's arithmetic (a default `from` 30 days
 # before `to`, points and buckets up to `to`) stays far from the ends of the calendar.
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
@@ -56,11 +57,23 @@ class WindowParams(serializers.Serializer):
         return {**attrs, "window": Window(start, end)}
 
 
-class CfdParams(WindowParams):
+class LaneParams(WindowParams):
+    """The window, and `lane`: the tasks in that lane of the board now (the current-lane
+    rule), or every task without it. The view gives the board as `workflow` in the context."""
+
+    lane = serializers.UUIDField(required=False)
+
+    def validate_lane(self, value):
+        if not Lane.objects.filter(workflow=self.context["workflow"], pk=value).exists():
+            raise serializers.ValidationError("No such lane in this workflow.")
+        return value
+
+
+class CfdParams(LaneParams):
     interval = serializers.ChoiceField(choices=["hour", "day"], default="day")
 
 
-class ThroughputParams(WindowParams):
+class ThroughputParams(LaneParams):
     interval = serializers.ChoiceField(choices=["day", "week"], default="day")
 
 
@@ -143,6 +156,7 @@ class Percentiles(serializers.Serializer):
 class CycleItem(serializers.Serializer):
     task_id = serializers.UUIDField()
     title = serializers.CharField()
+    lane_id = serializers.UUIDField(allow_null=True, help_text="The lane the task is in now (null: deleted)")
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField()
     cycle_seconds = serializers.FloatField(allow_null=True)
@@ -150,9 +164,17 @@ class CycleItem(serializers.Serializer):
     blocked_seconds = serializers.FloatField()
 
 
+class LaneCycles(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    count = serializers.IntegerField(help_text="Of the items, those in this lane now")
+    percentiles = Percentiles(help_text="Of their cycle times, seconds")
+
+
 class CycleTimesSerializer(serializers.Serializer):
     items = CycleItem(many=True)
     percentiles = Percentiles()
+    lanes = LaneCycles(many=True, help_text="Every lane of the board, in board order")
 
 
 class Bucket(serializers.Serializer):
@@ -191,8 +213,8 @@ class Breach(serializers.Serializer):
 
 
 class LimitRow(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=["step"])
-    id = serializers.UUIDField()
+    scope = serializers.ChoiceField(choices=["step", "lane", "cell"])
+    id = serializers.CharField(help_text="The step's or lane's id; a cell's is \"<lane id>:<step id>\"")
     name = serializers.CharField()
     limit = serializers.IntegerField()
     at_limit_ratio = serializers.FloatField()
@@ -275,15 +297,20 @@ class SleSerializer(serializers.Serializer):
 
 
 class AdviceRow(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=["step", "group"])
-    id = serializers.UUIDField()
-    name = serializers.CharField()
-    limit = serializers.IntegerField()
-    avg_wip = serializers.FloatField(help_text="L: admitted tasks in the scope, averaged over the window")
+    scope = serializers.ChoiceField(choices=["step", "group", "person"])
+    id = serializers.JSONField(help_text="The step's or group's id (UUID), or the person's user id (integer)")
+    name = serializers.CharField(help_text="The step's or group's name, or the person's username")
+    limit = serializers.IntegerField(help_text="The limit now (0: none)")
+    avg_wip = serializers.FloatField(
+        help_text="L: admitted tasks in the scope (a person: theirs in active steps), averaged over the window"
+    )
     throughput_per_day = serializers.FloatField(help_text="λ: tasks that left the scope per day")
     avg_cycle_days = serializers.FloatField(allow_null=True, help_text="W = L / λ: days a task spent in the scope")
     suggested_limit = serializers.IntegerField(allow_null=True)
     arithmetic = serializers.CharField()
+    at_limit_ratio = serializers.FloatField(help_text="The share of the window at the limit in force then")
+    never_reached = serializers.BooleanField(help_text="The limit in force was never reached in the window")
+    always_at_limit = serializers.BooleanField(help_text="At or over the limit in force through the whole window")
 
 
 class AdviceSerializer(serializers.Serializer):
@@ -300,8 +327,21 @@ class BlockerRow(serializers.Serializer):
     ongoing = serializers.IntegerField()
 
 
+class BlockerTypeRow(serializers.Serializer):
+    type_id = serializers.UUIDField(allow_null=True, help_text="null: the blocks given no type")
+    name = serializers.CharField(allow_null=True, help_text="The name its latest block recorded")
+    count = serializers.IntegerField()
+    held_days = serializers.FloatField(help_text="Blocked time inside the window")
+    median_seconds = serializers.FloatField(allow_null=True, help_text="Of the blocks that ended")
+    ongoing = serializers.IntegerField()
+    capacity_days = serializers.FloatField(help_text="Of held_days, the time the task held a slot of an active step")
+    capacity_share = serializers.FloatField(allow_null=True, help_text="capacity_days / occupied_days")
+
+
 class BlockersSerializer(serializers.Serializer):
     blockers = BlockerRow(many=True)
+    types = BlockerTypeRow(many=True)
+    occupied_days = serializers.FloatField(help_text="Slot-days the active steps held in the window")
 
 
 class EfficiencyItem(serializers.Serializer):
@@ -320,6 +360,53 @@ class EfficiencySerializer(serializers.Serializer):
     items = EfficiencyItem(many=True)
     efficiency = serializers.FloatField(allow_null=True, help_text="All working time over all lead time")
     percentiles = Percentiles()
+
+
+class ExperimentParams(serializers.Serializer):
+    """`days`: the limit changes of the last N days; the spans before them reach up to N days
+    further back, so the history read is at most 366 days."""
+
+    days = serializers.IntegerField(required=False, min_value=1, max_value=MAX_EXPERIMENT_DAYS, default=30)
+
+    def validate(self, attrs):
+        now = timezone.now()
+        return {**attrs, "now": now, "window": Window(now - 2 * timedelta(days=attrs["days"]), now)}
+
+
+class ExperimentChange(serializers.Serializer):
+    scope = serializers.ChoiceField(choices=LimitScope.choices)
+    subject_id = serializers.CharField(
+        help_text="The step's, group's, lane's, cell's or board's id, or the person's user id"
+    )
+    name = serializers.CharField(help_text="The subject's name at the time")
+    field = serializers.ChoiceField(choices=["wip_limit", "expedite_limit"])
+    before = serializers.IntegerField()
+    after = serializers.IntegerField()
+
+
+class ExperimentSide(serializers.Serializer):
+    to = serializers.DateTimeField(help_text="The span's end (before the change: not included)")
+    finished = serializers.IntegerField(help_text="Tasks first finished in the span: the throughput's sample")
+    throughput_per_day = serializers.FloatField(allow_null=True)
+    cycle_sample = serializers.IntegerField(help_text="Of those, the tasks with a cycle time (they were active)")
+    cycle_percentiles = Percentiles(help_text="Cycle time in seconds; null without a sample")
+
+    def get_fields(self):
+        return {"from": serializers.DateTimeField(help_text="The span's start"), **super().get_fields()}
+
+
+class Experiment(serializers.Serializer):
+    at = serializers.DateTimeField(help_text="When the limits changed")
+    actor = serializers.CharField(allow_null=True, help_text="Username")
+    changes = ExperimentChange(many=True)
+    span_days = serializers.FloatField(help_text="Each side's span: the time since the change, at most `days`")
+    before = ExperimentSide()
+    after = ExperimentSide()
+
+
+class ExperimentsSerializer(serializers.Serializer):
+    days = serializers.IntegerField()
+    experiments = Experiment(many=True)
 
 
 class LimitChangesParams(WindowParams):

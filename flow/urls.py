@@ -15,6 +15,7 @@ api_urlpatterns = [
     path("workflows/<uuid:pk>/flow/advice/", api.AdviceView.as_view(), name="flow-advice"),
     path("workflows/<uuid:pk>/flow/blockers/", api.BlockersView.as_view(), name="flow-blockers"),
     path("workflows/<uuid:pk>/flow/efficiency/", api.EfficiencyView.as_view(), name="flow-efficiency"),
+    path("workflows/<uuid:pk>/flow/experiments/", api.ExperimentsView.as_view(), name="flow-experiments"),
     path("workflows/<uuid:pk>/flow/limit-changes/", api.LimitChangesView.as_view(), name="flow-limit-changes"),
 ]
 

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from boards.models import ClassOfService
 from flow.serializers import MAX_SLE_DAYS
 from workflows.access import role_in
-from workflows.models import Role, Workflow
+from workflows.models import Lane, Role, Workflow
 
 # The page's sections in order; static/flow/flow.js fills each from its endpoint.
 CHARTS = [
@@ -44,7 +44,8 @@ CHARTS = [
         "id": "limits",
         "title": "WIP limit ledger",
         "plot": False,
-        "help": "Share of the window each step spent at and over its limit, and every breach with its cause.",
+        "help": "Share of the window each step, lane and cell spent at and over its limit, and every breach with"
+        " its cause. A lane or cell counts the tasks in that lane now.",
     },
     {
         "id": "queues",
@@ -74,10 +75,26 @@ CHARTS = [
         " is the limit at today's throughput whose time keeps the standard SLE, with the arithmetic.",
     },
     {
+        "id": "experiments",
+        "title": "Limit experiments",
+        "plot": False,
+        "help": "For each change of a limit since the window's start: the tasks finished, throughput and cycle"
+        " time percentiles in equal spans before and after it (the time since the change, at most the window),"
+        " with how many tasks each is drawn from. Small samples say little.",
+    },
+    {
         "id": "blockers",
         "title": "Blockers",
         "plot": False,
         "help": "Blocks in the window grouped by reason (case and spacing aside), most blocked time first.",
+    },
+    {
+        "id": "blocker-types",
+        "title": "Blocker clusters",
+        "plot": False,
+        "help": "Blocks in the window by their type (an owner keeps the list in the board's settings): blocked"
+        " days, how many, their median length, and the capacity each held: its blocked days while the task"
+        " held a slot of an active step, and their share of all the slot-days the active steps held.",
     },
     {
         "id": "limit-changes",
@@ -107,5 +124,6 @@ def flow_page(request, workflow_id):
         "is_owner": role == Role.OWNER,  # owners set service levels
         "classes_of_service": ClassOfService.choices,
         "max_sle_days": MAX_SLE_DAYS,
+        "lanes": list(Lane.objects.filter(workflow=workflow).order_by("position", "created_at", "id")),
     }
     return render(request, "flow/flow.html", context)

@@ -9,9 +9,12 @@ refusal: step name, limit and occupancy) with the REST error body as structured 
 
 import functools
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from django.contrib.auth import get_user_model
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import close_old_connections
 from django.http import Http404
 from mcp.server import MCPServer
@@ -21,6 +24,7 @@ from pydantic import Field
 
 from boards import admission, checklists, labels, structure
 from boards.attachment_api import AttachmentSerializer
+from boards.blocker_types import blocker_type_data
 from boards.card_serializers import (
     ChecklistItemSerializer,
     ChecklistItemUpdateSerializer,
@@ -33,11 +37,14 @@ from boards.comments import comment_create, comment_data, comments_of
 from boards.links import link_data, link_delete, links_of
 from boards.links_api import create_link, writable_link
 from boards.messages import label_data, step_data, task_data
-from boards.models import Attachment, ChecklistItem, Label, Priority, Task
+from boards.models import Attachment, BlockerType, ChecklistItem, Label, Priority, Task
+from boards.outlook import task_outlook
 from boards.selectors import group_rows, lane_rows, step_counts
-from boards.serializers import TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
-from boards.services import task_update
+from boards.serializers import BlockSerializer, TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
+from boards.services import task_block, task_unblock, task_update
 from boards.snapshots import board_snapshot
+from boards.waiting import task_waiting
+from common.db import one_read
 from common.errors import Invalid, KandevError
 from common.validation import parse_uuid, validated
 from workflows import access
@@ -49,6 +56,28 @@ USER_SCOPE_KEY = "kandev.user_id"
 UNCHANGED = ""  # update_step: a pull_from_step_id left out keeps the feeder
 KEEP_ASSIGNEE = 0  # update_task: no user has id 0, so an assignee_id left out keeps the assignee
 COMMENTS_LISTED = 1000  # list_comments: a task's comments, up to as many as one REST page holds
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """What an app above this one needs to add tools of its own: the server, the decorator
+    that runs a tool like a request, and the membership checks every tool makes."""
+
+    server: MCPServer
+    acting_user: Callable[[Context], Any]
+    member_workflow: Callable[[Any, str], Workflow]
+
+    def tool(self, fn):
+        return self.server.tool()(board_tool(fn))
+
+
+_added_tools: list[Callable[[Toolkit], None]] = []
+
+
+def register(add_tools: Callable[[Toolkit], None]) -> None:
+    """An app above integrations (flow) adds its tools from its AppConfig.ready(), so this
+    module never reads that app's rules."""
+    _added_tools.append(add_tools)
 
 
 class NotFound(KandevError):
@@ -158,6 +187,20 @@ def build_server(*, user_id=None) -> MCPServer:
         """The whole board: the workflow, its steps with their counts, their tasks, and its
         step groups (a WIP limit shared by several steps)."""
         return board_snapshot(workflow=member_workflow(acting_user(ctx), workflow_id))
+
+    @server.tool()
+    @board_tool
+    def get_task(ctx: Context, task_id: str) -> dict[str, Any]:
+        """A task as its detail shows it: its fields, why it waits (`waiting`: its place in
+        the pull order), and its outlook: `forecast` (when a waiting task will likely start
+        and be done, at 50% and 85%) and `sle` (its age in days against its service level)."""
+        user = acting_user(ctx)
+        with one_read():
+            task = access.member_object(Task, user, parse_uuid(task_id, "task_id"))
+            if task is None:
+                raise NotFound("Not found.")
+            waiting = task_waiting(task)
+            return as_json({**task_data(task), "waiting": waiting, **task_outlook(task, waiting)})
 
     @server.tool()
     @board_tool
@@ -322,6 +365,42 @@ def build_server(*, user_id=None) -> MCPServer:
 
     @server.tool()
     @board_tool
+    def block_task(
+        ctx: Context,
+        task_id: str,
+        reason: str,
+        blocked_type_id: str | None = Field(
+            None, description="A blocker type of the task's workspace (list_blocker_types); omit for none"
+        ),
+    ) -> dict[str, Any]:
+        """Block a task with a reason (and optionally a type): it keeps its slot but is never
+        pulled. Blocking a blocked task replaces its reason and type."""
+        user = acting_user(ctx)
+        task = access.writable(Task, user, parse_uuid(task_id, "task_id"))
+        data = validated(BlockSerializer, given(reason=reason, blocked_type_id=blocked_type_id))
+        return task_data(
+            task_block(task=task, actor=user, reason=data["reason"], blocked_type_id=data.get("blocked_type_id"))
+        )
+
+    @server.tool()
+    @board_tool
+    def unblock_task(ctx: Context, task_id: str) -> dict[str, Any]:
+        """Unblock a task (its reason and type are cleared): it may be pulled at once."""
+        user = acting_user(ctx)
+        return task_data(task_unblock(task=access.writable(Task, user, parse_uuid(task_id, "task_id")), actor=user))
+
+    @server.tool()
+    @board_tool
+    def list_blocker_types(ctx: Context, workspace_id: str) -> list[dict[str, Any]]:
+        """A workspace's blocker types (id, name), by name: give an id to block_task."""
+        user = acting_user(ctx)
+        found = visible(BlockerType.objects.all(), user, "workspace").filter(
+            workspace_id=parse_uuid(workspace_id, "workspace_id")
+        )
+        return [blocker_type_data(blocker_type) for blocker_type in found.order_by("name", "id")]
+
+    @server.tool()
+    @board_tool
     def update_step(
         ctx: Context,
         step_id: str,
@@ -405,11 +484,11 @@ def build_server(*, user_id=None) -> MCPServer:
         user = acting_user(ctx)
         if label_id is None:
             data = validated(LabelSerializer, given(workspace_id=workspace_id, name=name, color=color))
-            workspace = labels.writable_workspace(user, data["workspace_id"])
+            workspace = access.member_workspace(user, data["workspace_id"], write=True)
             return label_data(
                 labels.label_create(workspace_id=workspace.pk, actor=user, name=data["name"], color=data["color"])
             )
-        label = labels.member_label(user, label_id)
+        label = access.member_row(Label.objects.all(), user, label_id)
         changes = validated(LabelUpdateSerializer, given(name=name, color=color))
         if changes:
             require_role(user, label.workspace_id, write=True)
@@ -421,7 +500,7 @@ def build_server(*, user_id=None) -> MCPServer:
     def delete_label(ctx: Context, label_id: str) -> dict[str, Any]:
         """Delete a label: every task of the workspace that carries it loses it."""
         user = acting_user(ctx)
-        label = labels.member_label(user, label_id)
+        label = access.member_row(Label.objects.all(), user, label_id)
         require_role(user, label.workspace_id, write=True)
         labels.label_delete(label=label, actor=user)
         return {"deleted": label_id}
@@ -535,4 +614,12 @@ def build_server(*, user_id=None) -> MCPServer:
             )
         return lane_rows([lane])[0]
 
+    toolkit = Toolkit(server=server, acting_user=acting_user, member_workflow=member_workflow)
+    for add_tools in _added_tools:
+        add_tools(toolkit)
     return server
+
+
+def as_json(data: dict) -> dict:
+    """Dates and instants as the REST API writes them."""
+    return json.loads(json.dumps(data, cls=DjangoJSONEncoder))

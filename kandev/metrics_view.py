@@ -13,14 +13,14 @@ from prometheus_client.registry import Collector
 from accounts.authentication import user_for_key
 from agents.models import AgentSession, SessionStatus
 from boards.models import Task
-from boards.selectors import with_occupied
+from boards.selectors import cell_occupancy, lane_occupancy, with_occupied
 from common.metrics import counters_exposition
-from workflows.models import Membership, StepGroup, Workflow, WorkflowStep
+from workflows.models import Lane, LaneCell, Membership, StepGroup, Workflow, WorkflowStep
 
 
 class BoardCollector(Collector):
-    """Step, group and personal occupancy and limits, session queue and slot use: counted at
-    scrape time."""
+    """Step, group, lane, cell and personal occupancy and limits, session queue and slot use:
+    counted at scrape time."""
 
     def collect(self):
         occupancy = GaugeMetricFamily(
@@ -39,6 +39,8 @@ class BoardCollector(Collector):
         yield occupancy
         yield wip_limit
         yield from self.groups()
+        yield from _lanes()
+        yield from _cells()
         yield from _persons()
 
         by_status = {
@@ -90,6 +92,40 @@ class BoardCollector(Collector):
             wip_limit.add_metric(labels, limit)
         yield occupancy
         yield wip_limit
+
+
+def _lanes():
+    """Each lane's occupancy (its live admitted tasks in active steps) and limit (two queries)."""
+    occupancy = GaugeMetricFamily(
+        "kandev_lane_occupancy", "Live admitted tasks of a lane in active steps.", labels=["workflow", "lane"]
+    )
+    wip_limit = GaugeMetricFamily(
+        "kandev_lane_wip_limit", "A lane's WIP limit (0 = unlimited).", labels=["workflow", "lane"]
+    )
+    occupied = lane_occupancy(Lane.objects.all())
+    for lane_id, workflow_id, limit in Lane.objects.values_list("id", "workflow_id", "wip_limit"):
+        labels = [str(workflow_id), str(lane_id)]
+        occupancy.add_metric(labels, occupied.get(lane_id, 0))
+        wip_limit.add_metric(labels, limit)
+    yield occupancy
+    yield wip_limit
+
+
+def _cells():
+    """Each cell limit and what it counts, for the cells that have one (two queries)."""
+    labels = ["workflow", "lane", "step"]
+    occupancy = GaugeMetricFamily(
+        "kandev_cell_occupancy", "A lane's live admitted tasks in one step (cells with a limit).", labels=labels
+    )
+    wip_limit = GaugeMetricFamily("kandev_cell_wip_limit", "A cell's WIP limit (lane x step).", labels=labels)
+    cells = list(LaneCell.objects.select_related("lane"))
+    occupied = cell_occupancy(cells)
+    for cell in cells:
+        labels = [str(cell.lane.workflow_id), str(cell.lane_id), str(cell.step_id)]
+        occupancy.add_metric(labels, occupied[(cell.lane_id, cell.step_id)])
+        wip_limit.add_metric(labels, cell.wip_limit)
+    yield occupancy
+    yield wip_limit
 
 
 def _persons():

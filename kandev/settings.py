@@ -270,6 +270,7 @@ SPECTACULAR_SETTINGS = {
         "StepKindEnum": "workflows.models.StepKind",
         "EventKindEnum": "boards.models.EventKind",
         "ClassOfServiceEnum": "boards.models.ClassOfService",
+        "LimitScopeEnum": "workflows.models.LimitScope",  # the configuration history and its experiments
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -118,3 +118,19 @@ class DuePassed(models.Model):
 
     def __str__(self):
         return f"{self.task_id} due {self.due_at:%Y-%m-%d %H:%M}"
+
+
+class SlePassed(models.Model):
+    """A task whose age passed its service level, told of by the service-level pass
+    (flow/past_sle.py): once per task (its cycle's start, `Task.started_at`, is never reset),
+    however many background passes (in however many processes) see it."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="+")
+    days = models.PositiveIntegerField()  # the service level it passed
+    told_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task"], name="one_sle_news_per_task")]
+
+    def __str__(self):
+        return f"{self.task_id} past {self.days} days"

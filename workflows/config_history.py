@@ -20,6 +20,11 @@ LANE_FIELDS = ("wip_limit", "is_expedite")
 CELL_FIELDS = ("wip_limit",)
 
 
+def cell_subject(lane_id, step_id) -> str:
+    """A cell's subject id in the history: "<lane id>:<step id>"."""
+    return f"{lane_id}:{step_id}"
+
+
 def _value(value):
     return str(value) if value is not None and not isinstance(value, int | str) else value
 
@@ -42,7 +47,7 @@ def board_config(workflow: Workflow, steps, lanes=(), cells=None) -> dict:
         config[(LimitScope.LANE, str(lane.pk))] = (lane.name, {name: getattr(lane, name) for name in LANE_FIELDS})
     for (lane_id, step_id), cell in (cells or {}).items():
         name = f"{lane_names.get(lane_id, '?')} × {step_names.get(step_id, '?')}"
-        config[(LimitScope.CELL, f"{lane_id}:{step_id}")] = (name, {"wip_limit": cell.wip_limit})
+        config[(LimitScope.CELL, cell_subject(lane_id, step_id))] = (name, {"wip_limit": cell.wip_limit})
     return config
 
 

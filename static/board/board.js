@@ -44,6 +44,7 @@ root.addEventListener("submit", (event) => {
 });
 setInterval(() => view.tickAges(), 60_000);
 
+view.serviceLevels = dataBlock("service-levels");
 model.load(board);
 view.rebuild();
 live.connect();

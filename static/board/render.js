@@ -130,7 +130,7 @@ export function taskName(task, id) {
   return task ? task.title : `#${id.slice(0, 8)}`;
 }
 
-function fillCard(card, task, { person, waiting, blockers, labels, timeZone }) {
+function fillCard(card, task, { person, waiting, blockers, labels, timeZone, sleDays }) {
   for (const name of [...card.classList]) if (name.startsWith("priority-")) card.classList.remove(name);
   card.classList.add(`priority-${task.priority}`);
   card.classList.toggle("is-ephemeral", Boolean(task.is_ephemeral));
@@ -162,6 +162,7 @@ function fillCard(card, task, { person, waiting, blockers, labels, timeZone }) {
   fillAgent(card.querySelector('[data-role="agent"]'), task.session);
   fillLabels(card, task.label_ids ?? [], labels);
   fillDue(card, task, timeZone);
+  fillSle(card, task, sleDays);
   fillChecklist(card.querySelector('[data-role="checklist"]'), task.checklist);
   const age = card.querySelector('[data-role="age"]');
   age.dateTime = task.entered_step_at ?? "";
@@ -194,6 +195,29 @@ function fillDue(card, task, timeZone) {
   due.querySelector('[data-role="due-text"]').textContent = text;
   card.dataset.dueState = state;
   card.classList.toggle("is-overdue", state === "overdue");
+}
+
+/** A card's age against its class's service level, counted from its cycle's start
+    (`started_at`) as the task detail counts it: "Day 6 of 9", and past it "Day 11 of 9: past
+    its service level". */
+export function sleText(startedAt, days, now = Date.now()) {
+  const age = (now - Date.parse(startedAt)) / (86400 * 1000);
+  const past = age > days;
+  const text = `Day ${Math.floor(age) + 1} of ${days}`;
+  return { text: past ? `${text}: past its service level` : text, past };
+}
+
+/** `days`: the service level of the card's class where it counts (an admitted card in an
+    active step), else null: nothing shown. A card past it is marked by its border and icon too. */
+function fillSle(card, task, days) {
+  const shown = days != null && task.started_at != null;
+  const { text, past } = shown ? sleText(task.started_at, days) : { text: "", past: false };
+  const sle = card.querySelector('[data-role="sle"]');
+  sle.hidden = !shown;
+  sle.dataset.state = past ? "past" : shown ? "within" : "";
+  sle.querySelector('[data-role="sle-text"]').textContent = text;
+  card.dataset.sleDays = shown ? String(days) : "";
+  card.classList.toggle("is-past-sle", past);
 }
 
 /** The checklist's "3/5", read out as "3/5 checklist items done". */
@@ -253,6 +277,7 @@ export class BoardView {
   onRebuilt = () => {};
   onRendered = () => {};
   waiting = new Map(); // why each card waits, as last rendered (waiting.js)
+  serviceLevels = {}; // {class of service: days or null}, read with the page
 
   constructor(root, model, people, collapsed) {
     this.root = root;
@@ -355,6 +380,7 @@ export class BoardView {
     for (const card of this.root.querySelectorAll(".card")) {
       const task = this.model.tasks.get(card.dataset.taskId);
       if (task?.due_at) fillDue(card, task, this.timeZone);
+      if (task && card.dataset.sleDays) fillSle(card, task, Number(card.dataset.sleDays));
     }
   }
 
@@ -443,11 +469,15 @@ export class BoardView {
     // A card may sit in another list (dragged there, or moved by someone else); one that was
     // here and is not in `tasks` belongs elsewhere now (and is rendered there) or is gone.
     const unknown = [];
+    const active = new Set(this.model.steps.filter((s) => s.kind === "active").map((s) => s.id));
     list.replaceChildren(...tasks.map((task) => {
       const person = task.assignee_id == null ? null : this.people.get(task.assignee_id);
       if (task.assignee_id != null && !person) unknown.push(task.assignee_id);
       const blockers = (task.blocked_by ?? []).map((id) => taskName(this.model.tasks.get(id), id));
-      const values = { person, waiting: waiting.get(task.id), blockers, labels: this.model.labels, timeZone: this.timeZone };
+      const counts = task.admitted && active.has(task.step_id);
+      const sleDays = counts ? (this.serviceLevels[task.class_of_service] ?? null) : null;
+      const values = { person, waiting: waiting.get(task.id), blockers, labels: this.model.labels, timeZone: this.timeZone,
+        sleDays };
       return fillCard(cards.get(task.id) ?? clone("card-template"), task, values);
     }));
     if (unknown.length) this.people.learn(unknown).then((learnt) => learnt && this.renderAll());

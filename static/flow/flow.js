@@ -36,6 +36,13 @@ function query(extra) {
   return params;
 }
 
+/* The chosen lane, for the charts that split by lane (the select is there on boards with
+   more than one lane). */
+function byLane(extra) {
+  const lane = form.elements.lane;
+  return Object.assign({}, extra, lane && lane.value ? { lane: lane.value } : {});
+}
+
 function endpoint(name, extra) {
   return "/api/v1/workflows/" + workflowId + "/flow/" + name + "/?" + query(extra);
 }
@@ -107,8 +114,8 @@ function draw(id, opts, data) {
 
 async function cfd() {
   const sec = section("cfd");
-  const data = await getJSON(endpoint("cfd", { interval: "day" }));
-  csvLink(sec, "cfd", { interval: "day" });
+  const data = await getJSON(endpoint("cfd", byLane({ interval: "day" })));
+  csvLink(sec, "cfd", byLane({ interval: "day" }));
   const xs = data.points.map((p) => Date.parse(p.at) / 1000);
   const steps = data.steps;
   // Each line fills down to zero; the first step's line is the highest, so drawn first,
@@ -136,8 +143,8 @@ async function cfd() {
 
 async function wip() {
   const sec = section("wip");
-  const data = await getJSON(endpoint("wip", { interval: "day" }));
-  csvLink(sec, "wip", { interval: "day" });
+  const data = await getJSON(endpoint("wip", byLane({ interval: "day" })));
+  csvLink(sec, "wip", byLane({ interval: "day" }));
   const xs = data.points.map((p) => Date.parse(p.at) / 1000);
   const steps = data.steps;
   const series = [{}];
@@ -159,15 +166,15 @@ async function wip() {
   draw("wip", { series, scales: { x: { time: true } }, axes: [{}, { label: "tasks" }] }, columns);
   const last = data.points[data.points.length - 1];
   summarize(sec, "At " + when(last && last.at) + ": " + steps.map((s) => s.name + " " + (last ? last.counts[s.id] : 0) +
-    (s.wip_limit ? " of " + s.wip_limit : "") + (last && last.queued[s.id] ? " (+" + last.queued[s.id] + " queued)" : "")).join(", ") + ".");
+    (last && last.limits[s.id] ? " of " + last.limits[s.id] : "") + (last && last.queued[s.id] ? " (+" + last.queued[s.id] + " queued)" : "")).join(", ") + ".");
   fillTable(sec, ["at", ...steps.map((s) => s.name), ...steps.map((s) => s.name + " queued")],
     data.points.map((p) => [when(p.at), ...steps.map((s) => p.counts[s.id]), ...steps.map((s) => p.queued[s.id])]));
 }
 
 async function cycleTimes() {
   const sec = section("cycle-times");
-  const data = await getJSON(endpoint("cycle-times"));
-  csvLink(sec, "cycle-times");
+  const data = await getJSON(endpoint("cycle-times", byLane()));
+  csvLink(sec, "cycle-times", byLane());
   const items = data.items.filter((i) => i.cycle_seconds != null);
   const xs = items.map((i) => Date.parse(i.finished_at) / 1000);
   const ys = items.map((i) => i.cycle_seconds / 3600);
@@ -183,16 +190,24 @@ async function cycleTimes() {
   draw("cycle-times", { series, scales: { x: { time: true } }, axes: [{}, { label: "hours" }] }, columns);
   const p = data.percentiles;
   summarize(sec, items.length ? items.length + " tasks finished. 50% within " + hours(p["50"]) + " h, 85% within " +
-    hours(p["85"]) + " h, 95% within " + hours(p["95"]) + " h." : "No task finished in this window.");
+    hours(p["85"]) + " h, 95% within " + hours(p["95"]) + " h." + perLane(data.lanes) : "No task finished in this window.");
   fillTable(sec, ["task", "started", "finished", "cycle (h)", "lead (h)", "blocked (h)"],
     data.items.map((i) => [i.title, when(i.started_at), when(i.finished_at), hours(i.cycle_seconds), hours(i.lead_seconds), hours(i.blocked_seconds)]));
+}
+
+/* "Per lane: A 85% within 3.0 h (4 tasks); ..." when the board has several lanes and some finished. */
+function perLane(lanes) {
+  const finished = lanes.filter((l) => l.percentiles["85"] != null);
+  if (lanes.length < 2 || !finished.length) return "";
+  return " Per lane: " + finished.map((l) => l.name + " 85% within " + hours(l.percentiles["85"]) + " h (" + l.count +
+    (l.count === 1 ? " task)" : " tasks)")).join("; ") + ".";
 }
 
 async function throughput() {
   const sec = section("throughput");
   const interval = form.elements.interval.value;
-  const data = await getJSON(endpoint("throughput", { interval }));
-  csvLink(sec, "throughput", { interval });
+  const data = await getJSON(endpoint("throughput", byLane({ interval })));
+  csvLink(sec, "throughput", byLane({ interval }));
   const xs = data.buckets.map((b) => Date.parse(b.start) / 1000);
   const ys = data.buckets.map((b) => b.count);
   draw("throughput", {
@@ -208,8 +223,8 @@ async function throughput() {
 
 async function aging(board) {
   const sec = section("aging");
-  const data = await getJSON(endpoint("aging"));
-  csvLink(sec, "aging");
+  const data = await getJSON(endpoint("aging", byLane()));
+  csvLink(sec, "aging", byLane());
   const names = Object.fromEntries(board.steps.map((s) => [s.id, s.name]));
   const columnsOf = [...new Set(data.items.map((i) => i.step_id))];
   const xs = data.items.map((i, k) => columnsOf.indexOf(i.step_id) + 1 + ((k % 7) - 3) * 0.04);
@@ -239,15 +254,15 @@ async function limits() {
   csvLink(sec, "limits");
   const rows = [];
   data.limits.forEach((l) => {
-    const head = [l.name, l.limit, (100 * l.at_limit_ratio).toFixed(1) + "%", (100 * l.over_limit_ratio).toFixed(1) + "%", l.never_reached ? "never reached" : ""];
+    const head = [l.scope, l.name, l.limit, (100 * l.at_limit_ratio).toFixed(1) + "%", (100 * l.over_limit_ratio).toFixed(1) + "%", l.never_reached ? "never reached" : ""];
     if (!l.breaches.length) rows.push([...head, "", "", "", ""]);
     l.breaches.forEach((b) => rows.push([...head, when(b.started_at), b.ended_at ? when(b.ended_at) : "ongoing", "+" + b.max_over,
       b.causes.map((c) => (c.kind === "forced" ? "forced by " + (c.actor || "operator") + ": " + c.reason : "limit lowered")).join("; ")]));
   });
-  fillTable(sec, ["step", "limit", "at limit", "over limit", "", "breach from", "until", "most over", "causes"], rows);
+  fillTable(sec, ["of", "name", "limit", "at limit", "over limit", "", "breach from", "until", "most over", "causes"], rows);
   const breaches = data.limits.reduce((n, l) => n + l.breaches.length, 0);
   const never = data.limits.filter((l) => l.never_reached).map((l) => l.name);
-  summarize(sec, data.limits.length + " limited steps, " + breaches + " breaches." + (never.length ? " Never reached: " + never.join(", ") + "." : ""));
+  summarize(sec, data.limits.length + " limits (steps, lanes, cells), " + breaches + " breaches." + (never.length ? " Never reached: " + never.join(", ") + "." : ""));
 }
 
 async function queues() {
@@ -336,23 +351,60 @@ async function advice() {
   const sec = section("advice");
   const data = await getJSON(endpoint("advice"));
   csvLink(sec, "advice");
-  fillTable(sec, ["limit of", "limit", "average WIP", "throughput / day", "average days", "suggested", "arithmetic"],
-    data.limits.map((l) => [l.scope + " " + l.name, l.limit, l.avg_wip.toFixed(2), l.throughput_per_day.toFixed(2),
+  const judged = (l) => l.never_reached ? "never reached" : l.always_at_limit ? "always at or over it" :
+    percent(l.at_limit_ratio) + " of the time";
+  fillTable(sec, ["limit of", "limit", "at the limit", "average WIP", "throughput / day", "average days", "suggested", "arithmetic"],
+    data.limits.map((l) => [l.scope + " " + l.name, l.limit, judged(l), l.avg_wip.toFixed(2), l.throughput_per_day.toFixed(2),
       l.avg_cycle_days == null ? "—" : l.avg_cycle_days.toFixed(2), l.suggested_limit == null ? "—" : l.suggested_limit, l.arithmetic]));
   const changes = data.limits.filter((l) => l.suggested_limit != null && l.suggested_limit !== l.limit);
   summarize(sec, data.limits.length + " limits. " + (changes.length ? changes.map((l) => l.name + ": " + l.limit + " → " +
     l.suggested_limit).join(", ") + "." : "No change suggested."));
 }
 
+/* The limit changes since the window's start, in whole days (1 to 183). */
+async function experiments() {
+  const sec = section("experiments");
+  const from = new Date(form.elements.from.value + "T00:00:00Z");
+  const back = Math.min(183, Math.max(1, Math.ceil((Date.now() - from.getTime()) / (DAY * 1000))));
+  const url = (extra) => "/api/v1/workflows/" + workflowId + "/flow/experiments/?" + new URLSearchParams(Object.assign({ days: back }, extra));
+  const data = await getJSON(url());
+  sec.querySelector('[data-role="csv"]').href = url({ format: "csv" });
+  const cycles = (p, n) => n ? days(p["50"]) + " / " + days(p["85"]) + " / " + days(p["95"]) : "—";
+  const perDay = (x) => x == null ? "—" : x.toFixed(2);
+  fillTable(sec, ["when", "who", "change", "span (d)", "finished before", "finished after", "throughput / day before",
+    "throughput / day after", "cycle 50/85/95 (d) before", "cycle 50/85/95 (d) after"],
+    data.experiments.map((e) => [when(e.at), e.actor || "—",
+      e.changes.map((c) => c.scope + " " + c.name + ": " + (SETTINGS[c.field] || c.field) + " " + c.before + " → " + c.after).join("; "),
+      e.span_days.toFixed(1), e.before.finished, e.after.finished, perDay(e.before.throughput_per_day),
+      perDay(e.after.throughput_per_day), cycles(e.before.cycle_percentiles, e.before.cycle_sample),
+      cycles(e.after.cycle_percentiles, e.after.cycle_sample)]));
+  summarize(sec, data.experiments.length ? data.experiments.length + (data.experiments.length === 1 ? " limit change" :
+    " limit changes") + " in the last " + data.days + " days." : "No limit changed in the last " + data.days + " days.");
+}
+
 async function blockers() {
   const sec = section("blockers");
   const data = await getJSON(endpoint("blockers"));
   csvLink(sec, "blockers");
+  blockerTypes(data);
   fillTable(sec, ["reason", "blocks", "blocked days", "median (h)", "still blocked"],
     data.blockers.map((b) => [b.reason, b.count, b.blocked_days.toFixed(2), hours(b.median_seconds), b.ongoing]));
   const total = data.blockers.reduce((n, b) => n + b.count, 0);
   summarize(sec, total ? total + " blocks; most blocked time: " + data.blockers[0].reason + " (" +
     data.blockers[0].blocked_days.toFixed(1) + " days)." : "No block in this window.");
+}
+
+/* The same answer by blocker type: one request serves both sections. */
+function blockerTypes(data) {
+  const sec = section("blocker-types");
+  csvLink(sec, "blockers");
+  const share = (s) => s == null ? "—" : (s * 100).toFixed(1) + "%";
+  fillTable(sec, ["type", "blocks", "blocked days", "median (h)", "still blocked", "slot-days held", "share of capacity"],
+    data.types.map((t) => [t.type_id ? t.name : "No type", t.count, t.held_days.toFixed(2), hours(t.median_seconds), t.ongoing,
+      t.capacity_days.toFixed(2), share(t.capacity_share)]));
+  const top = data.types[0];
+  summarize(sec, top ? "Most blocked time: " + (top.type_id ? top.name : "no type") + " (" + top.held_days.toFixed(1) +
+    " days, " + share(top.capacity_share) + " of the " + data.occupied_days.toFixed(1) + " slot-days held)." : "No block in this window.");
 }
 
 async function efficiency() {
@@ -394,7 +446,7 @@ async function limitChanges() {
    (the throttle allows the live figures' refetches, not these on top). */
 async function judge() {
   try {
-    await Promise.all([forecast(), sle(), advice(), blockers(), efficiency(), limitChanges()]);
+    await Promise.all([forecast(), sle(), advice(), experiments(), blockers(), efficiency(), limitChanges()]);
   } catch (error) {
     alertBox.textContent = "Could not load the figures: " + error.message;
     alertBox.hidden = false;
@@ -441,6 +493,7 @@ question.addEventListener("submit", (event) => {
   forecast().catch((error) => { alertBox.textContent = "Could not forecast: " + error.message; alertBox.hidden = false; });
 });
 form.elements.interval.addEventListener("change", refresh);
+if (form.elements.lane) form.elements.lane.addEventListener("change", refresh);
 window.addEventListener("resize", refreshSoon);
 setDays(30);
 question.elements.until.value = isoDate(new Date(Date.now() + 30 * DAY * 1000));

@@ -6,14 +6,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
 from prometheus_client.parser import text_string_to_metric_families
 
 from accounts.models import ApiToken
 from agents import services
 from boards import admission
-from boards.structure import group_create
+from boards.structure import cells_set, group_create, lane_create
 from common.errors import WipLimitReached
+from kandev.metrics_view import exposition
 from tests.agents.conftest import AUTO_START, run_turn, session_of
 from tests.factories import StepFactory, UserFactory, WorkflowFactory
 from workflows.models import OnSessionLimit
@@ -124,6 +127,51 @@ def test_group_gauges_are_read_at_scrape_time(board, make_task, owner, staff):
     assert value(samples, "kandev_group_occupancy", **labels) == 3
     assert value(samples, "kandev_group_wip_limit", **labels) == 3
     assert value(samples, "kandev_step_occupancy", workflow=str(doing.workflow_id), step=str(done.pk)) == 1
+
+
+def test_lane_and_cell_gauges_are_read_at_scrape_time(board, make_task, owner, staff):
+    backlog, doing, done = board
+    workflow = doing.workflow
+    first = workflow.lanes.get()
+    second = lane_create(workflow=workflow, actor=owner, name="Team B", wip_limit=3)
+    cells_set(lane=second, actor=owner, cells=[{"step_id": doing.pk, "wip_limit": 1}])
+    make_task(doing, "a", lane_id=second.pk)
+    make_task(done, "b", lane_id=second.pk)  # not an active step: not in the lane's count
+    make_task(backlog, "c", lane_id=second.pk)
+    make_task(doing, "d")  # the first lane
+
+    samples = scrape(metrics_text(staff))
+
+    wf = str(workflow.pk)
+    assert value(samples, "kandev_lane_occupancy", workflow=wf, lane=str(second.pk)) == 1
+    assert value(samples, "kandev_lane_wip_limit", workflow=wf, lane=str(second.pk)) == 3
+    assert value(samples, "kandev_lane_occupancy", workflow=wf, lane=str(first.pk)) == 1
+    assert ("kandev_lane_wip_limit", frozenset({"workflow": wf, "lane": str(first.pk)}.items())) in samples  # 0
+    cell = {"workflow": wf, "lane": str(second.pk), "step": str(doing.pk)}
+    assert value(samples, "kandev_cell_occupancy", **cell) == 1
+    assert value(samples, "kandev_cell_wip_limit", **cell) == 1
+    # Only cells with a limit have gauges.
+    assert not [k for k in samples if k[0].startswith("kandev_cell") and ("lane", str(first.pk)) in k[1]]
+
+
+def test_the_scrape_s_queries_do_not_grow_with_lanes_and_cells(board, owner, staff):
+    backlog, doing, done = board
+    workflow = doing.workflow
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as context:
+            exposition()
+        return len(context)
+
+    def add_lane(n):
+        lane = lane_create(workflow=workflow, actor=owner, name=f"Lane {n}", wip_limit=2)
+        cells_set(lane=lane, actor=owner, cells=[{"step_id": doing.pk, "wip_limit": 1}])
+
+    add_lane(0)
+    before = queries()
+    for n in range(1, 4):
+        add_lane(n)
+    assert queries() == before
 
 
 class TestAccess:

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from boards import checklists, labels, services
+from boards import blocker_types, checklists, labels, services
 from boards.admission import task_archive, task_create
 from boards.backup import export_tasks
 from boards.comments import comment_create
-from boards.models import ClassOfService, Comment, EventKind, Label, Priority, Task, TaskEvent
+from boards.models import BlockerType, ClassOfService, Comment, EventKind, Label, Priority, Task, TaskEvent
 from tests import factories
 from tests.conftest import member_client
 from tests.factories import MembershipFactory, UserFactory
@@ -97,6 +97,7 @@ def test_the_export_carries_version_3_and_every_task_in_board_order(api, source)
         "class_of_service": "standard",
         "assignee": None,
         "blocked_reason": "",
+        "blocked_type": None,
         "archived": False,
         "created_at": "2025-01-02T03:04:05+00:00",
         "labels": [],
@@ -259,6 +260,36 @@ def test_a_backup_brought_to_another_workspace_brings_its_labels(api, source, ow
     copy = Workflow.objects.get(pk=response.json()["workflows"][0]["id"])
     assert export_tasks(copy)[2]["labels"] == [{"name": "Docs", "color": "blue"}, {"name": "bug", "color": "green"}]
     assert sorted(Label.objects.filter(workspace=elsewhere).values_list("name", flat=True)) == ["Docs", "bug"]
+
+
+def test_a_blocks_type_goes_by_name_found_without_case_or_made(api, source, owner):
+    vendor = blocker_types.blocker_type_create(workspace_id=source.workspace_id, actor=owner, name="Vendor")
+    blocked = Task.objects.get(title="Call the vendor")
+    services.task_block(task=blocked, actor=owner, reason="waiting on their answer", blocked_type_id=vendor.pk)
+    document = export(api, source)
+    rows = {t["title"]: t for t in document["workflows"][0]["tasks"]}
+    assert rows["Call the vendor"]["blocked_type"] == "Vendor"
+    rows["Plan the release"].update(blocked_reason="no budget", blocked_type="Budget")
+    rows["Ship v2"].update(blocked_type="Vendor")  # no block: no type
+    elsewhere = factories.WorkspaceFactory()
+    MembershipFactory(workspace=elsewhere, user=owner, role=Role.OWNER)
+    there = blocker_types.blocker_type_create(workspace_id=elsewhere.pk, actor=owner, name="vendor")
+    response = import_(api, elsewhere, renamed(document))
+    assert response.status_code == 201, response.json()
+    copy = Workflow.objects.get(pk=response.json()["workflows"][0]["id"])
+    made = {t.title: t for t in Task.objects.filter(workflow=copy).select_related("blocked_type")}
+    assert made["Call the vendor"].blocked_type == there  # matched without case
+    assert made["Plan the release"].blocked_type.name == "Budget"  # made in the workspace
+    assert made["Ship v2"].blocked_type is None
+    assert sorted(BlockerType.objects.filter(workspace=elsewhere).values_list("name", flat=True)) == [
+        "Budget",
+        "vendor",
+    ]
+    event = TaskEvent.objects.get(task_id=made["Plan the release"].pk, kind=EventKind.BLOCKED)
+    assert event.detail["type"] == "Budget"
+    rows["Plan the release"]["blocked_type"] = "x" * 61
+    refused = import_(api, elsewhere, renamed(document, "Again"))
+    assert refused.status_code == 400 and "workflows[0].tasks[0].blocked_type" in refused.json()["errors"]
 
 
 def test_comments_of_people_who_are_not_members_name_them_in_the_body(api, source, owner):

@@ -2,6 +2,7 @@
 the event and then sets its instant."""
 
 import uuid
+from datetime import timedelta
 
 import factory
 from django.utils import timezone
@@ -33,3 +34,20 @@ class TaskEventFactory(factory.django.DjangoModelFactory):
         model_class.objects.filter(pk=event.pk).update(at=at)
         event.at = at
         return event
+
+
+def finished_history(workflow, steps, count, now):
+    """`count` tasks, one finished per day, each 2 days less an hour after it started."""
+    backlog, doing, done = steps
+    day = timedelta(days=1)
+    for k in range(count):
+        task_id, started = uuid.uuid4(), now - (k + 2) * day
+        TaskEventFactory(workflow=workflow, task_id=task_id, kind="created", to_step_id=doing.pk, at=started)
+        TaskEventFactory(
+            workflow=workflow,
+            task_id=task_id,
+            kind="moved",
+            from_step_id=doing.pk,
+            to_step_id=done.pk,
+            at=now - k * day - timedelta(hours=1),
+        )

@@ -164,13 +164,14 @@ QUERIES = {
     "cfd": 5,
     "wip": 6,  # and the limits in force
     "sle": 9,  # and the owner-set service levels
-    "advice": 11,
-    "blockers": 5,
+    # and the members, the step and person limits in force, the periods at each step's limit
+    "advice": 15,
+    "blockers": 6,  # the blocks, then the active steps' stays (capacity per blocker type)
     "efficiency": 7,
-    "cycle-times": 6,
+    "cycle-times": 7,  # and the board's lanes, for the per-lane summary
     "throughput": 5,
     "aging": 7,
-    "limits": 8,  # and the limits in force, and the lowerings (flow/config.py)
+    "limits": 10,  # the lanes, their cells, the limits in force, the lowerings (flow/config.py)
     "limit-changes": 3,  # no events counted: the changes counted, an empty page not read
     "queues": 6,
 }

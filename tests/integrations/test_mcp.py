@@ -27,6 +27,8 @@ TOOLS = {
     "list_workflows",
     "list_steps",
     "get_board",
+    "get_task",
+    "forecast",
     "create_task",
     "move_task",
     "update_step",
@@ -47,6 +49,9 @@ TOOLS = {
     "list_links",
     "add_link",
     "remove_link",
+    "block_task",
+    "unblock_task",
+    "list_blocker_types",
 }
 
 

@@ -3,12 +3,15 @@ real server: an owner lowers a limit, reads the change on the flow page, sets a 
 level and sees it reported; a task's detail says when it will likely start and be done.
 Outcomes are checked through the running server's API; axe-core checks each page."""
 
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
 
+from boards.admission import task_move
+from boards.structure import lane_create
 from tests.flow.factories import TaskEventFactory
 from tests.live.pages import card_titled, dialog
 
@@ -69,4 +72,31 @@ def a_waiting_card_s_detail_says_when_it_will_likely_start_and_be_done(open_boar
     today = now.date()
     starts, ends = (today + timedelta(days=2)).isoformat(), (today + timedelta(days=4)).isoformat()
     expect(dialog(page)).to_contain_text(f"Forecast: 85% likely to start by {starts} and be done by {ends}")
+    assert page.errors == []
+
+
+def test_the_flow_page_splits_its_charts_by_lane(journey):
+    journey.walk(the_lane_select_redraws_the_charts_for_one_lane)
+
+
+def the_lane_select_redraws_the_charts_for_one_lane(open_page, owner, workflow, board, make_task):
+    """One task finished in the first lane, two in Team B: the charts count three, then two."""
+    backlog, doing, done = board
+    team_b = lane_create(workflow=workflow, actor=owner, name="Team B")
+    for title, lane in (("first", None), ("b one", team_b.pk), ("b two", team_b.pk)):
+        task_move(task=make_task(doing, title, lane_id=lane), to_step=done, actor=owner)
+
+    page = open_page(owner, f"/workflows/{workflow.pk}/flow/")
+    throughput = page.get_by_role("region", name="Throughput")
+    summary = throughput.locator('[data-role="summary"]')
+    expect(summary).to_contain_text("3 tasks finished in")
+    cycle = page.get_by_role("region", name="Cycle time").locator('[data-role="summary"]')
+    expect(cycle).to_contain_text("Per lane: Default 85% within")
+    expect(cycle).to_contain_text("Team B 85% within")
+
+    page.get_by_label("Lane", exact=True).select_option(label="Team B")
+    expect(summary).to_contain_text("2 tasks finished in")
+    expect(throughput.get_by_role("link", name="Download CSV")).to_have_attribute(
+        "href", re.compile(f"lane={team_b.pk}")
+    )
     assert page.errors == []

@@ -32,7 +32,7 @@ from tests.live.pages import (
     step_form,
     workspace_panel,
 )
-from workflows.models import Role, WorkflowStep
+from workflows.models import ConfigChange, Role, WorkflowStep
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -926,9 +926,16 @@ def a_burst_of_board_changes_refreshes_the_figures_a_bounded_number_of_times(
 
 def the_flow_page_answers_when_it_will_be_done(open_page, owner, workflow, board, axe):
     """One task finished at noon on each of the 30 days before today: every simulated
-    future finishes one a day, so the forecast is exact; each section is a named region."""
+    future finishes one a day, so the forecast is exact; each section is a named region.
+    In Progress's limit was raised to 3 twenty days ago and lowered to 2 ten days ago: two
+    limit experiments."""
     backlog, doing, done = board
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    step_update(step=doing, actor=owner, wip_limit=3)
+    step_update(step=doing, actor=owner, wip_limit=2)
+    raised, lowered = ConfigChange.objects.filter(workflow=workflow, field="wip_limit").order_by("id")
+    ConfigChange.objects.filter(pk=raised.pk).update(at=today - timedelta(days=20))
+    ConfigChange.objects.filter(pk=lowered.pk).update(at=today - timedelta(days=10))
     for day in range(1, 31):
         noon = today - timedelta(days=day) + timedelta(hours=12)
         task = uuid.uuid4()
@@ -966,5 +973,11 @@ def the_flow_page_answers_when_it_will_be_done(open_page, owner, workflow, board
 
     levels = page.get_by_role("region", name="Service levels")
     expect(levels.locator('[data-role="summary"]')).to_contain_text("standard: 85% within 1 day (30 tasks)")
+
+    experiments = page.get_by_role("region", name="Limit experiments")
+    expect(experiments.locator('[data-role="summary"]')).to_contain_text("2 limit changes in the last")
+    table = experiments.get_by_role("table", name="Limit experiments")
+    expect(table.get_by_role("row")).to_have_count(3)  # the head and the two changes
+    expect(table.get_by_role("row").nth(2)).to_contain_text("step In Progress: WIP limit 3 → 2")
     axe(page, "the flow page with a forecast")
     assert page.errors == []

@@ -9,7 +9,8 @@ from django.test import Client
 
 from boards.admission import task_create
 from boards.models import Priority
-from boards.structure import group_create, step_update
+from boards.structure import group_create, lane_create, step_update
+from flow.models import ServiceLevel
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 from workflows.step_rules import ACTION_TYPES
@@ -76,6 +77,21 @@ def test_board_page_carries_the_board_as_data_and_renders_no_card_itself(owner, 
     ]
 
 
+def test_board_page_carries_the_service_levels_once_and_each_card_its_start(owner, workflow, board, make_task):
+    """Each card's age against its SLE is drawn from its own `started_at` and the page's
+    service levels (read once, whatever the cards: no query per card)."""
+    backlog, doing, done = board
+    make_task(doing, "Started")
+    make_task(doing, "Also started")  # In Progress is full (limit 2): it pulls nothing
+    make_task(backlog, "Waiting")
+    ServiceLevel.objects.create(workflow=workflow, class_of_service="standard", days=9)
+    page = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode())
+    assert page.data["service-levels"] == {"standard": 9, "expedite": None}
+    started = {t["title"]: t["started_at"] for s in page.data["board-data"]["steps"] for t in s["tasks"]}
+    assert started["Started"] is not None and started["Waiting"] is None
+    assert any(attrs.get("data-role") == "sle" for _, attrs in page.tags)  # the card template's
+
+
 class Tags(HTMLParser):
     """Every start tag of a page (<template> contents included), and the text of its data blocks."""
 
@@ -129,11 +145,12 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     # The filter bar ("Any" first, then its Blocked, Assignee, Class, Label and Due filters),
     # then the task dialog and the column template (the script's columns are its clones), each
     # with every priority in rank order; the dialog selects the open task's, and has its
-    # Assignee (filled by the script), Class of service and a link's relation.
+    # Assignee (filled by the script), Class of service, a block's Type ("No type"; the
+    # script adds the workspace's) and a link's relation.
     ranks = [p.label for p in Priority]
     filters = ["", "blocked", "unblocked", "", "none", str(owner.pk), "", "standard", "expedite"]
     filters += ["", "", "overdue", "week", "none"]
-    dialog = [*ranks, "", "standard", "expedite", "blocked_by_task_id", "blocks_task_id"]
+    dialog = [*ranks, "", "standard", "expedite", "", "blocked_by_task_id", "blocks_task_id"]
     assert [o["value"] for o in options] == ["", *ranks, *filters] + dialog + ranks
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label]
 
@@ -198,6 +215,22 @@ def test_a_title_that_closes_a_script_stays_data_in_the_board_page(owner, workfl
     body = signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode()
     assert "</script><script>window.pwned" not in body
     tags = Tags(body)
-    assert [tag for tag, attrs in tags.tags if tag == "script" and "src" not in attrs] == ["script"] * 3
+    assert [tag for tag, attrs in tags.tags if tag == "script" and "src" not in attrs] == ["script"] * 4
     cards = {t["id"]: t["title"] for step in tags.data["board-data"]["steps"] for t in step["tasks"]}
     assert cards[str(task.pk)] == title
+
+
+def test_the_flow_page_offers_a_lane_only_on_a_board_with_several(owner, workflow, board):
+    path = f"/workflows/{workflow.pk}/flow/"
+    assert 'id="flow-lane"' not in signed_in(owner).get(path).content.decode()
+    lane_create(workflow=workflow, actor=owner, name="Expedite <fast>")
+    body = signed_in(owner).get(path).content.decode()
+    select = body[
+        body.index('<label for="flow-lane">Lane</label>') : body.index("</select>", body.index('id="flow-lane"'))
+    ]
+    assert '<option value="">All lanes</option>' in select
+    assert [name for _, name in re.findall(r'<option value="([0-9a-f-]+)">([^<]*)</option>', select)] == [
+        "Default",
+        "Expedite &lt;fast&gt;",
+    ]
+    assert 'id="flow-lane-rule"' in body  # the current-lane rule, beside the select

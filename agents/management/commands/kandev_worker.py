@@ -9,6 +9,7 @@ from django.db import close_old_connections
 
 from agents.services import reconcile_sessions
 from boards.changes import reconcile_all
+from flow.past_sle import sle_pass
 from integrations.watch import poll_due_watches
 from notifications.due import due_pass
 from notifications.queue import QueueThread, reclaim_abandoned
@@ -26,13 +27,15 @@ def tick() -> str | None:
         watches = poll_due_watches()
         reclaimed = reclaim_abandoned()
         due = due_pass()
+        past = sle_pass()
     except Exception:  # a broken pass must not end the loop; the next one retries
         logger.exception("background pass failed")
         return None
     return (
         f"boards filled: {boards}, sessions failed (lease expired): {failed}, "
         f"sessions promoted: {promoted}, review watches polled: {len(watches)}, "
-        f"tasks of dead workers queued again: {reclaimed}, due dates told: {due}"
+        f"tasks of dead workers queued again: {reclaimed}, due dates told: {due}, "
+        f"tasks past their service level told: {past}"
     )
 
 
@@ -50,8 +53,9 @@ def run_until(stop: threading.Event, interval: float, report: Callable[[str], ob
 class Command(BaseCommand):
     help = (
         "The background worker: fills steps with stranded capacity (the pull reconciler), fails "
-        "agent sessions whose lease expired, promotes queued sessions that fit, and polls the review "
-        "watches that are due, and runs the task queue (e-mail batches, webhook deliveries; "
+        "agent sessions whose lease expired, promotes queued sessions that fit, polls the review "
+        "watches that are due, tells of passed due dates and service levels, and runs the task queue "
+        "(e-mail batches, webhook deliveries; "
         "`db_worker` runs more task workers). Several may run at once: every change takes the "
         "board's locks, and tasks are claimed with SKIP LOCKED."
     )
