@@ -238,7 +238,10 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
     def block(self, request, pk=None):
         task = self.writable_task()
         data = self.validated(BlockSerializer)
-        return Response(task_data(task_block(task=task, actor=request.user, reason=data["reason"])))
+        blocked = task_block(
+            task=task, actor=request.user, reason=data["reason"], blocked_type_id=data.get("blocked_type_id")
+        )
+        return Response(task_data(blocked))
 
     @extend_schema(request=None, responses={200: TaskSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
     @action(detail=True, methods=["post"])

@@ -1,4 +1,5 @@
-"""The REST doors to a card's labels and checklist (boards/labels.py, boards/checklists.py)."""
+"""The REST doors to a card's labels, blocker types and checklist (boards/labels.py,
+boards/blocker_types.py, boards/checklists.py)."""
 
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -6,8 +7,11 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
-from boards import checklists, labels
+from boards import blocker_types, checklists, labels
+from boards.blocker_types import blocker_type_data
 from boards.card_serializers import (
+    BlockerTypeRenameSerializer,
+    BlockerTypeSerializer,
     ChecklistItemSerializer,
     ChecklistItemUpdateSerializer,
     LabelSerializer,
@@ -15,7 +19,7 @@ from boards.card_serializers import (
     item_data,
 )
 from boards.messages import label_data
-from boards.models import ChecklistItem, Label, Task
+from boards.models import BlockerType, ChecklistItem, Label, Task
 from common.api import ErrorSerializer
 from common.validation import parse_uuid, validated
 from workflows import access
@@ -48,7 +52,7 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     )
     def create(self, request):
         data = validated(LabelSerializer, request.data)
-        workspace = labels.writable_workspace(request.user, data["workspace_id"])
+        workspace = access.member_workspace(request.user, data["workspace_id"], write=True)
         label = labels.label_create(
             workspace_id=workspace.pk, actor=request.user, name=data["name"], color=data["color"]
         )
@@ -68,9 +72,61 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _writable(self, pk) -> Label:
-        label = labels.member_label(self.request.user, pk)
+        label = access.member_row(Label.objects.all(), self.request.user, pk)
         require_role(self.request.user, label.workspace_id, write=True)
         return label
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("workspace", str, description="Workspace id")],
+        responses=BlockerTypeSerializer(many=True),
+    ),
+    retrieve=extend_schema(responses={200: BlockerTypeSerializer, 404: ErrorSerializer}),
+)
+class BlockerTypeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """A workspace's blocker types: every member reads them, owners keep the list."""
+
+    serializer_class = BlockerTypeSerializer
+    list_params = ("workspace",)  # read by get_queryset
+    queryset = BlockerType.objects.none()  # the model, for the schema; rows come from get_queryset
+
+    def get_queryset(self):
+        queryset = visible(BlockerType.objects.all(), self.request.user, "workspace")
+        workspace = self.request.query_params.get("workspace")
+        if self.action == "list" and workspace:
+            queryset = queryset.filter(workspace_id=parse_uuid(workspace, "workspace"))
+        return queryset.order_by("workspace_id", "name", "id")
+
+    @extend_schema(
+        request=BlockerTypeSerializer,
+        responses={201: BlockerTypeSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 409: ErrorSerializer},
+    )
+    def create(self, request):
+        data = validated(BlockerTypeSerializer, request.data)
+        workspace = access.member_workspace(request.user, data["workspace_id"], owner=True)
+        made = blocker_types.blocker_type_create(workspace_id=workspace.pk, actor=request.user, name=data["name"])
+        return Response(blocker_type_data(made), status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=BlockerTypeRenameSerializer,
+        responses={200: BlockerTypeSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
+    )
+    def partial_update(self, request, pk=None):
+        blocker_type = self._writable(pk)
+        data = validated(BlockerTypeRenameSerializer, request.data)
+        renamed = blocker_types.blocker_type_rename(blocker_type=blocker_type, actor=request.user, name=data["name"])
+        return Response(blocker_type_data(renamed))
+
+    @extend_schema(responses={204: None, 403: ErrorSerializer, 404: ErrorSerializer})
+    def destroy(self, request, pk=None):
+        blocker_types.blocker_type_delete(blocker_type=self._writable(pk), actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _writable(self, pk) -> BlockerType:
+        blocker_type = access.member_row(BlockerType.objects.all(), self.request.user, pk)
+        require_role(self.request.user, blocker_type.workspace_id, owner=True)
+        return blocker_type
 
 
 class TaskChecklistView(GenericAPIView):

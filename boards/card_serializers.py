@@ -1,5 +1,5 @@
 """What a card carries besides its admission fields, as the API reads and writes it: labels,
-a due date and checklist items."""
+blocker types, a due date and checklist items."""
 
 import datetime
 
@@ -8,8 +8,16 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from boards.blocker_types import blocker_type_data
 from boards.messages import label_data
-from boards.models import CHECKLIST_ITEMS_MAX, CHECKLIST_TEXT_MAX, LABEL_NAME_MAX, LABELS_PER_TASK_MAX, LabelColor
+from boards.models import (
+    BLOCKER_TYPE_NAME_MAX,
+    CHECKLIST_ITEMS_MAX,
+    CHECKLIST_TEXT_MAX,
+    LABEL_NAME_MAX,
+    LABELS_PER_TASK_MAX,
+    LabelColor,
+)
 from common.text import clean_text
 
 DUE_HELP = 'A date ("2026-12-05": due that whole day, in each viewer\'s time zone) or a moment with its offset.'
@@ -53,12 +61,14 @@ class LabelIdsField(serializers.ListField):
         super().__init__(child=serializers.UUIDField(), max_length=LABELS_PER_TASK_MAX, **kwargs)
 
 
-class LabelNameField(serializers.CharField):
-    def __init__(self, **kwargs):
-        super().__init__(max_length=LABEL_NAME_MAX, **kwargs)
-
+class NameField(serializers.CharField):
     def to_internal_value(self, data):
         return clean_text(super().to_internal_value(data))  # trimmed, never blank
+
+
+class LabelNameField(NameField):
+    def __init__(self, **kwargs):
+        super().__init__(max_length=LABEL_NAME_MAX, **kwargs)
 
 
 class LabelSerializer(serializers.Serializer):
@@ -74,6 +84,19 @@ class LabelSerializer(serializers.Serializer):
 class LabelUpdateSerializer(serializers.Serializer):
     name = LabelNameField(required=False)
     color = serializers.ChoiceField(choices=LabelColor.choices, required=False)
+
+
+class BlockerTypeSerializer(serializers.Serializer):
+    id = serializers.UUIDField(read_only=True)
+    workspace_id = serializers.UUIDField()
+    name = NameField(max_length=BLOCKER_TYPE_NAME_MAX)
+
+    def to_representation(self, instance):
+        return blocker_type_data(instance)
+
+
+class BlockerTypeRenameSerializer(serializers.Serializer):
+    name = NameField(max_length=BLOCKER_TYPE_NAME_MAX)
 
 
 class ItemTextField(serializers.CharField):

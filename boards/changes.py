@@ -6,7 +6,7 @@ lets the service write, fills every step the writes may have given room or candi
 """
 
 import logging
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from functools import partial
 
 from django.db import transaction
@@ -17,7 +17,7 @@ from boards.change import close_change, open_change
 from boards.locking import board_transaction
 from boards.models import Task
 from boards.pull import settle
-from workflows.models import Workflow
+from workflows.models import Workflow, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,28 @@ def board_change(workflow_id, *, actor=None, task_id=None):
         transaction.on_commit(fill, robust=True)
     if change.worklist.elsewhere:
         transaction.on_commit(partial(refresh_boards, dict(change.worklist.elsewhere)), robust=True)
+
+
+def workspace_boards(boards: ExitStack, workspace_id, actor, *, besides=None) -> list:
+    """A change of each board of a workspace (but `besides`, a board the caller has locked
+    already: an import's new one), for a change of something all its boards show (a label,
+    a blocker type), locked in id order, then the workspace's row: one lock order for every
+    such change, so two never wait on each other in a circle, and the row held last lets one
+    of them count and name the workspace's labels or types alone, also where a board made in
+    the same transaction (an import's) is not yet seen by others."""
+    workflows = Workflow.objects.filter(workspace_id=workspace_id).order_by("pk")
+    if besides is not None:
+        workflows = workflows.exclude(pk=besides)
+    changes = [boards.enter_context(board_change(pk, actor=actor)) for pk in workflows.values_list("pk", flat=True)]
+    Workspace.objects.select_for_update(no_key=True).filter(pk=workspace_id).first()
+    return changes
+
+
+def announce_everywhere(changes: list, type_: str, **payload) -> None:
+    """One live message on each of `workspace_boards`, each board's version advanced."""
+    for change in changes:
+        change.record.touch()
+        change.record.announce(type_, **payload)
 
 
 @contextmanager

@@ -2,7 +2,7 @@
 
 The header names the columns, in any order and case; only `title` is required:
 
-    title, description, step, priority, assignee, class_of_service, blocked_reason, archived
+    title, description, step, priority, assignee, class_of_service, blocked_reason, blocked_type, archived
 
 `step` (or `list`, `status`, `column`) names the task's step; `name` or `summary` may stand
 for `title`. Other columns are skipped and listed in the answer (`skipped_columns`). Into a
@@ -10,7 +10,8 @@ new board the steps are the `step` values in the order they first appear (the fi
 start step, the last one a done step; "To do, Doing, Done" when no row names a step), and a
 row without one lands in the first; into an existing board a step must be one of its own,
 and a row without one lands in its start step. `priority` is critical, high, medium (the
-default), low or none; `assignee` a username of a member; `archived` yes/no (true/false,
+default), low or none; `assignee` a username of a member; `blocked_type` a blocker type's
+name (found without case, or made), kept with a `blocked_reason`; `archived` yes/no (true/false,
 1/0). Errors name the row by its line in the file (the header is line 1): `rows[3].priority`.
 """
 
@@ -29,7 +30,17 @@ from boards.locking import board_transaction
 from common.errors import Invalid
 from workflows.step_rules import MAX_STEPS, name_errors
 
-COLUMNS = ("title", "description", "step", "priority", "assignee", "class_of_service", "blocked_reason", "archived")
+COLUMNS = (
+    "title",
+    "description",
+    "step",
+    "priority",
+    "assignee",
+    "class_of_service",
+    "blocked_reason",
+    "blocked_type",
+    "archived",
+)
 ALIASES = {"name": "title", "summary": "title", "list": "step", "status": "step", "column": "step"}
 DEFAULT_STEPS = ["To do", "Doing", "Done"]
 YES, NO = {"yes", "true", "1", "y"}, {"no", "false", "0", "n", ""}

@@ -16,12 +16,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from boards.blocker_types import block_detail, types_named
 from boards.card_import import attach_card_fields, read_card_fields
 from boards.change import BoardChange
 from boards.changes import board_change
 from boards.comments import ImportedComment, insert_imported
 from boards.models import (
     BLOCKED_REASON_MAX,
+    BLOCKER_TYPE_NAME_MAX,
     COMMENT_BODY_MAX,
     NOT_ASSIGNABLE,
     ClassOfService,
@@ -53,6 +55,7 @@ class ImportedTask:
     class_of_service: str = ClassOfService.STANDARD
     assignee_id: int | None = None
     blocked_reason: str = ""
+    blocked_type: str = ""  # a blocker type's name (boards/blocker_types.py), kept only with a reason
     archived: bool = False
     created_at: datetime.datetime | None = None
     ref: object = None  # how a refusal names the row, when not by `row` (a CSV file: its line)
@@ -64,6 +67,11 @@ class ImportedTask:
     comments: list = field(default_factory=list)  # ImportedComments, oldest first
     id: object = None  # the id its task is given (a backup's links name it before it exists)
     blocked_by: list = field(default_factory=list)  # its unfinished blockers' ids (a backup's links)
+    # A backup's: the lane by position, the task's own times ({field: instant}, kept as they
+    # were) and its history (TaskEvents without their task; None: record what the import does).
+    lane_position: int | None = None
+    times: dict = field(default_factory=dict)
+    history: list | None = None
 
 
 @dataclass
@@ -118,13 +126,14 @@ class TaskReader:
 
     def read(self, row: str, step: WorkflowStep | None, values: dict) -> ImportedTask | None:
         """An ImportedTask of `values` (title, description, priority, class_of_service,
-        assignee (a username), blocked_reason, archived, created_at, and a card's labels,
+        assignee (a username), blocked_reason, blocked_type (a name), archived, created_at, and a card's labels,
         due_at and checklist), or None with its errors
         recorded. Absent or empty values take a create's defaults."""
         before = len(self.errors)
         title = self._text(row, "title", values.get("title"), MAX_TITLE, required=True)
         description = self._text(row, "description", values.get("description"), MAX_DESCRIPTION, multiline=True)
         blocked = self._text(row, "blocked_reason", values.get("blocked_reason"), BLOCKED_REASON_MAX)
+        blocked_type = self._text(row, "blocked_type", values.get("blocked_type"), BLOCKER_TYPE_NAME_MAX)
         priority = values.get("priority") or "medium"
         if not isinstance(priority, str) or priority.strip().lower() not in PRIORITY_RANKS:
             self.error(f"{row}.priority", f"Must be one of {', '.join(PRIORITY_RANKS)}.")
@@ -150,6 +159,7 @@ class TaskReader:
             class_of_service=service,
             assignee_id=assignee_id,
             blocked_reason=blocked,
+            blocked_type=blocked_type if blocked else "",
             archived=archived,
             created_at=created_at,
             **card_fields,
@@ -215,7 +225,7 @@ class TaskReader:
             self._users[key] = members.values_list("user_id", flat=True).first()
         return self._users[key]
 
-    def _instant(self, row, value) -> datetime.datetime | None:
+    def _instant(self, row, value, name="created_at") -> datetime.datetime | None:
         if value in (None, ""):
             return None
         if isinstance(value, datetime.datetime):  # YAML reads an unquoted timestamp as one
@@ -224,12 +234,12 @@ class TaskReader:
             try:
                 instant = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
             except ValueError:
-                self.error(f"{row}.created_at", "Must be an ISO 8601 date-time.")
+                self.error(f"{row}.{name}", "Must be an ISO 8601 date-time.")
                 return None
         if instant.tzinfo is None:
             instant = instant.replace(tzinfo=datetime.UTC)
         if instant > datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=1):
-            self.error(f"{row}.created_at", "Must not be in the future.")
+            self.error(f"{row}.{name}", "Must not be in the future.")
             return None
         return instant
 
@@ -275,30 +285,44 @@ def check_open_tasks(*, actor, adding: int) -> None:
         )
 
 
-def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force: bool = False, reason: str = ""):
+def place(
+    change: BoardChange,
+    rows: list[ImportedTask],
+    *,
+    strict: bool,
+    force: bool = False,
+    reason: str = "",
+    mark_imported: bool = False,
+):
     """Admit `rows` into the locked board of `change`, in order, each as a create. A row a full
     limit refuses is left out and listed in the result, or, when `strict`, refuses the whole
     import (the WIP conflict, naming the row). `force` (an owner's choice, checked by the
-    caller) admits past full limits, each recorded as a `forced` event with `reason`."""
+    caller) admits past full limits, each recorded as a `forced` event with `reason`. A row
+    with its `history` keeps it instead of this change's events; without, `mark_imported`
+    starts its history with an `imported` event."""
     result = ImportResult(workflow_id=change.workflow.pk)
     change.occupancy.lock_members(sorted({r.assignee_id for r in rows if r.assignee_id is not None}))
+    lanes = sorted(change.board.lanes.values(), key=lambda lane: lane.position)
+    blocker_types = types_named(change, [r.blocked_type for r in rows if r.blocked_type])
     placed: list[tuple[ImportedTask, Task, Outcome | None]] = []  # outcome None: archived
     for row in rows:
         step = change.steps[row.step.pk]
         task = Task(
             workflow=change.workflow,
-            lane=change.board.first_lane(),
+            lane=change.board.first_lane() if row.lane_position is None else lanes[row.lane_position],
             title=row.title,
             description=row.description,
             priority=row.priority,
             class_of_service=row.class_of_service,
             assignee_id=row.assignee_id,
             blocked_reason=row.blocked_reason,
+            blocked_type=blocker_types[row.blocked_type.lower()] if row.blocked_type else None,
             blocked_at=change.now if row.blocked_reason else None,
             due_at=row.due_at,
             due_all_day=row.due_all_day,
             comment_count=len(row.comments),
             blocked_by=row.blocked_by,
+            created_at=row.created_at,  # None: the insert stamps now
             **({"id": row.id} if row.id is not None else {}),
         )
         if row.archived:
@@ -324,19 +348,31 @@ def place(change: BoardChange, rows: list[ImportedTask], *, strict: bool, force:
                 continue
         enter(change, task, step, outcome)
         placed.append((row, task, outcome))
+    for row, task, _ in placed:
+        _keep_times(task, row.times)
     sql.insert([task for _, task, _ in placed])
-    _keep_created_times([(task, row.created_at) for row, task, _ in placed])
     attach_card_fields(change, [(row, task) for row, task, _ in placed])
     insert_imported(change, [(task, row.comments) for row, task, _ in placed if row.comments])
     for row, task, outcome in placed:
         step = change.steps[task.step_id]
         kind = EventKind.CREATED if outcome is None else event_kind(outcome, EventKind.CREATED)
         change.record.created.add(task.pk)
-        change.record.event(task, kind, to_step=step, reason=reason, action="create", source="import", row=row.row)
-        if task.blocked_reason:
-            change.record.event(task, EventKind.BLOCKED, to_step=step, reason=task.blocked_reason, action="block")
+        if row.history is not None:
+            change.record.restored(task, step, row.history)
+            if outcome is Outcome.FORCED:  # this import's own act, after the history it brings
+                change.record.event(task, kind, to_step=step, reason=reason, action="create", source="import")
+        elif mark_imported:
+            change.record.event(task, EventKind.IMPORTED, to_step=step, reason=reason, action="import")
+        if row.history is None:
+            change.record.event(task, kind, to_step=step, reason=reason, action="create", source="import", row=row.row)
+        if task.blocked_reason and row.history is None:
+            typed = block_detail(task.blocked_type)
+            change.record.event(
+                task, EventKind.BLOCKED, to_step=step, reason=task.blocked_reason, action="block", **typed
+            )
         if outcome is None:
-            change.record.event(task, EventKind.ARCHIVED, from_step=step, action="archive")
+            if row.history is None:
+                change.record.event(task, EventKind.ARCHIVED, from_step=step, action="archive")
             result.archived += 1
             continue
         result.queued += outcome is Outcome.QUEUED
@@ -368,15 +404,19 @@ def _place_archived(change: BoardChange, task: Task, step: WorkflowStep) -> None
     task.position = 0  # a restore gives it a key at the end of its step
 
 
-def _keep_created_times(pairs) -> None:
-    """The document's creation times, where it has them (an insert stamps `now`)."""
-    kept = []
-    for task, created_at in pairs:
-        if created_at is not None:
-            task.created_at = created_at
-            kept.append(task)
-    if kept:
-        Task.objects.bulk_update(kept, ["created_at"])
+# A backup's task times, each kept where the task is in the state it dates.
+KEPT_TIMES = {
+    "entered_step_at": lambda task: True,
+    "archived_at": lambda task: task.archived_at is not None,
+    "blocked_at": lambda task: bool(task.blocked_reason),
+    "queued_at": lambda task: not task.admitted,
+}
+
+
+def _keep_times(task: Task, times: dict) -> None:
+    for name, applies in KEPT_TIMES.items():
+        if times.get(name) is not None and applies(task):
+            setattr(task, name, times[name])
 
 
 def new_board(workspace, name: str, step_names: list[str]) -> Workflow:

@@ -31,6 +31,7 @@ TASK_JSON = {
     "external_ref": None,
     "blocked_reason": None,
     "blocked_at": iso,
+    "blocked_type_id": lambda pk: str(pk) if pk else None,  # its block's type (boards/blocker_types.py)
     "assignee_id": None,
     "class_of_service": None,
     "blocked_by": list,  # ids of its unfinished blockers (boards/dependencies.py)

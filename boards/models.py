@@ -3,6 +3,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 
 from boards.priorities import Priority
 from workflows.models import Lane, StepKind, Workflow, WorkflowStep, Workspace
@@ -30,6 +31,9 @@ LABEL_NAME_MAX = 40
 LABELS_PER_WORKSPACE_MAX = 100
 LABELS_PER_TASK_MAX = 20
 CHECKLIST_TEXT_MAX = 500
+# A workspace's list of blocker types (a block's cluster in the flow figures).
+BLOCKER_TYPE_NAME_MAX = 60
+BLOCKER_TYPES_PER_WORKSPACE_MAX = 50
 CHECKLIST_ITEMS_MAX = 100
 
 
@@ -64,6 +68,25 @@ class Label(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="one_label_name_per_workspace")]
+
+    def __str__(self):
+        return self.name
+
+
+class BlockerType(models.Model):
+    """A kind of block a workspace names (waiting on a vendor, a review, an environment):
+    a block may carry one beside its free-text reason, and the flow figures group by it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="blocker_types")
+    name = models.CharField(max_length=BLOCKER_TYPE_NAME_MAX)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # Case aside: "Vendor" and "vendor" are one type.
+            models.UniqueConstraint(Lower("name"), "workspace", name="one_blocker_type_name_per_workspace"),
+        ]
 
     def __str__(self):
         return self.name
@@ -131,6 +154,10 @@ class Task(models.Model):
     # "" = not blocked. A blocked task keeps its slot but is never pulled.
     blocked_reason = models.CharField(max_length=BLOCKED_REASON_MAX, blank=True, default="")
     blocked_at = models.DateTimeField(null=True, blank=True)
+    # The block's type, if it was given one (null when not blocked).
+    blocked_type = models.ForeignKey(
+        BlockerType, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks"
+    )
     # A member or owner of the workspace; counted against their personal limit.
     assignee = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="assigned_tasks"
@@ -240,6 +267,7 @@ class EventKind(models.TextChoices):
     DUE = "due"  # the due date was set or cleared (detail: due_at, due_all_day)
     LINKED = "linked"  # a blocker was linked to this task (detail: blocker_id, link_id)
     UNLINKED = "unlinked"  # a blocker's link to this task was removed (detail: blocker_id)
+    IMPORTED = "imported"  # brought in by a backup without its history: where the history starts
 
 
 def unfinished(task, step: WorkflowStep) -> bool:

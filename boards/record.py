@@ -57,6 +57,14 @@ class ChangeRecord:
             )
         )
 
+    def restored(self, task, step, events: list) -> None:
+        """A task brought in with its history (a backup): its events as they were, not this
+        change's; the message carries the task."""
+        for event in events:
+            event.workflow, event.task_id = self.workflow, task.pk
+        self.events.extend(events)
+        self.changed(task, step)
+
     def changed(self, task, step) -> None:
         """A task changed without an event of its own (an edit): the message carries it."""
         self.touch(step)

@@ -31,6 +31,7 @@ class TaskSerializer(serializers.Serializer):
     class_of_service = serializers.ChoiceField(choices=ClassOfService.choices, read_only=True)
     blocked_reason = serializers.CharField(read_only=True)
     blocked_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    blocked_type_id = serializers.UUIDField(read_only=True, allow_null=True, help_text="Its block's type, if any")
     blocked_by = serializers.ListField(
         child=serializers.UUIDField(), read_only=True, help_text="Ids of its unfinished blockers."
     )
@@ -202,6 +203,9 @@ class RestoreSerializer(ForceMixin):
 
 class BlockSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=BLOCKED_REASON_MAX)
+    blocked_type_id = serializers.UUIDField(
+        required=False, allow_null=True, help_text="A blocker type of the task's workspace; omit for none"
+    )
 
     def validate_reason(self, value):
         return clean_text(value, multiline=True)

@@ -1,6 +1,7 @@
 """Task writes that are not admissions: they change a card, never its step."""
 
 from boards.admission import move, reassign, reclassify
+from boards.blocker_types import block_detail, type_for_block
 from boards.change import BoardChange
 from boards.changes import board_change, task_change
 from boards.labels import relabel
@@ -64,9 +65,10 @@ def unassign_person(*, workflow_id, user_id, actor=None) -> None:
 
 
 @board_transaction
-def task_block(*, task: Task, actor, reason: str) -> Task:
-    """Block a task with a reason; blocking a blocked task replaces its reason. The task
-    keeps its slot (it still counts toward every limit) but is never pulled."""
+def task_block(*, task: Task, actor, reason: str, blocked_type_id=None) -> Task:
+    """Block a task with a reason and, optionally, a type of its workspace (none given: none
+    kept); blocking a blocked task replaces both. The task keeps its slot (it still counts
+    toward every limit) but is never pulled."""
     reason = (reason or "").strip()
     if not reason:
         raise Invalid({"reason": ["A reason is required to block a task."]})
@@ -75,13 +77,15 @@ def task_block(*, task: Task, actor, reason: str) -> Task:
     with task_change(task, actor=actor) as (change, task):
         if task.archived_at is not None:
             raise Conflict("An archived task cannot be blocked; restore it first.", code="task_archived")
-        if task.blocked_reason == reason:
+        blocked_type = type_for_block(change, blocked_type_id)
+        if task.blocked_reason == reason and task.blocked_type_id == (blocked_type and blocked_type.pk):
             return task
         task.blocked_reason = reason
+        task.blocked_type = blocked_type
         task.blocked_at = task.blocked_at or change.now  # a new reason does not restart the clock
         task.updated_at = change.now
-        task.save(update_fields=["blocked_reason", "blocked_at", "updated_at"])
-        change.record.event(task, EventKind.BLOCKED, reason=reason, action="block")
+        task.save(update_fields=["blocked_reason", "blocked_type", "blocked_at", "updated_at"])
+        change.record.event(task, EventKind.BLOCKED, reason=reason, action="block", **block_detail(blocked_type))
         _changed(change, task)
         return task
 
@@ -93,8 +97,8 @@ def task_unblock(*, task: Task, actor) -> Task:
         if not task.blocked_reason:
             return task
         reason = task.blocked_reason
-        task.blocked_reason, task.blocked_at, task.updated_at = "", None, change.now
-        task.save(update_fields=["blocked_reason", "blocked_at", "updated_at"])
+        task.blocked_reason, task.blocked_type, task.blocked_at, task.updated_at = "", None, None, change.now
+        task.save(update_fields=["blocked_reason", "blocked_type", "blocked_at", "updated_at"])
         change.record.event(task, EventKind.UNBLOCKED, reason=reason, action="unblock")
         _changed(change, task)
         change.worklist.arrived(change.steps[task.step_id])

@@ -17,7 +17,16 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from accounts.profiles import profile_of
 from boards.activity import COMMENT
 from boards.api import TaskFilter
-from boards.models import LABEL_NAME_MAX, ClassOfService, EventKind, LabelColor, Priority, Task
+from boards.models import (
+    BLOCKER_TYPE_NAME_MAX,
+    LABEL_NAME_MAX,
+    BlockerType,
+    ClassOfService,
+    EventKind,
+    LabelColor,
+    Priority,
+    Task,
+)
 from boards.priorities import PRIORITY_RANKS
 from boards.snapshots import board_snapshot
 from flow import analytics
@@ -194,6 +203,10 @@ def step_settings(request, workflow_id):
             "labels": snapshot["labels"],
             "label_colors": LabelColor.choices,
             "label_name_max": LABEL_NAME_MAX,
+            "blocker_types": BlockerType.objects.filter(workspace_id=workflow.workspace_id).order_by("name", "id")
+            if role == Role.OWNER
+            else [],
+            "blocker_type_name_max": BLOCKER_TYPE_NAME_MAX,
         },
     )
 

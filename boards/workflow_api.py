@@ -38,6 +38,7 @@ from workflows.access import (
 from workflows.catalog import catalog
 from workflows.formats import DOCUMENT_PARSERS, JSONDocumentParser, YAMLRenderer, read_limited
 from workflows.models import Lane, StepGroup, Workflow, WorkflowStep, Workspace
+from workflows.portable import MAX_WORKFLOWS
 from workflows.serializers import (
     CellSerializer,
     CellsSerializer,
@@ -189,6 +190,27 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
         require_role(self.request.user, workspace.pk, owner=True)
         structure.workspace_delete(workspace=workspace)
 
+    def finalize_response(self, request, response, *args, **kwargs):
+        return json_errors(super().finalize_response, request, response, *args, **kwargs)
+
+    @extend_schema(
+        summary="Export every board of the workspace with its tasks (a backup of the workspace)",
+        parameters=[OpenApiParameter("format", str, enum=["yaml", "json"])],
+        responses={200: PortableDocumentSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
+    )
+    @action(detail=True, methods=["get"], renderer_classes=[YAMLRenderer, JSONRenderer])
+    def export(self, request, pk=None):
+        # Who may export one of its boards may export them all: anyone who sees the workspace.
+        workspace = self.get_object()
+        workflows = list(Workflow.objects.filter(workspace=workspace).order_by("created_at", "id"))
+        if len(workflows) > MAX_WORKFLOWS:
+            raise Invalid({"workspace": [f"A document holds at most {MAX_WORKFLOWS} boards; export them one by one."]})
+        filename = f"{slugify(workspace.name) or 'workspace'}.{request.accepted_renderer.format}"
+        return Response(
+            export_backup(workflows),
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
+
     @extend_schema(
         summary="Import a kandev export (its boards and their tasks)",
         request={
@@ -222,9 +244,9 @@ class WorkspaceViewSet(viewsets.ModelViewSet):
             workspace=workspace, document=request.data, actor=request.user, force=force, dry_run=dry_run
         )
         if dry_run:  # the boards were rolled back: what they would hold
-            body = {"dry_run": True, "workflows": [_previewed(*entry) for entry in imported]}
-            return Response(body, status=status.HTTP_200_OK)
-        body = {"workflows": [_imported(*entry) for entry in imported]}
+            body = {"dry_run": True, "workflows": [_previewed(*entry) for entry in imported.boards]}
+            return Response({**body, "people": imported.people}, status=status.HTTP_200_OK)
+        body = {"workflows": [_imported(*entry) for entry in imported.boards], "people": imported.people}
         return Response(body, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -311,6 +333,16 @@ def _previewed(workflow: Workflow, result, unassigned) -> dict:
     return {"name": workflow.name, "tasks": result_body(workflow, result, unassigned)}
 
 
+def json_errors(finalize, request, response, *args, **kwargs):
+    """Error bodies are JSON everywhere, also where the success body is YAML (an export)."""
+    renderer = getattr(request, "accepted_renderer", None)
+    # (None: content negotiation itself failed, e.g. ?format=AAA.)
+    if response.status_code >= 400 and (renderer is None or isinstance(renderer, YAMLRenderer)):
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = JSONRenderer.media_type
+    return finalize(request, response, *args, **kwargs)
+
+
 def flag(params, name: str) -> bool:
     """A yes/no query parameter: 1/true/yes or 0/false/no (absent: no); anything else is a 400."""
     value = params.get(name, "0").strip().lower()
@@ -359,13 +391,7 @@ class WorkflowViewSet(viewsets.ModelViewSet):
         structure.workflow_delete(workflow=workflow)
 
     def finalize_response(self, request, response, *args, **kwargs):
-        # Error bodies are JSON everywhere, also where the success body is YAML (export).
-        renderer = getattr(request, "accepted_renderer", None)
-        # (None: content negotiation itself failed, e.g. ?format=AAA.)
-        if response.status_code >= 400 and (renderer is None or isinstance(renderer, YAMLRenderer)):
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
+        return json_errors(super().finalize_response, request, response, *args, **kwargs)
 
     @extend_schema(
         summary="Export the board with its tasks (a backup), or its structure alone",

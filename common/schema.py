@@ -64,6 +64,7 @@ TAGS = [
     ("/api/v1/tasks/{task_id}/checklist/", "Checklists"),
     ("/api/v1/checklist-items/", "Checklists"),
     ("/api/v1/labels/", "Labels"),
+    ("/api/v1/blocker-types/", "Blocker types"),
     ("/api/v1/tasks/{task_id}/attachments/", "Attachments"),
     ("/api/v1/attachments/", "Attachments"),
     ("/api/v1/tasks/", "Tasks"),

@@ -123,7 +123,8 @@ def _insert_statement(model, vendor: str) -> tuple[list, str, str]:
 
 def insert(objs: list) -> None:
     """INSERT new instances of one model as `save()` would write them (`pre_save` fills
-    auto_now fields), in as few statements as the database allows. No save signals are
+    auto_now fields; a creation time already given is kept, as an import restores it), in as
+    few statements as the database allows. No save signals are
     sent (nothing listens to the models this is used for); serial ids stay unset."""
     with connection.cursor() as cursor:
         for statement, params, _ in insert_statements(objs):
@@ -141,10 +142,15 @@ def insert_statements(objs: list) -> list[tuple]:
     for start in range(0, len(objs), per_statement):
         batch, params = objs[start : start + per_statement], []
         for obj in batch:
-            params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
+            params.extend(f.get_db_prep_save(_added_value(f, obj), connection) for f in fields)
             obj._state.adding, obj._state.db = False, connection.alias
         statements.append((head + ", ".join([row] * len(batch)), params, None))
     return statements
+
+
+def _added_value(field, obj):
+    given = getattr(obj, field.attname)
+    return given if getattr(field, "auto_now_add", False) and given is not None else field.pre_save(obj, True)
 
 
 @functools.cache

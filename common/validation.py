@@ -3,6 +3,9 @@ a whole number. Each failure is the one `Invalid` error: a 400 naming the field 
 person understands: common.errors)."""
 
 import uuid
+from contextlib import contextmanager
+
+from django.db import IntegrityError, transaction
 
 from common.errors import Invalid
 
@@ -32,3 +35,20 @@ def whole_number(value: str) -> int | None:
     if value and value.isascii() and value.isdigit():
         return int(value)
     return None
+
+
+def check_name_free(rows, name: str, taken: str) -> None:
+    """A 400 on `name` (saying `taken`) if one of `rows` already has this name, case aside."""
+    if rows.filter(name__iexact=name).exists():
+        raise Invalid({"name": [taken]})
+
+
+@contextmanager
+def name_held(taken: str):
+    """The name's uniqueness as the database holds it: two writers that both passed
+    `check_name_free` at once (nothing else orders them) — the second is refused as taken."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError:
+        raise Invalid({"name": [taken]}) from None

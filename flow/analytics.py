@@ -214,12 +214,17 @@ def _cluster(reason: str) -> str:
     return re.sub(r"\s+", " ", reason).strip().casefold()
 
 
-def blockers(workflow, window: Window) -> dict:
-    """Blocks that overlap the window, clustered by reason: how many, the blocked days
-    inside the window, and the median length of those that ended (whole, also outside)."""
+def blockers(workflow, window: Window, board: BoardSteps | None = None) -> dict:
+    """Blocks that overlap the window, clustered by reason and by type: how many, the
+    blocked days inside the window, and the median length of those that ended (whole, also
+    outside). Per type also the capacity it held: its blocked days while the task held a
+    slot of an active step, and their share of all the slot-days active steps held in the
+    window (`occupied_days`)."""
+    board = board or BoardSteps.of(workflow)
     start, end = us(window.start), us(window.end)
+    found = queries.blocks(workflow.pk, frm=window.start, to=window.end)
     clusters: dict = {}
-    for reason, started, ended in queries.blocks(workflow.pk, frm=window.start, to=window.end):
+    for _task, reason, _type, _name, started, ended in found:
         c = clusters.setdefault(_cluster(reason), {"spellings": Counter(), "count": 0, "held": 0, "lengths": []})
         c["spellings"][reason] += 1
         c["count"] += 1
@@ -237,7 +242,54 @@ def blockers(workflow, window: Window) -> dict:
         for c in clusters.values()
     ]
     result.sort(key=lambda r: (-r["blocked_days"], r["reason"]))
-    return {"blockers": result}
+    occupied, types = _blocker_types(workflow, board, window, found)
+    return {"blockers": result, "types": types, "occupied_days": occupied}
+
+
+def _blocker_types(workflow, board: BoardSteps, window: Window, found: list) -> tuple[float, list[dict]]:
+    """(occupied days, a row per blocker type and one for blocks without a type)."""
+    start, end = us(window.start), us(window.end)
+    stays: dict = {}
+    occupied = 0
+    for task_id, held_from, held_until in queries.active_stays(
+        workflow.pk,
+        not_active=board.ids(BACKLOG) + board.ids(DONE),
+        frm=window.start,
+        to=window.end,
+        from_us=start,
+        to_us=end,
+    ):
+        occupied += held_until - held_from
+        stays.setdefault(as_uuid(task_id), []).append((held_from, held_until))
+    types: dict = {}
+    for task_id, _reason, type_id, name, started, ended in found:
+        # The name its latest block recorded (found is in time order): a deleted type keeps it.
+        t = types.setdefault(type_id, {"count": 0, "held": 0, "capacity": 0, "lengths": []})
+        t["name"] = name
+        t["count"] += 1
+        blocked_from, blocked_until = max(started, start), min(ended if ended is not None else end, end)
+        t["held"] += blocked_until - blocked_from
+        t["capacity"] += sum(
+            max(0, min(until, blocked_until) - max(since, blocked_from))
+            for since, until in stays.get(as_uuid(task_id), [])
+        )
+        if ended is not None:
+            t["lengths"].append((ended - started) / 1e6)
+    rows = [
+        {
+            "type_id": type_id,
+            "name": t["name"],
+            "count": t["count"],
+            "held_days": t["held"] / 1e6 / DAY_SECONDS,
+            "median_seconds": statistics.median(t["lengths"]) if t["lengths"] else None,
+            "ongoing": t["count"] - len(t["lengths"]),
+            "capacity_days": t["capacity"] / 1e6 / DAY_SECONDS,
+            "capacity_share": t["capacity"] / occupied if occupied else None,
+        }
+        for type_id, t in types.items()
+    ]
+    rows.sort(key=lambda r: (-r["held_days"], r["type_id"] is None, r["name"] or ""))
+    return occupied / 1e6 / DAY_SECONDS, rows
 
 
 def efficiency(workflow, window: Window, board: BoardSteps | None = None) -> dict:

@@ -402,13 +402,20 @@ class BlockersView(FlowView):
         return super().get(request, pk)
 
     def figure(self, workflow, params, board):
-        return analytics.blockers(workflow, params["window"])
+        return analytics.blockers(workflow, params["window"], board)
 
     def csv_rows(self, data):
-        fields = ["reason", "count", "blocked_days", "median_seconds", "ongoing"]
-        yield fields
+        """The reason clusters, then the blocker types (their own columns filled, a type's
+        held days as its blocked_days; the untyped blocks' type is "No type")."""
+        shared = ["count", "blocked_days", "median_seconds", "ongoing"]
+        typed = ["type", "type_id", "capacity_days", "capacity_share"]
+        yield ["reason", *shared, *typed]
         for row in data["blockers"]:
-            yield [row[f] for f in fields]
+            yield [row["reason"], *(row[f] for f in shared), "", "", "", ""]
+        for row in data["types"]:
+            figures = [row["count"], row["held_days"], row["median_seconds"], row["ongoing"]]
+            name = row["name"] if row["type_id"] else "No type"
+            yield ["", *figures, name, row["type_id"] or "", row["capacity_days"], row["capacity_share"]]
 
 
 class EfficiencyView(FlowView):

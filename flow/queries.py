@@ -780,16 +780,20 @@ def active_time(workflow_id, *, done: list, not_active: list, frm, to) -> list[t
 
 
 def blocks(workflow_id, *, frm, to) -> list[tuple]:
-    """(reason, started us, ended us or None) of every block that overlaps the window: a
-    `blocked` event until the task's next blocked, unblocked, archived or deleted event (a
-    new reason starts a new block). The board's block events up to `to` are read: a small
-    part of its history."""
+    """(task id, reason, type id or None, type name or None, started us, ended us or None)
+    of every block that overlaps the window: a `blocked` event until the task's next
+    blocked, unblocked, archived or deleted event (a new reason or type starts a new
+    block). The type is the one the event recorded, with its name then. The board's block
+    events up to `to` are read: a small part of its history."""
     n = _names(connection.vendor)
     us = _EPOCH_US[n["vendor"]]
     kinds = _kinds_list([EventKind.BLOCKED, EventKind.UNBLOCKED, EventKind.ARCHIVED, EventKind.DELETED])
+    typed = _DETAIL_TEXT[n["vendor"]]
     statement = f"""
-    SELECT reason, {us.format("at")}, {us.format("next_at")} FROM (
-        SELECT {n["kind"]} AS kind, {n["reason"]} AS reason, {n["at"]} AS at,
+    SELECT task_id, reason, type_id, type_name, {us.format("at")}, {us.format("next_at")} FROM (
+        SELECT {n["task"]} AS task_id, {n["kind"]} AS kind, {n["reason"]} AS reason, {n["at"]} AS at,
+               {typed.format(column=n["detail"], key="type_id")} AS type_id,
+               {typed.format(column=n["detail"], key="type")} AS type_name,
                LEAD({n["at"]}) OVER (PARTITION BY {n["task"]} ORDER BY {n["at"]}, {n["id"]}) AS next_at
         FROM {n["event"]}
         WHERE {n["workflow"]} = %s AND {n["kind"]} IN ({kinds}) AND {n["at"]} <= %s
@@ -799,4 +803,32 @@ def blocks(workflow_id, *, frm, to) -> list[tuple]:
     """
     with connection.cursor() as cursor:
         cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(to), _instant(frm)])
+        return cursor.fetchall()
+
+
+# A text value of an event's `detail` (keys are constants, never user input).
+_DETAIL_TEXT = {"postgresql": "{column} ->> '{key}'", "sqlite": "json_extract({column}, '$.{key}')"}
+
+
+def active_stays(workflow_id, *, not_active: list, frm, to, from_us: int, to_us: int) -> list[tuple]:
+    """(task id, from us, until us) of each stay of a task admitted in a step that is not
+    `not_active` (one held slot of an active step, a step deleted since among them), cut to
+    the window."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    outside = f"AND step_id NOT IN ({_in(not_active)})" if not_active else ""
+    statement = f"""
+    WITH {_transitions(n)}
+    SELECT task_id, CASE WHEN at < %s THEN %s ELSE {us.format("at")} END, COALESCE({us.format("next_at")}, %s)
+    FROM l WHERE state = {ADMITTED} {outside}
+    """
+    params = [
+        *_transitions_params(workflow_id, frm, to),
+        _instant(frm),
+        from_us,
+        to_us,
+        *_ids(not_active),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
         return cursor.fetchall()

@@ -327,8 +327,21 @@ class BlockerRow(serializers.Serializer):
     ongoing = serializers.IntegerField()
 
 
+class BlockerTypeRow(serializers.Serializer):
+    type_id = serializers.UUIDField(allow_null=True, help_text="null: the blocks given no type")
+    name = serializers.CharField(allow_null=True, help_text="The name its latest block recorded")
+    count = serializers.IntegerField()
+    held_days = serializers.FloatField(help_text="Blocked time inside the window")
+    median_seconds = serializers.FloatField(allow_null=True, help_text="Of the blocks that ended")
+    ongoing = serializers.IntegerField()
+    capacity_days = serializers.FloatField(help_text="Of held_days, the time the task held a slot of an active step")
+    capacity_share = serializers.FloatField(allow_null=True, help_text="capacity_days / occupied_days")
+
+
 class BlockersSerializer(serializers.Serializer):
     blockers = BlockerRow(many=True)
+    types = BlockerTypeRow(many=True)
+    occupied_days = serializers.FloatField(help_text="Slot-days the active steps held in the window")
 
 
 class EfficiencyItem(serializers.Serializer):

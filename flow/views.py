@@ -89,6 +89,14 @@ CHARTS = [
         "help": "Blocks in the window grouped by reason (case and spacing aside), most blocked time first.",
     },
     {
+        "id": "blocker-types",
+        "title": "Blocker clusters",
+        "plot": False,
+        "help": "Blocks in the window by their type (an owner keeps the list in the board's settings): blocked"
+        " days, how many, their median length, and the capacity each held: its blocked days while the task"
+        " held a slot of an active step, and their share of all the slot-days the active steps held.",
+    },
+    {
         "id": "limit-changes",
         "title": "Configuration history",
         "plot": False,

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from boards import admission, checklists, labels, structure
 from boards.attachment_api import AttachmentSerializer
+from boards.blocker_types import blocker_type_data
 from boards.card_serializers import (
     ChecklistItemSerializer,
     ChecklistItemUpdateSerializer,
@@ -36,11 +37,11 @@ from boards.comments import comment_create, comment_data, comments_of
 from boards.links import link_data, link_delete, links_of
 from boards.links_api import create_link, writable_link
 from boards.messages import label_data, step_data, task_data
-from boards.models import Attachment, ChecklistItem, Label, Priority, Task
+from boards.models import Attachment, BlockerType, ChecklistItem, Label, Priority, Task
 from boards.outlook import task_outlook
 from boards.selectors import group_rows, lane_rows, step_counts
-from boards.serializers import TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
-from boards.services import task_update
+from boards.serializers import BlockSerializer, TaskCreateSerializer, TaskMoveSerializer, TaskUpdateSerializer
+from boards.services import task_block, task_unblock, task_update
 from boards.snapshots import board_snapshot
 from boards.waiting import task_waiting
 from common.db import one_read
@@ -364,6 +365,42 @@ def build_server(*, user_id=None) -> MCPServer:
 
     @server.tool()
     @board_tool
+    def block_task(
+        ctx: Context,
+        task_id: str,
+        reason: str,
+        blocked_type_id: str | None = Field(
+            None, description="A blocker type of the task's workspace (list_blocker_types); omit for none"
+        ),
+    ) -> dict[str, Any]:
+        """Block a task with a reason (and optionally a type): it keeps its slot but is never
+        pulled. Blocking a blocked task replaces its reason and type."""
+        user = acting_user(ctx)
+        task = access.writable(Task, user, parse_uuid(task_id, "task_id"))
+        data = validated(BlockSerializer, given(reason=reason, blocked_type_id=blocked_type_id))
+        return task_data(
+            task_block(task=task, actor=user, reason=data["reason"], blocked_type_id=data.get("blocked_type_id"))
+        )
+
+    @server.tool()
+    @board_tool
+    def unblock_task(ctx: Context, task_id: str) -> dict[str, Any]:
+        """Unblock a task (its reason and type are cleared): it may be pulled at once."""
+        user = acting_user(ctx)
+        return task_data(task_unblock(task=access.writable(Task, user, parse_uuid(task_id, "task_id")), actor=user))
+
+    @server.tool()
+    @board_tool
+    def list_blocker_types(ctx: Context, workspace_id: str) -> list[dict[str, Any]]:
+        """A workspace's blocker types (id, name), by name: give an id to block_task."""
+        user = acting_user(ctx)
+        found = visible(BlockerType.objects.all(), user, "workspace").filter(
+            workspace_id=parse_uuid(workspace_id, "workspace_id")
+        )
+        return [blocker_type_data(blocker_type) for blocker_type in found.order_by("name", "id")]
+
+    @server.tool()
+    @board_tool
     def update_step(
         ctx: Context,
         step_id: str,
@@ -447,11 +484,11 @@ def build_server(*, user_id=None) -> MCPServer:
         user = acting_user(ctx)
         if label_id is None:
             data = validated(LabelSerializer, given(workspace_id=workspace_id, name=name, color=color))
-            workspace = labels.writable_workspace(user, data["workspace_id"])
+            workspace = access.member_workspace(user, data["workspace_id"], write=True)
             return label_data(
                 labels.label_create(workspace_id=workspace.pk, actor=user, name=data["name"], color=data["color"])
             )
-        label = labels.member_label(user, label_id)
+        label = access.member_row(Label.objects.all(), user, label_id)
         changes = validated(LabelUpdateSerializer, given(name=name, color=color))
         if changes:
             require_role(user, label.workspace_id, write=True)
@@ -463,7 +500,7 @@ def build_server(*, user_id=None) -> MCPServer:
     def delete_label(ctx: Context, label_id: str) -> dict[str, Any]:
         """Delete a label: every task of the workspace that carries it loses it."""
         user = acting_user(ctx)
-        label = labels.member_label(user, label_id)
+        label = access.member_row(Label.objects.all(), user, label_id)
         require_role(user, label.workspace_id, write=True)
         labels.label_delete(label=label, actor=user)
         return {"deleted": label_id}

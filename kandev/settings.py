@@ -395,6 +395,8 @@ KANDEV_MAX_OPEN_TASKS_PER_USER = int(os.environ.get("KANDEV_MAX_OPEN_TASKS_PER_U
 # tasks one import brings (boards/imports.py).
 KANDEV_MAX_IMPORT_BYTES = int(os.environ.get("KANDEV_MAX_IMPORT_BYTES", str(4 * 1024 * 1024)))
 KANDEV_MAX_IMPORT_TASKS = int(os.environ.get("KANDEV_MAX_IMPORT_TASKS", "2000"))
+# The most history events (all its tasks' together) one backup import restores.
+KANDEV_MAX_IMPORT_EVENTS = int(os.environ.get("KANDEV_MAX_IMPORT_EVENTS", "100000"))
 # Task attachments (boards/attachments.py): the largest file, read no further than this while
 # the upload is parsed, and the most files one task holds.
 KANDEV_MAX_ATTACHMENT_BYTES = int(os.environ.get("KANDEV_MAX_ATTACHMENT_BYTES", str(25 * 1024 * 1024)))

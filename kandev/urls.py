@@ -14,7 +14,7 @@ from agents.api import SessionViewSet, TaskSessionsView
 from boards.activity_api import WorkflowActivityView, WorkspaceActivityView
 from boards.api import TaskViewSet
 from boards.attachment_api import AttachmentViewSet, TaskAttachmentsView
-from boards.card_api import ChecklistItemViewSet, LabelViewSet, TaskChecklistView
+from boards.card_api import BlockerTypeViewSet, ChecklistItemViewSet, LabelViewSet, TaskChecklistView
 from boards.comment_api import CommentView, TaskCommentsView
 from boards.links_api import LinkView, TaskLinksView
 from boards.workflow_api import (
@@ -45,6 +45,7 @@ router.register("step-groups", StepGroupViewSet, basename="step-group")
 router.register("lanes", LaneViewSet, basename="lane")
 router.register("tasks", TaskViewSet, basename="task")
 router.register("labels", LabelViewSet, basename="label")
+router.register("blocker-types", BlockerTypeViewSet, basename="blocker-type")
 router.register("checklist-items", ChecklistItemViewSet, basename="checklist-item")
 router.register("attachments", AttachmentViewSet, basename="attachment")
 router.register("intakes", IntakeViewSet, basename="intake")

@@ -58,6 +58,7 @@ def test_every_api_operation_is_tagged_by_its_resource_and_summed_up(db):
         "Activity",
         "Agent sessions",
         "Attachments",
+        "Blocker types",
         "Boards",
         "Checklists",
         "Comments",

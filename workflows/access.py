@@ -16,7 +16,8 @@ from django.http import Http404
 
 from common import sql
 from common.errors import Forbidden, Invalid
-from workflows.models import Membership, Role, Workflow, WorkflowStep
+from common.validation import parse_uuid
+from workflows.models import Membership, Role, Workflow, WorkflowStep, Workspace
 
 WRITE_ROLES = {Role.OWNER, Role.MEMBER}
 
@@ -126,6 +127,29 @@ def writable(model, user, pk):
         raise Http404
     check_role(obj.member_role, write=True)
     return obj
+
+
+def member_row(queryset, user, pk):
+    """A row of something a workspace keeps (labels, blocker types: `workspace` on the model)
+    by the URL's id; to anyone but a member of its workspace, and for a malformed id, a 404."""
+    try:
+        pk = parse_uuid(pk, "id")
+    except Invalid:
+        raise Http404 from None
+    row = visible(queryset, user, "workspace").filter(pk=pk).first()
+    if row is None:
+        raise Http404
+    return row
+
+
+def member_workspace(user, workspace_id, *, write: bool = False, owner: bool = False) -> Workspace:
+    """The workspace named in a request body's `workspace_id`: a 400 on that field unless
+    `user` is a member (existence is not leaked), then `require_role`'s 403."""
+    workspace = visible(Workspace.objects.all(), user, "").filter(pk=workspace_id).first()
+    if workspace is None:
+        raise Invalid({"workspace_id": ["No such workspace."]})
+    require_role(user, workspace.pk, write=write, owner=owner)
+    return workspace
 
 
 def member_step(user, step_id, field: str = "step_id") -> WorkflowStep:

@@ -6,7 +6,8 @@ Steps refer to each other by position (`pull_from_step_position`, and
 "wip_limit"}]`). A document without `lanes` gives each workflow one lane.
 
 Version 2 documents also carry each workflow's `tasks` (written and read by the boards app,
-boards/backup.py: tasks are a board's); version 1 documents (structure only) still import.
+boards/backup.py: tasks are a board's), version 3 their history too; version 1 documents
+(structure only) still import.
 """
 
 import json
@@ -45,8 +46,8 @@ from workflows.step_rules import (
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 DOCUMENT_TYPE = "kandev_workflow"
-DOCUMENT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+DOCUMENT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 MAX_WORKFLOWS = 100  # per document
 # A real document nests about nine levels deep; far deeper is an attack on the parser.
 MAX_DOCUMENT_DEPTH = 24

@@ -205,17 +205,22 @@ class PortableWorkflowSerializer(serializers.Serializer):
         child=serializers.DictField(),
         required=False,
         help_text="Version 2: {title, description, step, step_position, priority, class_of_service, "
-        "assignee, blocked_reason, archived, created_at}, live tasks in board order, then archived ones",
+        "assignee, blocked_reason, blocked_type, archived, created_at}, live tasks in board order, then archived "
+        "ones; version 3 adds lane_position, updated_at, entered_step_at, archived_at, blocked_at, queued_at "
+        "and history: [{kind, from_step_position, to_step_position, actor, reason, at, detail}]",
     )
 
 
 class PortableDocumentSerializer(serializers.Serializer):
-    """`{version: 2, type: kandev_workflow, workflows: [...]}`, YAML or JSON; version 1
-    documents (no tasks) still import."""
+    """`{version: 3, type: kandev_workflow, workflows: [...], people: [...]}`, YAML or JSON;
+    version 1 (no tasks) and 2 (no history) documents still import."""
 
     version = serializers.IntegerField()
     type = serializers.CharField()
     workflows = PortableWorkflowSerializer(many=True)
+    people = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="{username, wip_limit}: the personal limits set"
+    )
 
 
 class ImportedWorkflowSerializer(WorkflowSerializer):
@@ -231,3 +236,6 @@ class ImportedWorkflowSerializer(WorkflowSerializer):
 
 class ImportResultSerializer(serializers.Serializer):
     workflows = ImportedWorkflowSerializer(many=True)
+    people = serializers.DictField(
+        help_text='{"applied", "kept", "skipped"}: usernames whose limit was given, already set, or not a member'
+    )

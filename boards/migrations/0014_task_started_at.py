@@ -23,7 +23,7 @@ def backfill(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("boards", "0011_dependencies"),
+        ("boards", "0013_blocker_types"),
         ("workflows", "0002_step_kind"),
     ]
 

@@ -4,7 +4,7 @@
 // comments and history are one timeline (timeline.js).
 // Writes go through the REST API; a refusal shows the server's message.
 
-import { refusalText, send } from "./api.js";
+import { get, refusalText, send } from "./api.js";
 import { Checklist } from "./checklist.js";
 import { dueInputs, dueLabel, dueOf, dueValue } from "./due.js";
 import { markdownFragment } from "./markdown.js";
@@ -76,6 +76,7 @@ export class TaskDetail {
   #modelKey = null; // the board model's copy of it then, to notice a live change
   #pushed = false; // opening pushed a history entry, so closing goes back
   #returnTo = null; // the card that gets the focus back
+  #blockerTypes = new Map(); // the workspace's blocker types: id -> name
 
   constructor({ root, model, view, people }) {
     Object.assign(this, { root, model, view, people });
@@ -158,6 +159,35 @@ export class TaskDetail {
     this.checklist.load(taskId);
     this.attachments.load(taskId);
     this.#loadLinks();
+    this.#loadBlockerTypes();
+  }
+
+  /** The workspace's blocker types as they are now (an owner keeps the list on the settings
+      page): the note names the task's, and the block form offers them, the task's chosen. */
+  async #loadBlockerTypes() {
+    try {
+      const types = (await get(`/api/v1/blocker-types/?workspace=${this.root.dataset.workspaceId}`)).results;
+      this.#blockerTypes = new Map(types.map((type) => [type.id, type.name]));
+    } catch {
+      return; // the names stay as they were; blocking without a type still works
+    }
+    const select = this.blockForm?.elements.blocked_type_id;
+    if (select) {
+      const options = [...this.#blockerTypes].map(([id, name]) => new Option(name, id));
+      select.replaceChildren(select.options[0], ...options);
+    }
+    if (this.#task) this.#showBlockerType(this.#task, true);
+  }
+
+  /** The task's block type: in the note by name, and chosen in the form unless the person
+      has chosen another meanwhile (`force`: theirs is overwritten). */
+  #showBlockerType(task, force, previous) {
+    const select = this.blockForm?.elements.blocked_type_id;
+    const name = this.#blockerTypes.get(task.blocked_type_id);
+    this.part("blocked-type").textContent = name ? ` (${name})` : "";
+    if (select && (force || !previous || select.value === (previous.blocked_type_id ?? ""))) {
+      select.value = task.blocked_type_id ?? "";
+    }
   }
 
   /** The board changed (a live message or a refetch): show the open task's new values. */
@@ -258,6 +288,7 @@ export class TaskDetail {
       if (force || !previous || reason.value === (previous.blocked_reason ?? "")) reason.value = task.blocked_reason;
       this.blockForm.querySelector('[data-action="unblock"]').hidden = !task.blocked_reason;
     }
+    this.#showBlockerType(task, force, previous);
     const shownText = this.form && !force && this.#dirty("description") ? this.form.elements.description.value : task.description;
     this.#showDescription(shownText);
     const archive = this.dialog.querySelector('[data-action="archive"]');
@@ -480,6 +511,7 @@ export class TaskDetail {
     this.#hideMessages();
     const result = await this.#write("POST", `/api/v1/tasks/${this.#task.id}/block/`, {
       reason: this.blockForm.elements.reason.value,
+      blocked_type_id: this.blockForm.elements.blocked_type_id.value || null,
     });
     if (!result) return;
     this.#show(result.data, { force: true });

@@ -33,6 +33,7 @@ export function eventText(event, stepName, personName) {
     case "unblocked": return "Unblocked";
     case "linked": return "A blocker was linked";
     case "unlinked": return "A blocker's link was removed";
+    case "imported": return `Imported into ${to}; its earlier history was not in the backup`;
     default: return event.kind;
   }
 }

@@ -386,11 +386,25 @@ async function blockers() {
   const sec = section("blockers");
   const data = await getJSON(endpoint("blockers"));
   csvLink(sec, "blockers");
+  blockerTypes(data);
   fillTable(sec, ["reason", "blocks", "blocked days", "median (h)", "still blocked"],
     data.blockers.map((b) => [b.reason, b.count, b.blocked_days.toFixed(2), hours(b.median_seconds), b.ongoing]));
   const total = data.blockers.reduce((n, b) => n + b.count, 0);
   summarize(sec, total ? total + " blocks; most blocked time: " + data.blockers[0].reason + " (" +
     data.blockers[0].blocked_days.toFixed(1) + " days)." : "No block in this window.");
+}
+
+/* The same answer by blocker type: one request serves both sections. */
+function blockerTypes(data) {
+  const sec = section("blocker-types");
+  csvLink(sec, "blockers");
+  const share = (s) => s == null ? "—" : (s * 100).toFixed(1) + "%";
+  fillTable(sec, ["type", "blocks", "blocked days", "median (h)", "still blocked", "slot-days held", "share of capacity"],
+    data.types.map((t) => [t.type_id ? t.name : "No type", t.count, t.held_days.toFixed(2), hours(t.median_seconds), t.ongoing,
+      t.capacity_days.toFixed(2), share(t.capacity_share)]));
+  const top = data.types[0];
+  summarize(sec, top ? "Most blocked time: " + (top.type_id ? top.name : "no type") + " (" + top.held_days.toFixed(1) +
+    " days, " + share(top.capacity_share) + " of the " + data.occupied_days.toFixed(1) + " slot-days held)." : "No block in this window.");
 }
 
 async function efficiency() {

@@ -1,4 +1,4 @@
-"""A board's backup: export version 2 with its tasks, import with the tasks admitted as
+"""A board's backup: export version 3 with its tasks, import with the tasks admitted as
 creates (boards/backup.py), all or nothing."""
 
 import datetime
@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from boards import checklists, labels, services
+from boards import blocker_types, checklists, labels, services
 from boards.admission import task_archive, task_create
 from boards.backup import export_tasks
 from boards.comments import comment_create
-from boards.models import ClassOfService, Comment, EventKind, Label, Priority, Task, TaskEvent
+from boards.models import BlockerType, ClassOfService, Comment, EventKind, Label, Priority, Task, TaskEvent
 from tests import factories
 from tests.conftest import member_client
 from tests.factories import MembershipFactory, UserFactory
-from workflows.models import OnFull, Role, Workflow
+from workflows.models import ConfigChange, LimitScope, Membership, OnFull, Role, Workflow
 
 pytestmark = pytest.mark.django_db
 
@@ -73,9 +73,9 @@ def renamed(document, name="Restored"):
     return document
 
 
-def test_the_export_carries_version_2_and_every_task_in_board_order(api, source):
+def test_the_export_carries_version_3_and_every_task_in_board_order(api, source):
     document = export(api, source)
-    assert document["version"] == 2
+    assert document["version"] == 3
     tasks = document["workflows"][0]["tasks"]
     assert [(t["step"], t["title"], t["archived"]) for t in tasks] == [
         ("Backlog", "Plan the release", False),
@@ -87,7 +87,8 @@ def test_the_export_carries_version_2_and_every_task_in_board_order(api, source)
         ("Done", "Ship v2", False),
         ("Done", "Ship v1", True),  # archived tasks last
     ]
-    assert tasks[0] == {
+    kept = ("lane_position", "updated_at", "entered_step_at", "archived_at", "blocked_at", "queued_at", "history")
+    assert {key: value for key, value in tasks[0].items() if key not in kept} == {
         "title": "Plan the release",
         "description": "Line one\n\n- a list",
         "step": "Backlog",
@@ -96,6 +97,7 @@ def test_the_export_carries_version_2_and_every_task_in_board_order(api, source)
         "class_of_service": "standard",
         "assignee": None,
         "blocked_reason": "",
+        "blocked_type": None,
         "archived": False,
         "created_at": "2025-01-02T03:04:05+00:00",
         "labels": [],
@@ -146,8 +148,11 @@ def test_an_export_imported_back_brings_every_task_back(api, source):
     planned = Task.objects.get(workflow=copy, title="Plan the release")
     assert planned.comment_count == 1
     assert list(planned.comments.values_list("mentions__username", flat=True)) == ["olivia"]
-    kinds = set(TaskEvent.objects.filter(workflow=copy).values_list("kind", flat=True))
-    assert kinds == {EventKind.CREATED, EventKind.QUEUED, EventKind.BLOCKED, EventKind.ARCHIVED}
+
+    def kinds(workflow):  # the history comes along as it was
+        return list(TaskEvent.objects.filter(workflow=workflow).order_by("at", "id").values_list("kind", flat=True))
+
+    assert kinds(copy) == kinds(source)
 
 
 def test_a_task_over_a_limit_refuses_the_whole_import_unless_an_owner_forces_it(api, source, owner):
@@ -240,6 +245,7 @@ def test_a_dry_run_answers_what_the_import_would_do_and_writes_nothing(api, sour
                 "tasks": {"created": 6, "queued": 1, "forced": 0, "archived": 1, "refused": [], "unassigned": []},
             }
         ],
+        "people": {"applied": [], "kept": [], "skipped": []},
     }
     assert (Workflow.objects.count(), Task.objects.count(), TaskEvent.objects.count()) == before
 
@@ -254,6 +260,36 @@ def test_a_backup_brought_to_another_workspace_brings_its_labels(api, source, ow
     copy = Workflow.objects.get(pk=response.json()["workflows"][0]["id"])
     assert export_tasks(copy)[2]["labels"] == [{"name": "Docs", "color": "blue"}, {"name": "bug", "color": "green"}]
     assert sorted(Label.objects.filter(workspace=elsewhere).values_list("name", flat=True)) == ["Docs", "bug"]
+
+
+def test_a_blocks_type_goes_by_name_found_without_case_or_made(api, source, owner):
+    vendor = blocker_types.blocker_type_create(workspace_id=source.workspace_id, actor=owner, name="Vendor")
+    blocked = Task.objects.get(title="Call the vendor")
+    services.task_block(task=blocked, actor=owner, reason="waiting on their answer", blocked_type_id=vendor.pk)
+    document = export(api, source)
+    rows = {t["title"]: t for t in document["workflows"][0]["tasks"]}
+    assert rows["Call the vendor"]["blocked_type"] == "Vendor"
+    rows["Plan the release"].update(blocked_reason="no budget", blocked_type="Budget")
+    rows["Ship v2"].update(blocked_type="Vendor")  # no block: no type
+    elsewhere = factories.WorkspaceFactory()
+    MembershipFactory(workspace=elsewhere, user=owner, role=Role.OWNER)
+    there = blocker_types.blocker_type_create(workspace_id=elsewhere.pk, actor=owner, name="vendor")
+    response = import_(api, elsewhere, renamed(document))
+    assert response.status_code == 201, response.json()
+    copy = Workflow.objects.get(pk=response.json()["workflows"][0]["id"])
+    made = {t.title: t for t in Task.objects.filter(workflow=copy).select_related("blocked_type")}
+    assert made["Call the vendor"].blocked_type == there  # matched without case
+    assert made["Plan the release"].blocked_type.name == "Budget"  # made in the workspace
+    assert made["Ship v2"].blocked_type is None
+    assert sorted(BlockerType.objects.filter(workspace=elsewhere).values_list("name", flat=True)) == [
+        "Budget",
+        "vendor",
+    ]
+    event = TaskEvent.objects.get(task_id=made["Plan the release"].pk, kind=EventKind.BLOCKED)
+    assert event.detail["type"] == "Budget"
+    rows["Plan the release"]["blocked_type"] = "x" * 61
+    refused = import_(api, elsewhere, renamed(document, "Again"))
+    assert refused.status_code == 400 and "workflows[0].tasks[0].blocked_type" in refused.json()["errors"]
 
 
 def test_comments_of_people_who_are_not_members_name_them_in_the_body(api, source, owner):
@@ -289,3 +325,66 @@ def test_bad_comments_are_400s_naming_the_field_and_nothing_is_written(api, sour
     assert response.status_code == 400
     assert list(response.json()["errors"]) == [f"workflows[0].tasks[0].{field}"]
     assert Comment.objects.count() == before
+
+
+def test_people_limits_go_to_members_who_have_none(api, source, owner):
+    Membership.objects.filter(workspace=source.workspace, user__username="ada").update(wip_limit=3)
+    Membership.objects.filter(workspace=source.workspace, user=owner).update(wip_limit=5)
+    document = renamed(export(api, source))
+    assert document["people"] == [{"username": "ada", "wip_limit": 3}, {"username": "olivia", "wip_limit": 5}]
+    document["people"].append({"username": "grace", "wip_limit": 2})
+    elsewhere = factories.WorkspaceFactory()
+    MembershipFactory(workspace=elsewhere, user=owner, role=Role.OWNER, wip_limit=4)  # has one: kept
+    grace = UserFactory(username="grace")
+    MembershipFactory(workspace=elsewhere, user=grace, role=Role.MEMBER)  # none: given the backup's
+
+    response = import_(api, elsewhere, document)
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["people"] == {"applied": ["grace"], "kept": ["olivia"], "skipped": ["ada"]}
+    limits = dict(Membership.objects.filter(workspace=elsewhere).values_list("user__username", "wip_limit"))
+    assert limits == {"olivia": 4, "grace": 2}
+    change = ConfigChange.objects.get(workspace_id=elsewhere.pk, scope=LimitScope.PERSON)
+    assert (change.actor, change.field, change.before, change.after) == (owner, "wip_limit", 0, 2)
+
+
+@pytest.mark.parametrize(
+    ("people", "field"),
+    [
+        ("everyone", "people"),
+        ([{"wip_limit": 2}], "people[0].username"),
+        ([{"username": "a", "wip_limit": -1}], "people[0].wip_limit"),
+    ],
+)
+def test_bad_people_are_400s_and_nothing_is_written(api, source, people, field):
+    document = renamed(export(api, source))
+    document["people"] = people
+    response = import_(api, source.workspace, document)
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == [field]
+    assert not Workflow.objects.filter(name="Restored").exists()
+
+
+def test_a_workspace_export_carries_every_board_and_imports_whole(api, source, owner):
+    factories.board(factories.WorkflowFactory(workspace=source.workspace, name="Support"))
+    response = api.get(f"/api/v1/workspaces/{source.workspace_id}/export/?format=json")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="{source.workspace.slug}.json"'
+    document = json.loads(response.content)
+    assert [(w["name"], len(w["tasks"])) for w in document["workflows"]] == [("Delivery", 8), ("Support", 0)]
+    elsewhere = factories.WorkspaceFactory()
+    MembershipFactory(workspace=elsewhere, user=owner, role=Role.OWNER)
+    MembershipFactory(workspace=elsewhere, user=Membership.objects.get(user__username="ada").user, role=Role.MEMBER)
+
+    broken = json.loads(response.content)
+    broken["workflows"][1]["steps"][0]["wip_limit"] = -1
+    assert import_(api, elsewhere, broken).status_code == 400
+    assert not Workflow.objects.filter(workspace=elsewhere).exists()  # all or nothing
+
+    response = import_(api, elsewhere, document)
+    assert response.status_code == 201, response.json()
+    assert [w["name"] for w in response.json()["workflows"]] == ["Delivery", "Support"]
+    for copy, original in zip(
+        Workflow.objects.filter(workspace=elsewhere).order_by("name"), ("Delivery", "Support"), strict=True
+    ):
+        assert export_tasks(copy) == export_tasks(Workflow.objects.get(workspace=source.workspace, name=original))

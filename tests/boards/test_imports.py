@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
+from boards import blocker_types
 from boards.admission import task_create
 from boards.models import EventKind, Label, Priority, Task, TaskEvent
 from common.errors import WipLimitReached
@@ -65,6 +66,14 @@ class TestCSV:
         plan = Task.objects.get(workflow=board, title="Plan the launch")
         assert (plan.description, plan.priority, plan.assignee) == ("Two lines,\nwith a comma", Priority.HIGH, owner)
         assert [t.title for t in Task.objects.filter(step=steps[0]).in_board_order()] == ["Plan the launch", "Old idea"]
+
+    def test_a_blocked_type_column_finds_or_makes_the_type(self, api, workflow, owner):
+        vendor = blocker_types.blocker_type_create(workspace_id=workflow.workspace_id, actor=owner, name="Vendor")
+        body = "title,blocked_reason,blocked_type\nA,waiting,vendor\nB,no budget,Budget\nC,,Budget\n"
+        response = post_csv(api, workflow.workspace, body, "?name=Blocked")
+        assert response.status_code == 201, response.json()
+        made = {t.title: t.blocked_type for t in Task.objects.filter(workflow_id=response.json()["workflow_id"])}
+        assert made["A"] == vendor and made["B"].name == "Budget" and made["C"] is None
 
     def test_a_dry_run_answers_the_same_and_writes_nothing(self, api, workflow):
         before = (Workflow.objects.count(), Task.objects.count(), TaskEvent.objects.count())

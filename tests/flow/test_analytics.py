@@ -3,6 +3,10 @@ from tests/flow/conftest.py's `history` (window: hour -1 to 12, 13 hours).
 
 Cycle times: C 2 h (X at 2 -> Done at 4), A 5 h (1 -> 6), B 9 h (2 -> 11)."""
 
+import csv
+import io
+import uuid
+
 import pytest
 
 from boards.models import Task
@@ -121,6 +125,67 @@ def test_blocks_are_clustered_by_reason_with_their_time_in_the_window(workflow, 
     ]
 
 
+def typed_block(workflow, task, at, type_id=None, name=None, reason="x"):
+    typed = {"type_id": str(type_id), "type": name} if type_id else {}
+    TaskEventFactory(workflow=workflow, task_id=task, kind="blocked", at=hours(at), reason=reason, detail=typed)
+
+
+def test_blocker_types_count_held_time_and_the_capacity_each_held(workflow, history):
+    """Slot-days of the active steps in the window: A 6 h (Doing 1-3 and 4-5, Review 3-4,
+    5-6 and 7-8), B 8 h (Doing 2-5.5, Review 5.5-9 and 10-11), C 2 h (the deleted step X
+    2-4, counted as active), E 10 h (Doing 2-12): 26 h. A block's capacity is its time while
+    the task held one of those slots."""
+    t = history["tasks"]
+    vendor, env = uuid.uuid4(), uuid.uuid4()
+    typed_block(workflow, t["A"], 0.5, vendor, "Vendor")  # 1 h, in Backlog until 1: 0.5 h held a slot
+    block(workflow, t["A"], "unblocked", 1.5)
+    typed_block(workflow, t["A"], 2, env, "Environment")  # 0.5 h in Doing
+    typed_block(workflow, t["A"], 2.5)  # a new block without a type: 1 h, in Doing then Review
+    block(workflow, t["A"], "unblocked", 3.5)
+    typed_block(workflow, t["C"], 0)  # 3 h: Backlog 0-2, X 2-3
+    block(workflow, t["C"], "unblocked", 3)
+    typed_block(workflow, t["E"], 10, vendor, "Supplier")  # renamed since; ongoing, 2 h to the end, in Doing
+    data = analytics.blockers(workflow, WINDOW)
+    assert data["occupied_days"] == pytest.approx(26 / 24)
+    assert data["types"] == [
+        {
+            "type_id": None,
+            "name": None,
+            "count": 2,
+            "held_days": pytest.approx(4 / 24),
+            "median_seconds": 2 * 3600,
+            "ongoing": 0,
+            "capacity_days": pytest.approx(2 / 24),
+            "capacity_share": pytest.approx(2 / 26),
+        },
+        {
+            "type_id": str(vendor),
+            "name": "Supplier",  # the name its latest block recorded
+            "count": 2,
+            "held_days": pytest.approx(3 / 24),
+            "median_seconds": 3600,
+            "ongoing": 1,
+            "capacity_days": pytest.approx(2.5 / 24),
+            "capacity_share": pytest.approx(2.5 / 26),
+        },
+        {
+            "type_id": str(env),
+            "name": "Environment",
+            "count": 1,
+            "held_days": pytest.approx(0.5 / 24),
+            "median_seconds": 1800,
+            "ongoing": 0,
+            "capacity_days": pytest.approx(0.5 / 24),
+            "capacity_share": pytest.approx(0.5 / 26),
+        },
+    ]
+
+
+def test_without_blocks_or_occupied_slots_there_is_no_share(workflow, history):
+    before = type(WINDOW)(hours(-3), hours(-2))
+    assert analytics.blockers(workflow, before) == {"blockers": [], "types": [], "occupied_days": 0}
+
+
 def test_flow_efficiency_is_working_time_over_lead_time(workflow, history):
     """A: lead 0-6, in Doing or Review 1-6 (5 h); C: lead 0-4, in the deleted step X 2-4
     (a step without a kind left counts as active); B: lead 2-11, Doing 2-5.5, Review 5.5-9
@@ -143,3 +208,31 @@ def test_flow_efficiency_is_working_time_over_lead_time(workflow, history):
     assert data["items"][1]["waiting_seconds"] == 2.5 * 3600
     assert data["efficiency"] == pytest.approx(13.5 / 19)
     assert data["percentiles"]["50"] == pytest.approx(3.5 / 6)
+
+
+def test_the_blockers_csv_has_the_reasons_then_the_types(api, workflow, history):
+    t = history["tasks"]
+    vendor = uuid.uuid4()
+    typed_block(workflow, t["E"], 10, vendor, "=Vendor", reason="supplier")  # 2 h, all in Doing
+    typed_block(workflow, t["C"], 0, reason="setup")  # 3 h, 1 h of it in X
+    block(workflow, t["C"], "unblocked", 3)
+    window = "from=2024-02-29T23:00:00Z&to=2024-03-01T12:00:00Z"
+    response = api.get(f"/api/v1/workflows/{workflow.pk}/flow/blockers/?{window}&format=csv")
+    rows = list(csv.reader(io.StringIO(response.content.decode(), newline="")))
+    assert rows == [
+        [
+            "reason",
+            "count",
+            "blocked_days",
+            "median_seconds",
+            "ongoing",
+            "type",
+            "type_id",
+            "capacity_days",
+            "capacity_share",
+        ],
+        ["setup", "1", str(3 / 24), "10800.0", "0", "", "", "", ""],
+        ["supplier", "1", str(2 / 24), "", "1", "", "", "", ""],
+        ["", "1", str(3 / 24), "10800.0", "0", "No type", "", str(1 / 24), str(1 / 26)],
+        ["", "1", str(2 / 24), "", "1", "'=Vendor", str(vendor), str(2 / 24), str(2 / 26)],
+    ]

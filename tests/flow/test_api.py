@@ -166,7 +166,7 @@ QUERIES = {
     "sle": 9,  # and the owner-set service levels
     # and the members, the step and person limits in force, the periods at each step's limit
     "advice": 15,
-    "blockers": 5,
+    "blockers": 6,  # the blocks, then the active steps' stays (capacity per blocker type)
     "efficiency": 7,
     "cycle-times": 7,  # and the board's lanes, for the per-lane summary
     "throughput": 5,

@@ -49,6 +49,9 @@ TOOLS = {
     "list_links",
     "add_link",
     "remove_link",
+    "block_task",
+    "unblock_task",
+    "list_blocker_types",
 }
 
 

@@ -309,6 +309,12 @@ def an_owner_restores_a_board_with_its_cards_and_brings_work_from_trello_and_csv
         panel.get_by_role("listitem", name="Delivery").get_by_role("link", name="Export").click()
     backup = tmp_path / "delivery.yaml"
     backup.write_text(open(download.value.path()).read().replace("- name: Delivery\n", "- name: Restored\n"))
+    # The whole workspace in one file, every board with its cards.
+    with page.expect_download() as download:
+        panel.get_by_role("link", name=f"Export workspace {workflow.workspace.name}").click()
+    assert download.value.suggested_filename == f"{workflow.workspace.slug}.yaml"
+    whole = open(download.value.path()).read()
+    assert "- name: Delivery\n" in whole and "title: Plan the launch" in whole
 
     def import_file(kind, path, button="Import"):
         panel.get_by_label("Import from").select_option(label=kind)

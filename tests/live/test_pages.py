@@ -145,11 +145,12 @@ def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
     # The filter bar ("Any" first, then its Blocked, Assignee, Class, Label and Due filters),
     # then the task dialog and the column template (the script's columns are its clones), each
     # with every priority in rank order; the dialog selects the open task's, and has its
-    # Assignee (filled by the script), Class of service and a link's relation.
+    # Assignee (filled by the script), Class of service, a block's Type ("No type"; the
+    # script adds the workspace's) and a link's relation.
     ranks = [p.label for p in Priority]
     filters = ["", "blocked", "unblocked", "", "none", str(owner.pk), "", "standard", "expedite"]
     filters += ["", "", "overdue", "week", "none"]
-    dialog = [*ranks, "", "standard", "expedite", "blocked_by_task_id", "blocks_task_id"]
+    dialog = [*ranks, "", "standard", "expedite", "", "blocked_by_task_id", "blocks_task_id"]
     assert [o["value"] for o in options] == ["", *ranks, *filters] + dialog + ranks
     assert [o["value"] for o in options if "selected" in o] == [Priority.MEDIUM.label]
 

@@ -29,6 +29,7 @@ from accounts.models import ApiToken
 from agents.services import session_start
 from boards.admission import task_archive, task_create
 from boards.attachments import attachment_add
+from boards.blocker_types import blocker_type_create
 from boards.checklists import checklist_add
 from boards.comments import comment_create
 from boards.labels import label_create
@@ -240,6 +241,7 @@ ENDPOINTS = [
     Endpoint("token create", "POST", "/api/v1/tokens/", "401 401 201 201 201 201 201", {"name": "ci"}),
     Endpoint("token revoke (the owner's)", "DELETE", "/api/v1/tokens/{owner_token}/", "401 401 404 404 404 204 404"),
     Endpoint("workflow export", "GET", "/api/v1/workflows/{workflow}/export/", "401 401 404 200 200 200 404"),
+    Endpoint("workspace export", "GET", "/api/v1/workspaces/{workspace}/export/", "401 401 404 200 200 200 404"),
     Endpoint(
         "workflow import",
         "POST",
@@ -334,6 +336,24 @@ ENDPOINTS = [
     Endpoint("label read", "GET", "/api/v1/labels/{label}/", "401 401 404 200 200 200 404"),
     Endpoint("label update", "PATCH", "/api/v1/labels/{label}/", "401 401 404 403 200 200 404", {"name": "Defect"}),
     Endpoint("label delete", "DELETE", "/api/v1/labels/{label}/", "401 401 404 403 204 204 404"),
+    # Blocker types are the workspace's too; only owners keep the list.
+    Endpoint("blocker type list", "GET", "/api/v1/blocker-types/?workspace={workspace}", "401 401 200 200 200 200 200"),
+    Endpoint(
+        "blocker type create",
+        "POST",
+        "/api/v1/blocker-types/",
+        "401 401 400 403 403 201 400",
+        {"workspace_id": "{workspace}", "name": "Environment"},
+    ),
+    Endpoint("blocker type read", "GET", "/api/v1/blocker-types/{blocker_type}/", "401 401 404 200 200 200 404"),
+    Endpoint(
+        "blocker type rename",
+        "PATCH",
+        "/api/v1/blocker-types/{blocker_type}/",
+        "401 401 404 403 403 200 404",
+        {"name": "Supplier"},
+    ),
+    Endpoint("blocker type delete", "DELETE", "/api/v1/blocker-types/{blocker_type}/", "401 401 404 403 403 204 404"),
     Endpoint("checklist", "GET", "/api/v1/tasks/{task}/checklist/", "401 401 404 200 200 200 404"),
     Endpoint(
         "checklist add", "POST", "/api/v1/tasks/{task}/checklist/", "401 401 404 403 201 201 404", {"text": "Review"}
@@ -466,6 +486,7 @@ def build_world():
     session = session_start(task=create(backlog, "Agent work"), actor=owner)
     attachment = attachment_add(task=task, actor=owner, upload=SimpleUploadedFile("brief.txt", b"brief", "text/plain"))
     label = label_create(workspace_id=workspace.pk, actor=owner, name="Bug", color="red")
+    blocker_type = blocker_type_create(workspace_id=workspace.pk, actor=owner, name="Vendor")
     item = checklist_add(task=task, actor=owner, text="Outline")
     comment = comment_create(task=task, author=owner, body="A first draft by Friday?")
     webhook, _ = webhook_create(
@@ -495,6 +516,7 @@ def build_world():
         "session": session.pk,
         "attachment": attachment.pk,
         "label": label.pk,
+        "blocker_type": blocker_type.pk,
         "item": item.pk,
         "comment": comment["id"],
         "webhook": webhook.pk,

@@ -82,7 +82,7 @@ class TestExport:
         assert 'filename="team-board.yaml"' in response["Content-Disposition"]
         document = yaml.safe_load(response.content)
         assert {k: document[k] for k in ("version", "type")} == {
-            "version": 2,
+            "version": 3,
             "type": "kandev_workflow",
         }
         [exported] = document["workflows"]
@@ -260,7 +260,7 @@ class TestImport:
                 "workflows[0].expedite_limit",
             ),
             ({**valid_document(), "type": "trello_board"}, "type"),
-            ({**valid_document(), "version": 3}, "version"),
+            ({**valid_document(), "version": 4}, "version"),
             ({**valid_document(), "version": True}, "version"),
             ({**valid_document(), "workflows": []}, "workflows"),
             ({**valid_document(), "workflows": [{"name": "No steps"}]}, "workflows[0].steps"),

@@ -37,7 +37,7 @@ class Command(BaseCommand):
             raise CommandError("\n".join([exc.detail, *lines])) from None
         except KandevError as exc:  # unreadable, or a task a full limit refuses
             raise CommandError(exc.detail) from None
-        for workflow, result, _ in imported:
+        for workflow, result, _ in imported.boards:
             tasks = result.created + result.queued + result.archived
             self.stdout.write(
                 f'Imported "{workflow.name}" ({workflow.pk}) with {workflow.steps.count()} steps and {tasks} tasks.'

@@ -1,0 +1,114 @@
+"""A workspace's blocker types: the list a block's type is chosen from.
+
+A block keeps its free-text reason; its type (optional) groups it with others in the flow
+figures. The types are read on every board of the workspace, so each change to one is a
+change of each of those boards, in one transaction: viewers get `blocker_type.updated` (a
+new type or a new name) or `blocker_type.deleted` (with every task of theirs that lost it;
+the block itself stays).
+"""
+
+from contextlib import ExitStack
+
+from boards.change import BoardChange
+from boards.changes import announce_everywhere, workspace_boards
+from boards.locking import board_transaction
+from boards.models import BLOCKER_TYPES_PER_WORKSPACE_MAX, BlockerType, Task
+from common.errors import Conflict, Invalid
+from common.validation import check_name_free, name_held
+
+NAME_TAKEN = "A blocker type with this name already exists in this workspace."
+
+
+def blocker_type_data(blocker_type: BlockerType) -> dict:
+    """A blocker type as the API, MCP and live messages show it."""
+    return {"id": str(blocker_type.pk), "workspace_id": str(blocker_type.workspace_id), "name": blocker_type.name}
+
+
+@board_transaction
+def blocker_type_create(*, workspace_id, actor, name: str) -> BlockerType:
+    with ExitStack() as boards:
+        changes = workspace_boards(boards, workspace_id, actor)
+        types = BlockerType.objects.filter(workspace_id=workspace_id)
+        if types.count() >= BLOCKER_TYPES_PER_WORKSPACE_MAX:
+            raise Conflict(
+                f"A workspace has at most {BLOCKER_TYPES_PER_WORKSPACE_MAX} blocker types.",
+                code="too_many_blocker_types",
+            )
+        check_name_free(types, name, NAME_TAKEN)
+        with name_held(NAME_TAKEN):
+            blocker_type = BlockerType.objects.create(workspace_id=workspace_id, name=name)
+        announce_everywhere(changes, "blocker_type.updated", blocker_type=blocker_type_data(blocker_type))
+        return blocker_type
+
+
+@board_transaction
+def blocker_type_rename(*, blocker_type: BlockerType, actor, name: str) -> BlockerType:
+    """Rename a type; the blocks that carry it keep it (the history keeps the old name)."""
+    with ExitStack() as boards:
+        changes = workspace_boards(boards, blocker_type.workspace_id, actor)
+        blocker_type = BlockerType.objects.select_for_update().get(pk=blocker_type.pk)
+        others = BlockerType.objects.filter(workspace_id=blocker_type.workspace_id).exclude(pk=blocker_type.pk)
+        check_name_free(others, name, NAME_TAKEN)
+        blocker_type.name = name
+        with name_held(NAME_TAKEN):
+            blocker_type.save(update_fields=["name"])
+        announce_everywhere(changes, "blocker_type.updated", blocker_type=blocker_type_data(blocker_type))
+        return blocker_type
+
+
+@board_transaction
+def blocker_type_delete(*, blocker_type: BlockerType, actor) -> None:
+    """Delete a type: the tasks blocked with it stay blocked, without a type."""
+    with ExitStack() as boards:
+        changes = workspace_boards(boards, blocker_type.workspace_id, actor)
+        for change in changes:
+            tasks = Task.objects.select_for_update().filter(workflow=change.workflow, blocked_type=blocker_type)
+            for task in tasks.order_by("pk"):
+                task.blocked_type = None
+                task.updated_at = change.now
+                task.save(update_fields=["blocked_type", "updated_at"])
+                change.record.changed(task, change.steps[task.step_id])
+        announce_everywhere(changes, "blocker_type.deleted", blocker_type_id=str(blocker_type.pk))
+        BlockerType.objects.filter(pk=blocker_type.pk).delete()
+
+
+def block_detail(blocker_type: BlockerType | None) -> dict:
+    """A `blocked` event's type: its id and its name then. The flow figures group by the id,
+    and a type renamed or deleted since keeps the name it had."""
+    return {"type_id": str(blocker_type.pk), "type": blocker_type.name} if blocker_type else {}
+
+
+def types_named(change: BoardChange, names: list[str]) -> dict:
+    """{lowercase name: BlockerType} of the workspace for `names` (an import's), making those
+    it lacks; a type made here reaches every other board of the workspace as a type change."""
+    workspace_id = change.workflow.workspace_id
+    wanted = {name.lower(): name for name in names}
+    if not wanted:
+        return {}
+    with ExitStack() as boards:
+        others = workspace_boards(boards, workspace_id, change.actor, besides=change.workflow.pk)
+        existing = {t.name.lower(): t for t in BlockerType.objects.filter(workspace_id=workspace_id)}
+        missing = [name for key, name in wanted.items() if key not in existing]
+        if not missing:
+            return existing
+        if len(existing) + len(missing) > BLOCKER_TYPES_PER_WORKSPACE_MAX:
+            raise Invalid(
+                {"blocked_type": [f"A workspace has at most {BLOCKER_TYPES_PER_WORKSPACE_MAX} blocker types."]}
+            )
+        made = BlockerType.objects.bulk_create(BlockerType(workspace_id=workspace_id, name=name) for name in missing)
+        payload = {"blocker_type": blocker_type_data(made[0])}
+        change.record.announce("blocker_type.updated", **payload)
+        announce_everywhere(others, "blocker_type.updated", **payload)
+    return {**existing, **{t.name.lower(): t for t in made}}
+
+
+def type_for_block(change: BoardChange, blocked_type_id) -> BlockerType | None:
+    """The type a block names (`blocked_type_id`, None for none): one of the board's
+    workspace, else a 400 on the field. The board's lock orders this after any change of the
+    workspace's types, so the type found is not deleted before the block commits."""
+    if blocked_type_id is None:
+        return None
+    found = BlockerType.objects.filter(workspace_id=change.workflow.workspace_id, pk=blocked_type_id).first()
+    if found is None:
+        raise Invalid({"blocked_type_id": ["No such blocker type in this workspace."]})
+    return found
