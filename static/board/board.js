@@ -17,7 +17,7 @@ const root = document.getElementById("board");
 const dataBlock = (id) => JSON.parse(document.getElementById(id).textContent);
 
 const board = dataBlock("board-data");
-const model = new BoardModel(dataBlock("priority-ranks"));
+const model = new BoardModel(dataBlock("priority-ranks"), dataBlock("people"));
 const people = new People(dataBlock("people"), board.workflow.workspace_id);
 const view = new BoardView(root, model, people, new CollapsedLanes(root.dataset.workflowId));
 const live = new Live({ workflowId: root.dataset.workflowId, model, view });
