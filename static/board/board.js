@@ -27,6 +27,8 @@ const input = new BoardInput(root, {
   canWrite: root.dataset.canWrite === "true",
   move: (taskId, stepId, index, laneId) => writes.move(taskId, stepId, index, laneId),
   open: (taskId) => detail.open(taskId),
+  preview: (taskId, list, how) => view.showPreview(list, model.judge(taskId, list.dataset.stepId, list.dataset.laneId ?? null), how),
+  clearPreview: () => view.clearPreview(),
 });
 view.onRebuilt = () => input.enableDragging();
 const runnerNote = new RunnerNote(document.querySelector('[data-role="runner-note"]'), board.workflow.workspace_id);

@@ -33,7 +33,7 @@ export class BoardModel {
   cellLimits = new Map(); // "laneId/stepId" -> the cell's WIP limit, where one is set
   expediteLimit = 0; // the board's allowance of expedite work in active steps
   tasks = new Map(); // id -> task, with its step_id
-  pending = new Map(); // task id -> {stepId, index, laneId}: optimistic moves awaiting the server
+  pending = new Map(); // task id -> {stepId, index, laneId, queued}: optimistic moves awaiting the server
 
   /** priorityRanks: {name: pull rank}, as the server's Priority enum has them; people: the
       workspace's members with their WIP limit and their counted tasks on other boards
@@ -60,7 +60,7 @@ export class BoardModel {
     this.tasks = new Map(
       board.steps.flatMap((step) => step.tasks.map((task) => [task.id, { ...task, step_id: step.id }])),
     );
-    for (const [taskId, { stepId, index, laneId }] of this.pending) this.place(taskId, stepId, index, laneId);
+    for (const [taskId, { stepId, index, laneId, queued }] of this.pending) this.place(taskId, stepId, index, laneId, { queued });
     return columnsChanged;
   }
 
@@ -224,8 +224,9 @@ export class BoardModel {
       target step's order with a key between its neighbours' (any number will do: the
       server's answer brings its key). Neighbours with one key leave no room between them:
       the server then rebalances the step and its message brings every key, so here the
-      step is numbered 0..n-1 meanwhile. */
-  place(taskId, stepId, index, laneId = null) {
+      step is numbered 0..n-1 meanwhile. `queued`: it goes into the step's queue (the preview
+      says the step is full and queues). */
+  place(taskId, stepId, index, laneId = null, { queued = false } = {}) {
     const task = this.tasks.get(taskId);
     if (!task) return;
     if (laneId) task.lane_id = laneId;
@@ -233,7 +234,8 @@ export class BoardModel {
     const at = Math.max(0, Math.min(index, order.length));
     const [below, above] = [order[at - 1], order[at]];
     if (task.step_id !== stepId) {
-      Object.assign(task, { step_id: stepId, admitted: true, queued_at: null, entered_step_at: new Date().toISOString() });
+      const now = new Date().toISOString();
+      Object.assign(task, { step_id: stepId, admitted: !queued, queued_at: queued ? now : null, entered_step_at: now });
     }
     if (!above) task.position = (below?.position ?? 0) + 1;
     else if (!below) task.position = above.position - 1;

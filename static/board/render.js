@@ -101,6 +101,27 @@ export function waitingText(waiting) {
   return waiting.full ? `${words} (${waiting.full.name} ${waiting.full.scope} full)` : words;
 }
 
+/** What a move would meet, as a column or a cell shows it while a card is dragged over it
+    (limits.js `judgeMove`; tests/boards/admission_cases.json holds the words): "Full: In
+    Progress", "Full: lane Bugs", "Full: alice's limit", "Will queue", or "" (admitted). */
+export function previewText({ verdict, scope, name }) {
+  if (verdict === "queue") return "Will queue";
+  if (verdict !== "full") return "";
+  const named = { lane: `lane ${name}`, person: `${name}'s limit`, expedite: "expedite allowance" }[scope] ?? name;
+  return `Full: ${named}`;
+}
+
+/** What the "Move preview" status says of a move to `stepName`; `confirm`: a keyboard move,
+    which a second press makes. */
+function previewSpoken(verdict, stepName, confirm) {
+  const text = previewText(verdict);
+  if (verdict.verdict === "full") {
+    return `${text}. ${confirm ? "Press again to try the move anyway; the server will refuse it." : "A drop here will be refused."}`;
+  }
+  if (verdict.verdict === "queue") return `Will queue in ${stepName}.${confirm ? " Press again to move it there." : ""}`;
+  return "";
+}
+
 /** The steps in runs: a group's neighbouring steps share one run under its band, any other step is a run of its own. */
 function layoutOf(steps, groups) {
   const runs = [];
@@ -262,6 +283,7 @@ export class BoardView {
     this.collapsed = collapsed; // the lanes this browser keeps collapsed (lanes.js)
     this.laneHelp = document.querySelector('[data-role="lane-help"]');
     this.alertBox = document.getElementById("board-alert");
+    this.movePreview = document.querySelector('[data-role="move-preview"]');
     this.liveBadge = document.querySelector('[data-role="live"]');
     this.agents = document.querySelector('[data-role="agents"]');
     this.alertBox.addEventListener("click", (event) => {
@@ -331,6 +353,32 @@ export class BoardView {
   showLive(state) {
     this.liveBadge.dataset.state = state;
     this.liveBadge.textContent = LIVE_TEXT[state];
+  }
+
+  /** Show what a move into `list` (a column's or a cell's cards) would meet: the words in its
+      drop preview and in the "Move preview" status; returns it. `confirm`: a keyboard move. */
+  showPreview(list, verdict, { confirm = false } = {}) {
+    this.clearPreview();
+    const holder = list.closest(".cell, .column");
+    const box = holder?.querySelector(':scope > [data-role="drop-preview"]');
+    const text = previewText(verdict);
+    if (box && text) {
+      box.textContent = text;
+      box.hidden = false;
+      holder.dataset.drop = verdict.verdict;
+    }
+    this.movePreview.textContent = previewSpoken(verdict, this.model.step(list.dataset.stepId)?.name ?? "", confirm);
+    return verdict;
+  }
+
+  clearPreview() {
+    for (const holder of this.root.querySelectorAll("[data-drop]")) {
+      delete holder.dataset.drop;
+      const box = holder.querySelector(':scope > [data-role="drop-preview"]');
+      box.hidden = true;
+      box.textContent = "";
+    }
+    this.movePreview.textContent = "";
   }
 
   showAlert(text, kind) {

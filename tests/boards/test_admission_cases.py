@@ -71,7 +71,12 @@ def build(workflow, case: dict) -> dict:
     }
     lanes = {}
     for i, spec in enumerate(case["lanes"]):
-        fields = {"name": spec["name"], "position": i, "wip_limit": spec["wip_limit"], "is_expedite": spec["is_expedite"]}
+        fields = {
+            "name": spec["name"],
+            "position": i,
+            "wip_limit": spec["wip_limit"],
+            "is_expedite": spec["is_expedite"],
+        }
         if i == 0:  # the board's own first lane
             lane = workflow.lanes.get()
             Lane.objects.filter(pk=lane.pk).update(**fields)
@@ -93,10 +98,15 @@ def build(workflow, case: dict) -> dict:
                 elsewhere = (other, StepFactory(workflow=other, name="Busy", kind=StepKind.ACTIVE))
             other, busy = elsewhere
             for n in range(person["elsewhere"]):
+                other_lane = other.lanes.get()
                 Task.objects.create(
-                    workflow=other, step=busy, lane=other.lanes.get(), title=f"{user.username} {n}",
-                    assignee=user, entered_step_at=now,
-                )  # fmt: skip
+                    workflow=other,
+                    step=busy,
+                    lane=other_lane,
+                    title=f"{user.username} {n}",
+                    assignee=user,
+                    entered_step_at=now,
+                )
     tasks = {}
     for i, task in enumerate(case["tasks"]):
         tasks[task["id"]] = Task.objects.create(
