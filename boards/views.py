@@ -128,6 +128,7 @@ def people(workspace_id, *, board: Workflow | None = None) -> list[dict]:
             Task.objects.occupying()
             .filter(assignee_id=OuterRef("user_id"), step__kind=StepKind.ACTIVE, workflow__workspace_id=workspace_id)
             .exclude(workflow=board)
+            .order_by()
             .values("assignee_id")
             .annotate(n=Count("id"))
             .values("n")
