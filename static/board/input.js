@@ -78,6 +78,10 @@ export class BoardInput {
     const inLane = Boolean(list.dataset.laneId); // a cell of a board with lanes
     const sideways = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
     const upDown = { ArrowDown: 1, ArrowUp: -1 }[event.key];
+    if (this.#armed && event.key !== "Shift" && !(event.shiftKey && (sideways || upDown))) {
+      this.#armed = null; // any other key lets a previewed move go
+      this.clearPreview();
+    }
     if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
       this.open(card.dataset.taskId);
@@ -129,8 +133,6 @@ export class BoardInput {
     }
     if (next) {
       event.preventDefault();
-      this.#armed = null;
-      this.clearPreview();
       next.focus();
     }
   }
