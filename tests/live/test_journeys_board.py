@@ -204,6 +204,7 @@ def a_drag_over_a_full_step_shows_the_refusal_before_the_drop(open_board, owner,
     expect(page.get_by_role("status", name="Move preview")).to_have_text(
         "Full: In Progress. A drop here will be refused."
     )
+    shot(page, "board-drag-over-a-full-step")
     axe(page, "the board while a card is dragged over a full step")
     page.mouse.up()
 
