@@ -325,6 +325,7 @@ def _read_board(workflow, per_step: int | None) -> dict:
             "name": workflow.name,
             "description": workflow.description,
             "version": workflow.version,
+            "expedite_limit": workflow.expedite_limit,
         },
         "agents": agent_figures(workflow),
         "steps": [

@@ -9,6 +9,8 @@ them and writes through the REST API (session auth + CSRF).
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
@@ -127,22 +129,36 @@ def task_detail(request, workflow_id, task_id):
     return _board_page(request, workflow, role, open_task_id=task.pk)
 
 
-def people(workspace_id) -> list[dict]:
+def people(workspace_id, *, board: Workflow | None = None) -> list[dict]:
     """The workspace's members as the board names them: who may be assigned (owners and
     members) and whose name a card shows, in one query (static/board/people.js gives each
-    their initials)."""
+    their initials). For a `board`, each also carries their personal `wip_limit` and
+    `elsewhere`, their counted tasks in active steps of the workspace's other boards: with
+    the board's own cards, what a move's preview judges their limit by (static/board/limits.js)."""
     memberships = Membership.objects.filter(workspace_id=workspace_id).select_related("user")
+    if board is not None:
+        counted = (
+            Task.objects.occupying()
+            .filter(assignee_id=OuterRef("user_id"), step__kind=StepKind.ACTIVE, workflow__workspace_id=workspace_id)
+            .exclude(workflow=board)
+            .order_by()
+            .values("assignee_id")
+            .annotate(n=Count("id"))
+            .values("n")
+        )
+        memberships = memberships.annotate(elsewhere=Coalesce(Subquery(counted), 0))
     found = []
     for membership in memberships.order_by("user__username", "pk"):
         name = membership.user.get_full_name() or membership.user.get_username()
-        found.append(
-            {
-                "id": membership.user_id,
-                "username": membership.user.get_username(),
-                "name": name,
-                "assignable": membership.role in WRITE_ROLES,
-            }
-        )
+        person = {
+            "id": membership.user_id,
+            "username": membership.user.get_username(),
+            "name": name,
+            "assignable": membership.role in WRITE_ROLES,
+        }
+        if board is not None:
+            person.update(wip_limit=membership.wip_limit, elsewhere=membership.elsewhere)
+        found.append(person)
     return found
 
 
@@ -156,7 +172,7 @@ def service_levels(workflow) -> dict:
 
 def _board_page(request, workflow, role, open_task_id=None):
     snapshot = board_snapshot(workflow=workflow)
-    members = people(workflow.workspace_id)
+    members = people(workflow.workspace_id, board=workflow)
     return render(
         request,
         "boards/board.html",

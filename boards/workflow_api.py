@@ -91,6 +91,7 @@ class BoardWorkflowSerializer(serializers.Serializer):
     name = serializers.CharField()
     description = serializers.CharField()
     version = serializers.IntegerField()
+    expedite_limit = serializers.IntegerField(help_text="Expedite tasks the board admits past a full limit at once")
 
 
 class BoardAgentsSerializer(serializers.Serializer):

@@ -17,7 +17,7 @@ const root = document.getElementById("board");
 const dataBlock = (id) => JSON.parse(document.getElementById(id).textContent);
 
 const board = dataBlock("board-data");
-const model = new BoardModel(dataBlock("priority-ranks"));
+const model = new BoardModel(dataBlock("priority-ranks"), dataBlock("people"));
 const people = new People(dataBlock("people"), board.workflow.workspace_id);
 const view = new BoardView(root, model, people, new CollapsedLanes(root.dataset.workflowId));
 const live = new Live({ workflowId: root.dataset.workflowId, model, view });
@@ -27,6 +27,8 @@ const input = new BoardInput(root, {
   canWrite: root.dataset.canWrite === "true",
   move: (taskId, stepId, index, laneId) => writes.move(taskId, stepId, index, laneId),
   open: (taskId) => detail.open(taskId),
+  preview: (taskId, list, how) => view.showPreview(list, model.judge(taskId, list.dataset.stepId, list.dataset.laneId ?? null), how),
+  clearPreview: () => view.clearPreview(),
 });
 view.onRebuilt = () => input.enableDragging();
 const runnerNote = new RunnerNote(document.querySelector('[data-role="runner-note"]'), board.workflow.workspace_id);

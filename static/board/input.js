@@ -1,17 +1,23 @@
 // Moving cards: drag and drop with SortableJS (vendored, loaded before the modules as the
 // global Sortable), and the keyboard: arrows move the focus, Shift and an arrow the card
 // (on a board with lanes, up or down past a cell's edge goes to the lane above or below).
-// A click on a card, or Enter, opens it.
+// A click on a card, or Enter, opens it. While a card is dragged over a column or a cell, or
+// moved there by keyboard, the board previews what the move would meet (a full limit, a
+// queue); a keyboard move the preview says is refused or queued takes a second press.
 
 const LISTS = '[data-role="cards"], [data-role="queued-cards"]';
 
 export class BoardInput {
   #sortables = [];
+  #over = null; // the list a dragged card is over, as last previewed
+  #armed = null; // a keyboard move previewed as refused or queued: {taskId, list}, made by a second press
 
   /** move(taskId, stepId, index, laneId) is called for every move the user asks for (laneId:
-      a cell's lane on a board with lanes, else undefined), open(taskId) for every card they open. */
-  constructor(root, { canWrite, move, open }) {
-    Object.assign(this, { root, canWrite, move, open });
+      a cell's lane on a board with lanes, else undefined), open(taskId) for every card they
+      open; preview(taskId, list, {confirm}) shows what a move into `list` would meet and
+      returns the verdict (limits.js), clearPreview() hides it. */
+  constructor(root, { canWrite, move, open, preview, clearPreview }) {
+    Object.assign(this, { root, canWrite, move, open, preview, clearPreview });
     root.addEventListener("keydown", (event) => this.#key(event));
     root.addEventListener("click", (event) => {
       const card = event.target.closest(".card");
@@ -33,7 +39,15 @@ export class BoardInput {
         ghostClass: "card-ghost",
         chosenClass: "card-chosen",
         dragClass: "card-drag",
+        onStart: () => { this.#over = null; },
+        onMove: ({ dragged, to }) => {
+          if (to === this.#over || to.dataset.role !== "cards") return;
+          this.#over = to;
+          this.preview(dragged.dataset.taskId, to);
+        },
         onEnd: ({ item, from, to, oldIndex, newIndex }) => {
+          this.#over = null;
+          this.clearPreview();
           if (to.dataset.role !== "cards") return;
           if (from === to && oldIndex === newIndex) return;
           this.move(item.dataset.taskId, to.dataset.stepId, newIndex, to.dataset.laneId);
@@ -64,6 +78,10 @@ export class BoardInput {
     const inLane = Boolean(list.dataset.laneId); // a cell of a board with lanes
     const sideways = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
     const upDown = { ArrowDown: 1, ArrowUp: -1 }[event.key];
+    if (this.#armed && event.key !== "Shift" && !(event.shiftKey && (sideways || upDown))) {
+      this.#armed = null; // any other key lets a previewed move go
+      this.clearPreview();
+    }
     if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
       this.open(card.dataset.taskId);
@@ -88,6 +106,16 @@ export class BoardInput {
       }
       if (target) {
         event.preventDefault();
+        const armed = this.#armed;
+        this.#armed = null;
+        if (target !== list && !(armed?.taskId === taskId && armed.list === target)) {
+          const { verdict } = this.preview(taskId, target, { confirm: true });
+          if (verdict !== "admit") {
+            this.#armed = { taskId, list: target };
+            return;
+          }
+        }
+        this.clearPreview();
         this.move(taskId, target.dataset.stepId, index, target.dataset.laneId);
       }
       return;

@@ -1,6 +1,9 @@
 // The board as this page knows it: its steps and tasks at one version. Loading a snapshot and
 // applying a live message are idempotent, so the page's own optimistic move, confirmed later
-// by its broadcast, is never applied twice.
+// by its broadcast, is never applied twice. What its limits count, and what a move would
+// meet, is limits.js's.
+
+import { judgeMove, laneOf, Occupancy } from "./limits.js";
 
 const compare = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -26,13 +29,18 @@ export class BoardModel {
   labels = new Map(); // id -> the workspace's label, in name order
   lanes = []; // the board's lanes, expedite lane first, then in lane order
   firstLaneId = null; // where a task that names no lane is
+  cells = []; // the cells with a WIP limit: {lane_id, step_id, wip_limit}
   cellLimits = new Map(); // "laneId/stepId" -> the cell's WIP limit, where one is set
+  expediteLimit = 0; // the board's allowance of expedite work in active steps
   tasks = new Map(); // id -> task, with its step_id
-  pending = new Map(); // task id -> {stepId, index, laneId}: optimistic moves awaiting the server
+  pending = new Map(); // task id -> {stepId, index, laneId, queued}: optimistic moves awaiting the server
 
-  /** priorityRanks: {name: pull rank}, as the server's Priority enum has them. */
-  constructor(priorityRanks) {
+  /** priorityRanks: {name: pull rank}, as the server's Priority enum has them; people: the
+      workspace's members with their WIP limit and their counted tasks on other boards
+      (`elsewhere`), as the page was rendered. */
+  constructor(priorityRanks, people = []) {
     this.priorityRanks = priorityRanks;
+    this.people = people;
   }
 
   /** Take a whole board (the page's, a refetch or a snapshot); true when its columns changed. */
@@ -46,11 +54,13 @@ export class BoardModel {
     this.labels = new Map((board.labels ?? []).map((label) => [label.id, label]));
     this.lanes = lanes;
     this.firstLaneId = [...lanes].sort((a, b) => a.position - b.position)[0]?.id ?? null;
-    this.cellLimits = new Map((board.cells ?? []).map((cell) => [cellKey(cell.lane_id, cell.step_id), cell.wip_limit]));
+    this.cells = board.cells ?? [];
+    this.cellLimits = new Map(this.cells.map((cell) => [cellKey(cell.lane_id, cell.step_id), cell.wip_limit]));
+    this.expediteLimit = board.workflow.expedite_limit ?? 0;
     this.tasks = new Map(
       board.steps.flatMap((step) => step.tasks.map((task) => [task.id, { ...task, step_id: step.id }])),
     );
-    for (const [taskId, { stepId, index, laneId }] of this.pending) this.place(taskId, stepId, index, laneId);
+    for (const [taskId, { stepId, index, laneId, queued }] of this.pending) this.place(taskId, stepId, index, laneId, { queued });
     return columnsChanged;
   }
 
@@ -111,7 +121,7 @@ export class BoardModel {
 
   /** A task's lane: the one it names, or the first lane (the server's default). */
   laneOf(task) {
-    return task.lane_id ?? this.firstLaneId;
+    return laneOf(this, task);
   }
 
   lane(id) {
@@ -148,44 +158,38 @@ export class BoardModel {
     return { admitted: tasks.filter((t) => t.admitted), queued };
   }
 
-  /** What a step's limit counts: its admitted tasks that are not ephemeral. */
-  occupied(stepId) {
-    return this.tasksOf(stepId).filter((t) => t.admitted && !t.is_ephemeral).length;
+  /** The board as limits.js reads it. */
+  limitsBoard() {
+    const { steps, lanes, cells, people, firstLaneId } = this;
+    const groups = [...this.groups.values()];
+    return { expedite_limit: this.expediteLimit, steps, groups, lanes, cells, people, firstLaneId, tasks: [...this.tasks.values()] };
   }
 
-  /** What a cell's limit counts: its step's admitted, not ephemeral tasks in its lane. */
-  cellOccupied(laneId, stepId) {
-    return this.tasksOf(stepId).filter((t) => t.admitted && !t.is_ephemeral && this.laneOf(t) === laneId).length;
+  /** What every limit counts now (limits.js `Occupancy`): one pass over the tasks. */
+  occupancy() {
+    return new Occupancy(this.limitsBoard());
   }
 
-  /** What a lane's limit counts: its admitted, not ephemeral tasks in active steps. */
-  laneOccupied(laneId) {
-    const active = new Set(this.steps.filter((s) => s.kind === "active").map((s) => s.id));
-    return [...this.tasks.values()]
-      .filter((t) => t.admitted && !t.is_ephemeral && active.has(t.step_id) && this.laneOf(t) === laneId).length;
+  /** What the server will say to moving a task to a step (and a lane: null, its own):
+      {verdict: "admit" | "full" | "queue", scope, name} (limits.js `judgeMove`). */
+  judge(taskId, stepId, laneId = null) {
+    const task = this.tasks.get(taskId);
+    if (!task) return { verdict: "admit", scope: null, name: null };
+    return judgeMove(this.limitsBoard(), task, { step_id: stepId, lane_id: laneId });
   }
 
   /** The lanes as the pull rule reads them (waiting.js): a task's lane's place in the pull
       order, and what of its lane is full in a step ({scope, name: the lane's}, or null): its
-      cell there, else the lane itself where the step is one its limit counts. */
-  pullLanes() {
+      cell there, else the lane itself where the step is one its limit counts. `counts`: the
+      board's `occupancy()`. */
+  pullLanes(counts) {
     if (!this.hasLanes) return undefined;
-    const active = new Set(this.steps.filter((s) => s.kind === "active").map((s) => s.id));
-    const inLane = new Map();
-    const inCell = new Map();
-    const add = (counts, key) => counts.set(key, (counts.get(key) ?? 0) + 1);
-    for (const task of this.tasks.values()) {
-      if (!task.admitted || task.is_ephemeral) continue;
-      const laneId = this.laneOf(task);
-      add(inCell, cellKey(laneId, task.step_id));
-      if (active.has(task.step_id)) add(inLane, laneId);
-    }
     const full = (task, step) => {
       const lane = this.lane(this.laneOf(task));
       if (!lane) return null;
       const cellLimit = this.cellLimit(lane.id, step.id);
-      if (cellLimit && (inCell.get(cellKey(lane.id, step.id)) ?? 0) >= cellLimit) return { scope: "cell", name: lane.name };
-      if (active.has(step.id) && lane.wip_limit && (inLane.get(lane.id) ?? 0) >= lane.wip_limit) {
+      if (cellLimit && counts.cell(lane.id, step.id) >= cellLimit) return { scope: "cell", name: lane.name };
+      if (step.kind === "active" && lane.wip_limit && counts.lane(lane.id) >= lane.wip_limit) {
         return { scope: "lane", name: lane.name };
       }
       return null;
@@ -220,8 +224,9 @@ export class BoardModel {
       target step's order with a key between its neighbours' (any number will do: the
       server's answer brings its key). Neighbours with one key leave no room between them:
       the server then rebalances the step and its message brings every key, so here the
-      step is numbered 0..n-1 meanwhile. */
-  place(taskId, stepId, index, laneId = null) {
+      step is numbered 0..n-1 meanwhile. `queued`: it goes into the step's queue (the preview
+      says the step is full and queues). */
+  place(taskId, stepId, index, laneId = null, { queued = false } = {}) {
     const task = this.tasks.get(taskId);
     if (!task) return;
     if (laneId) task.lane_id = laneId;
@@ -229,7 +234,8 @@ export class BoardModel {
     const at = Math.max(0, Math.min(index, order.length));
     const [below, above] = [order[at - 1], order[at]];
     if (task.step_id !== stepId) {
-      Object.assign(task, { step_id: stepId, admitted: true, queued_at: null, entered_step_at: new Date().toISOString() });
+      const now = new Date().toISOString();
+      Object.assign(task, { step_id: stepId, admitted: !queued, queued_at: queued ? now : null, entered_step_at: now });
     }
     if (!above) task.position = (below?.position ?? 0) + 1;
     else if (!below) task.position = above.position - 1;

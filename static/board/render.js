@@ -101,6 +101,27 @@ export function waitingText(waiting) {
   return waiting.full ? `${words} (${waiting.full.name} ${waiting.full.scope} full)` : words;
 }
 
+/** What a move would meet, as a column or a cell shows it while a card is dragged over it
+    (limits.js `judgeMove`; tests/boards/admission_cases.json holds the words): "Full: In
+    Progress", "Full: lane Bugs", "Full: alice's limit", "Will queue", or "" (admitted). */
+export function previewText({ verdict, scope, name }) {
+  if (verdict === "queue") return "Will queue";
+  if (verdict !== "full") return "";
+  const named = { lane: `lane ${name}`, person: `${name}'s limit`, expedite: "expedite allowance" }[scope] ?? name;
+  return `Full: ${named}`;
+}
+
+/** What the "Move preview" status says of a move to `stepName`; `confirm`: a keyboard move,
+    which a second press makes. */
+function previewSpoken(verdict, stepName, confirm) {
+  const text = previewText(verdict);
+  if (verdict.verdict === "full") {
+    return `${text}. ${confirm ? "Press again to try the move anyway; the server will refuse it." : "A drop here will be refused."}`;
+  }
+  if (verdict.verdict === "queue") return `Will queue in ${stepName}.${confirm ? " Press again to move it there." : ""}`;
+  return "";
+}
+
 /** The steps in runs: a group's neighbouring steps share one run under its band, any other step is a run of its own. */
 function layoutOf(steps, groups) {
   const runs = [];
@@ -287,6 +308,7 @@ export class BoardView {
     this.collapsed = collapsed; // the lanes this browser keeps collapsed (lanes.js)
     this.laneHelp = document.querySelector('[data-role="lane-help"]');
     this.alertBox = document.getElementById("board-alert");
+    this.movePreview = document.querySelector('[data-role="move-preview"]');
     this.liveBadge = document.querySelector('[data-role="live"]');
     this.agents = document.querySelector('[data-role="agents"]');
     this.alertBox.addEventListener("click", (event) => {
@@ -312,12 +334,13 @@ export class BoardView {
     const active = document.activeElement;
     const focusedId = active?.classList.contains("card") ? active.dataset.taskId : null;
     const { steps, tasks, priorityRanks } = this.model;
-    const waiting = boardWaiting(steps, [...tasks.values()], priorityRanks, this.model.pullLanes());
+    const counts = this.model.occupancy();
+    const waiting = boardWaiting(steps, [...tasks.values()], priorityRanks, this.model.pullLanes(counts));
     this.waiting = waiting;
     const cards = this.#cards();
-    for (const id of stepIds) this.#renderColumn(id, waiting, cards);
-    this.#renderGroups();
-    this.#renderLanes();
+    for (const id of stepIds) this.#renderColumn(id, waiting, cards, counts);
+    this.#renderGroups(counts);
+    this.#renderLanes(counts);
     this.#renderAgents();
     if (focusedId) {
       const again = this.card(focusedId);
@@ -355,6 +378,32 @@ export class BoardView {
   showLive(state) {
     this.liveBadge.dataset.state = state;
     this.liveBadge.textContent = LIVE_TEXT[state];
+  }
+
+  /** Show what a move into `list` (a column's or a cell's cards) would meet: the words in its
+      drop preview and in the "Move preview" status; returns it. `confirm`: a keyboard move. */
+  showPreview(list, verdict, { confirm = false } = {}) {
+    this.clearPreview();
+    const holder = list.closest(".cell, .column");
+    const box = holder?.querySelector(':scope > [data-role="drop-preview"]');
+    const text = previewText(verdict);
+    if (box && text) {
+      box.textContent = text;
+      box.hidden = false;
+      holder.dataset.drop = verdict.verdict;
+    }
+    this.movePreview.textContent = previewSpoken(verdict, this.model.step(list.dataset.stepId)?.name ?? "", confirm);
+    return verdict;
+  }
+
+  clearPreview() {
+    for (const holder of this.root.querySelectorAll("[data-drop]")) {
+      delete holder.dataset.drop;
+      const box = holder.querySelector(':scope > [data-role="drop-preview"]');
+      box.hidden = true;
+      box.textContent = "";
+    }
+    this.movePreview.textContent = "";
   }
 
   showAlert(text, kind) {
@@ -399,12 +448,12 @@ export class BoardView {
   }
 
   /** Each band's name and count: its steps' occupancy, as their headers count it. */
-  #renderGroups() {
+  #renderGroups(counts) {
     for (const band of this.root.querySelectorAll(".step-group")) {
       const group = this.model.groups.get(band.dataset.groupId);
       if (!group) continue;
       const occupied = this.model.steps.filter((s) => s.group_id === group.id)
-        .reduce((sum, s) => sum + this.model.occupied(s.id), 0);
+        .reduce((sum, s) => sum + counts.step(s.id), 0);
       const over = occupied > group.wip_limit;
       const label = groupLabel(group.name, occupied, group.wip_limit, over);
       band.querySelector('[data-role="group-name"]').textContent = group.name;
@@ -428,39 +477,39 @@ export class BoardView {
   }
 
   /** Each lane's count: its tasks in active steps, as its limit counts them. */
-  #renderLanes() {
+  #renderLanes(counts) {
     for (const row of this.root.querySelectorAll(".lane")) {
       const lane = this.model.lane(row.dataset.laneId);
       if (!lane) continue;
-      const occupied = this.model.laneOccupied(lane.id);
+      const occupied = counts.lane(lane.id);
       const label = (over) => limitLabel(`Lane ${lane.name}`, occupied, lane.wip_limit, over);
       fillCount(row, { count: "lane-count", warning: "lane-warning", label }, occupied, lane.wip_limit);
     }
   }
 
-  #renderColumn(stepId, waiting, cards) {
+  #renderColumn(stepId, waiting, cards, counts) {
     const section = this.root.querySelector(`.column[data-step-id="${stepId}"]`);
     const step = this.model.step(stepId);
     if (!section || !step) return;
     const { admitted, queued } = this.model.columnOf(stepId);
     if (this.model.hasLanes) {
-      for (const cell of this.root.querySelectorAll(`.cell[data-step-id="${stepId}"]`)) this.#renderCell(cell, step, waiting, cards);
+      for (const cell of this.root.querySelectorAll(`.cell[data-step-id="${stepId}"]`)) this.#renderCell(cell, step, waiting, cards, counts);
     } else {
       this.#fillList(section.querySelector('[data-role="cards"]'), admitted, waiting, cards);
     }
     this.#fillList(section.querySelector('[data-role="queued-cards"]'), queued, waiting, cards);
-    const occupied = this.model.occupied(stepId);
+    const occupied = counts.step(stepId);
     const queuedCount = queued.filter((t) => !t.is_ephemeral).length;
     this.#renderHeader(section, step, occupied, queuedCount);
   }
 
   /** A cell's cards, and its count where the cell has a limit. */
-  #renderCell(cell, step, waiting, cards) {
+  #renderCell(cell, step, waiting, cards, counts) {
     const lane = this.model.lane(cell.dataset.laneId);
     this.#fillList(cell.querySelector('[data-role="cards"]'), this.model.cellOf(lane.id, step.id), waiting, cards);
     const limit = this.model.cellLimit(lane.id, step.id);
     cell.querySelector('[data-role="cell-head"]').hidden = !limit;
-    const occupied = this.model.cellOccupied(lane.id, step.id);
+    const occupied = counts.cell(lane.id, step.id);
     const label = (over) => limitLabel(`Cell ${lane.name} in ${step.name}`, occupied, limit, over);
     fillCount(cell, { count: "cell-count", warning: "cell-warning", label }, occupied, limit);
   }

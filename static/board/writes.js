@@ -1,5 +1,7 @@
 // The board's writes: a move is shown at once and rolled back if the server refuses it or
-// the network fails; a created task is shown when the server answers.
+// the network fails; a created task is shown when the server answers. A move the board's
+// preview says a full limit refuses (limits.js) is still sent, for the server decides, but
+// the card stays where it is meanwhile; one it says will queue is shown in the queue.
 
 import { refusalText, send } from "./api.js";
 
@@ -18,10 +20,13 @@ export class BoardWrites {
     const columns = [task.step_id, stepId];
     const saved = model.save(columns);
     const versionAtMove = model.version;
+    const { verdict } = model.judge(taskId, stepId, laneId);
     view.hideAlert();
-    model.place(taskId, stepId, index, laneId);
-    model.pending.set(taskId, { stepId, index, laneId });
-    view.render(columns);
+    if (verdict !== "full") {
+      model.place(taskId, stepId, index, laneId, { queued: verdict === "queue" });
+      model.pending.set(taskId, { stepId, index, laneId, queued: verdict === "queue" });
+    }
+    view.render(columns); // a refused card goes back from where it was dropped
 
     let failure;
     try {

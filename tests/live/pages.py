@@ -55,6 +55,16 @@ def drag(page, task, step):
     card(page, task).drag_to(cards, target_position={"x": box["width"] / 2, "y": box["height"] - 3})
 
 
+def hold_over(page, task, step):
+    """Pick the card up and hold it over the end of the step's list, as `drag` drops it; the
+    drop is the caller's `page.mouse.up()`."""
+    cards = column(page, step).locator('[data-role="cards"]')
+    card(page, task).hover()
+    page.mouse.down()
+    box = cards.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] - 3, steps=8)
+
+
 def without_feeder(step):
     """Make the step pull from no feeder, so the board is settled with cards waiting in
     Backlog beside its free capacity (built directly: a board layout, not a change to watch)."""

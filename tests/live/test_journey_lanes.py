@@ -1,7 +1,7 @@
 """Browser journeys of a board with swimlanes, in headless Chromium against a real uvicorn
 server: an owner makes, renames, reorders and deletes lanes and sets lane and cell limits
-in the step settings; people drag across lanes and steps (a full cell refuses, the card
-rolls back), move cards between lanes by keyboard, see a pull keep its task's lane, fold
+in the step settings; people drag across lanes and steps (a full cell says so before the
+drop, refuses it, and the card stays), move cards between lanes by keyboard, see a pull keep its task's lane, fold
 a lane (the browser remembers it), filter without changing a count, and use the board at
 390 px. Outcomes are checked through the running server's API; axe-core checks every page
 (tests/live/conftest.py `Journey`)."""
@@ -21,10 +21,11 @@ def test_an_owner_sets_up_lanes(journey):
 
 
 def test_people_work_a_board_with_lanes(journey):
-    """A drag into a full cell is refused and rolls back; drags within a lane and across lanes
-    move the card (a viewer sees it live); the keyboard moves a card between lanes; a pull keeps
-    its task's lane and the next card says its cell is full; a folded lane stays folded and the
-    filter hides cards without changing a count; the board at 390 px."""
+    """A drag over a full cell says so before the drop, which is refused (the card stays); drags
+    within a lane and across lanes move the card (a viewer sees it live); the keyboard moves a
+    card between lanes; a pull keeps its task's lane and the next card says its cell is full; a
+    folded lane stays folded and the filter hides cards without changing a count; the board at
+    390 px."""
     journey.walk(a_drag_into_a_full_cell_is_refused_and_drags_within_and_across_lanes_move)
     journey.walk(the_keyboard_moves_a_card_to_the_lane_below_and_back)
     journey.walk(a_pull_keeps_the_task_in_its_lane_and_a_full_cell_is_named)
@@ -194,7 +195,13 @@ def a_drag_into_a_full_cell_is_refused_and_drags_within_and_across_lanes_move(op
     page, viewer = open_board(owner, workflow), open_board(owner, workflow)
     expect(cell(page, bugs, doing).locator('[data-role="cell-count"]')).to_have_text("1/1")
 
-    drag_to_cell(page, leak, bugs, doing)
+    card_of(page, leak).hover()  # held over the full cell, it says so before the drop
+    page.mouse.down()
+    box = cell(page, bugs, doing).locator('[data-role="cards"]').bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] - 3, steps=8)
+    expect(cell(page, bugs, doing).locator('[data-role="drop-preview"]')).to_have_text("Full: Bugs in In Progress")
+    expect(page.get_by_role("status", name="Move preview")).to_contain_text("A drop here will be refused.")
+    page.mouse.up()
 
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text('Lane "Bugs" is at its WIP limit in this step (1 of 1).')  # the refusal's words

@@ -15,6 +15,7 @@ from boards.admission import task_archive, task_move
 from boards.models import Task
 from boards.services import task_block, task_update
 from boards.structure import step_update
+from tests.boards.test_admission_cases import TABLE as ADMISSION_TABLE
 from tests.boards.test_waiting_cases import TABLE
 from tests.factories import MembershipFactory, UserFactory
 from tests.live.pages import (
@@ -32,6 +33,7 @@ from tests.live.pages import (
     expected_labels,
     field,
     history,
+    hold_over,
     off_loop,
     read,
     report,
@@ -79,11 +81,37 @@ SHOWN = """async (table) => {
 }"""
 
 
+# Each case's move through the page's modules (limits.js, render.js), as the board loads them:
+# the verdict, the first full limit it names and what the drop preview says.
+JUDGED = """async (table) => {
+    const base = document.querySelector('script[type="module"][src*="board/board"]').src;
+    const { judgeMove } = await import(new URL("limits.js", base));
+    const { previewText } = await import(new URL("render.js", base));
+    const given = table.defaults;
+    return table.cases.map((board) => {
+        const tasks = board.tasks.map((task) => ({ ...given.task, ...task }));
+        const judged = judgeMove({
+            expedite_limit: board.expedite_limit ?? given.expedite_limit,
+            steps: board.steps.map((step) => ({ ...given.step, ...step })),
+            groups: board.groups ?? [],
+            lanes: (board.lanes ?? given.lanes).map((lane) => ({ ...given.lane, ...lane })),
+            cells: board.cells ?? [],
+            // a case names a person by their username
+            people: (board.people ?? []).map((person) => ({ ...given.person, username: person.id, ...person })),
+            tasks,
+        }, tasks.find((task) => task.id === board.move.task), board.move);
+        return { ...judged, preview: previewText(judged) };
+    });
+}"""
+
+
 def test_a_member_moves_cards(journey):
-    """Drags a card the full step refuses (rolled back, the conflict shown), loses the network (rolled
-    back), drags one that is taken (the pull follows), drags into a full queue-mode step (it
-    queues), moves by keyboard, reorders through a rebalance."""
-    journey.walk(refused_drag_rolls_back_and_shows_the_conflict)
+    """Drags a card over a full step, which says so before the drop (the drop is refused, the card stays),
+    moves one there by keyboard (a second press sends it), loses the network (rolled back), drags one
+    that is taken (the pull follows), drags into a full queue-mode step (it queues), moves by
+    keyboard, reorders through a rebalance."""
+    journey.walk(a_drag_over_a_full_step_shows_the_refusal_before_the_drop)
+    journey.walk(a_keyboard_move_into_a_full_step_is_previewed_and_takes_a_second_press)
     journey.walk(network_error_rolls_back_with_its_own_message)
     journey.walk(accepted_drag_moves_the_card_and_the_pull_follows)
     journey.walk(drag_into_a_full_queue_mode_step_lands_in_its_queue)
@@ -138,6 +166,7 @@ def test_the_limits_show_on_the_board(journey):
     journey.walk(the_filter_bar_hides_by_assignee_and_class_but_the_counts_stay)
     journey.walk(a_group_s_band_shows_its_count_over_its_columns_live)
     journey.walk(the_page_says_why_each_card_waits_as_the_table_does)
+    journey.walk(the_page_judges_moves_as_the_table_does)
     journey.walk(a_place_reads_as_an_ordinal)
 
 
@@ -160,21 +189,60 @@ def test_agents_work_on_the_board(journey):
 # --- chapters ---
 
 
-def refused_drag_rolls_back_and_shows_the_conflict(open_board, owner, workflow, board, make_task):
+def a_drag_over_a_full_step_shows_the_refusal_before_the_drop(open_board, owner, workflow, board, make_task, axe):
     backlog, doing, done = board
     make_task(doing, "Busy 1")
     make_task(doing, "Busy 2")
     ideas = [make_task(backlog, f"Idea {n}") for n in range(3)]  # In Progress is full: they wait
     page = open_board(owner, workflow)
+    preview = column(page, doing).locator('[data-role="drop-preview"]')
+    expect(preview).to_be_hidden()
 
-    drag(page, ideas[1], doing)
+    hold_over(page, ideas[1], doing)
+    expect(preview).to_have_text("Full: In Progress")
+    expect(column(page, doing)).to_have_attribute("data-drop", "full")
+    expect(page.get_by_role("status", name="Move preview")).to_have_text(
+        "Full: In Progress. A drop here will be refused."
+    )
+    shot(page, "board-drag-over-a-full-step")
+    axe(page, "the board while a card is dragged over a full step")
+    page.mouse.up()
 
-    expect(page.get_by_role("alert")).to_contain_text(FULL)
+    expect(page.get_by_role("alert")).to_contain_text(FULL)  # the server was asked, and refused
+    expect(preview).to_be_hidden()
     expect(titles(page, backlog)).to_have_text(["Idea 0", "Idea 1", "Idea 2"])
     expect(titles(page, doing)).to_have_text(["Busy 1", "Busy 2"])
     expect(column(page, doing).locator('[data-role="wip-count"]')).to_have_text("2/2")
     assert step_of(ideas[1]) == backlog.pk
     expect(version(page)).to_have_attribute("data-version", "5")
+
+
+def a_keyboard_move_into_a_full_step_is_previewed_and_takes_a_second_press(
+    open_board, owner, workflow, board, make_task
+):
+    backlog, doing, done = board
+    make_task(doing, "Busy 1")
+    make_task(doing, "Busy 2")
+    idea = make_task(backlog, "Idea")  # In Progress is full: it waits in Backlog
+    page = open_board(owner, workflow)
+    moves = []
+    page.on("request", lambda request: "/move/" in request.url and moves.append(request.url))
+
+    card(page, idea).focus()
+    page.keyboard.press("Shift+ArrowRight")
+    expect(page.get_by_role("status", name="Move preview")).to_have_text(
+        "Full: In Progress. Press again to try the move anyway; the server will refuse it."
+    )
+    expect(column(page, doing).locator('[data-role="drop-preview"]')).to_have_text("Full: In Progress")
+    expect(titles(page, backlog)).to_have_text(["Idea"])
+    assert moves == []  # a first press only says what the move would meet
+
+    page.keyboard.press("Shift+ArrowRight")
+    expect(page.get_by_role("alert")).to_contain_text(FULL)
+    expect(titles(page, backlog)).to_have_text(["Idea"])
+    expect(card(page, idea)).to_be_focused()
+    assert len(moves) == 1
+    assert step_of(idea) == backlog.pk
 
 
 def network_error_rolls_back_with_its_own_message(open_board, owner, workflow, board, make_task):
@@ -218,10 +286,12 @@ def drag_into_a_full_queue_mode_step_lands_in_its_queue(open_board, owner, workf
     page = open_board(owner, workflow)
     queue = column(page, review).locator('[data-role="queue"]')
     expect(queue.locator('[data-role="queue-count"]')).to_have_text("0")
+    before = version(page).get_attribute("data-version")
 
     drag(page, idea, review)
 
-    expect(queue.locator(".card-title")).to_have_text(["Idea"])
+    expect(queue.locator(".card-title")).to_have_text(["Idea"])  # at once: the preview said it queues
+    expect(version(page)).not_to_have_attribute("data-version", before)  # and the server's change came
     expect(queue.locator('[data-role="queue-count"]')).to_have_text("1")
     expect(titles(page, review)).to_have_text(["Under review"])
     expect(column(page, review).locator('[data-role="wip-count"]')).to_have_text("1/1")
@@ -958,6 +1028,13 @@ ORDINALS = {
     22: "22nd",
     111: "111th",
 }
+
+
+def the_page_judges_moves_as_the_table_does(open_board, owner, workflow, board):
+    page = open_board(owner, workflow)
+    shown = page.evaluate(JUDGED, ADMISSION_TABLE)
+    for case, judged in zip(ADMISSION_TABLE["cases"], shown, strict=True):
+        assert judged == case["expected"], case["case"]
 
 
 def a_place_reads_as_an_ordinal(open_board, owner, workflow, board):

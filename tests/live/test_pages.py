@@ -5,12 +5,16 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from boards.admission import task_create
 from boards.models import Priority
 from boards.structure import group_create, lane_create, step_update
+from boards.views import people
 from flow.models import ServiceLevel
+from tests import factories
 from tests.factories import MembershipFactory, UserFactory, WorkflowFactory
 from workflows.models import Role
 from workflows.step_rules import ACTION_TYPES
@@ -90,6 +94,36 @@ def test_board_page_carries_the_service_levels_once_and_each_card_its_start(owne
     started = {t["title"]: t["started_at"] for s in page.data["board-data"]["steps"] for t in s["tasks"]}
     assert started["Started"] is not None and started["Waiting"] is None
     assert any(attrs.get("data-role") == "sle" for _, attrs in page.tags)  # the card template's
+
+
+def test_the_board_page_carries_what_a_move_s_preview_judges_limits_by(owner, workflow, board, make_task):
+    """The board's expedite allowance, and each person's WIP limit and their counted work on the
+    workspace's other boards (static/board/limits.js adds this board's own), read with the
+    people in one query."""
+    backlog, doing, done = board
+    alice = UserFactory(username="alice")
+    MembershipFactory(workspace=workflow.workspace, user=alice, role=Role.MEMBER, wip_limit=3)
+    other_board = factories.board(WorkflowFactory(workspace=workflow.workspace), pulls="none")
+    other_backlog, other_doing, other_done = other_board
+    make_task(other_doing, "There", assignee_id=alice.pk)  # counted
+    make_task(other_backlog, "Not started", assignee_id=alice.pk)  # not in an active step
+    make_task(other_done, "Finished", assignee_id=alice.pk)
+    make_task(other_doing, "Ephemeral", assignee_id=alice.pk, is_ephemeral=True)
+    make_task(doing, "Here", assignee_id=alice.pk)  # this board's: the page counts its own cards
+    elsewhere = factories.board(WorkflowFactory())  # another workspace
+    MembershipFactory(workspace=elsewhere[0].workflow.workspace, user=alice, role=Role.MEMBER)
+    make_task(elsewhere[1], "Other team", assignee_id=alice.pk, actor=alice)
+
+    page = Tags(signed_in(owner).get(f"/workflows/{workflow.pk}/").content.decode())
+
+    assert page.data["board-data"]["workflow"]["expedite_limit"] == workflow.expedite_limit
+    assert [(p["username"], p["wip_limit"], p["elsewhere"]) for p in page.data["people"]] == [
+        ("alice", 3, 1),
+        ("olivia", 0, 0),
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        people(workflow.workspace_id, board=workflow)
+    assert len(queries) == 1
 
 
 class Tags(HTMLParser):

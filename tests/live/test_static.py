@@ -60,6 +60,7 @@ def test_board_assets_are_served_hashed_with_debug_off(chromium, production_serv
         "board/filter.js",
         "board/input.js",
         "board/lanes.js",
+        "board/limits.js",
         "board/live.js",
         "board/markdown.js",
         "board/mentions.js",
