@@ -6,13 +6,13 @@ A setting's value at an instant is the `after` of its last change at or before i
 its first recorded change, that change's `before`; with no change at all, today's value.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from django.db.models import Q
 
 from flow.instants import Window, us
 from workflows.config_history import cell_subject
-from workflows.models import ConfigChange, Lane, LaneCell, LimitScope
+from workflows.models import ConfigChange, Lane, LaneCell, LimitScope, Membership, StepGroup
 
 
 def changes(workflow, window: Window):
@@ -96,36 +96,54 @@ def cell_limits(workflow, window: Window, lanes, steps) -> dict:
 
 @dataclass(frozen=True)
 class Limit:
-    """One limit of a board as the ledger judges it: its scope (step, lane or cell), id (a
-    cell's is its subject in the history, "<lane id>:<step id>"), name, today's value, the
-    steps it counts in (of the lane's tasks when it has one) and its values in the window."""
+    """One limit of a board as the ledger judges it: its scope, id (a cell's is its subject
+    in the history, "<lane id>:<step id>"; a person's their user id), name, today's value,
+    the steps it counts in, of the tasks in its lane when it has one and of those assigned
+    to its person when it has one, and its values in the window."""
 
     scope: str
     id: str
     name: str
     limit: int
     steps: list
-    lane_id: object
-    series: list
+    lane_id: object = None
+    person_id: int | None = None
+    series: list = field(default_factory=list)
 
 
 def limits_in_force(workflow, window: Window, steps, active: list) -> list[Limit]:
-    """Every step, lane and cell limit of the board (`steps` in board order; `active`: the ids
-    of its active steps, what a lane counts) with its values in the window, whether limited
-    or not: steps in board order, then lanes, then each lane's cells. Three queries: the
-    lanes, the cells, and the history of all of them."""
+    """Every step, group, lane, cell and person limit of the board (`steps` in board order;
+    `active`: the ids of its active steps, what a lane and a person count) with its values in
+    the window, whether limited or not: steps in board order, groups, lanes, each lane's
+    cells, then the workspace's members by username. Six queries: the groups and their
+    steps, the lanes, the cells, the members, and the history of all of them."""
     steps = list(steps)
+    groups = StepGroup.objects.filter(workflow=workflow).prefetch_related("steps").order_by("created_at", "id")
     lanes = list(Lane.objects.filter(workflow=workflow).order_by("position", "created_at", "id"))
     cells = _cells_today(lanes, steps)
+    people = (
+        Membership.objects.filter(workspace_id=workflow.workspace_id)
+        .order_by("user__username", "user_id")
+        .values_list("user_id", "user__username", "wip_limit")
+    )
     names = {step.pk: step.name for step in steps} | {lane.pk: lane.name for lane in lanes}
-    limits = [Limit(LimitScope.STEP, str(s.pk), s.name, s.wip_limit, [s.pk], None, []) for s in steps]
-    limits += [Limit(LimitScope.LANE, str(lane.pk), lane.name, lane.wip_limit, active, lane.pk, []) for lane in lanes]
+    limits = [Limit(LimitScope.STEP, str(s.pk), s.name, s.wip_limit, [s.pk]) for s in steps]
+    limits += [
+        Limit(LimitScope.GROUP, str(g.pk), g.name, g.wip_limit, [s.pk for s in g.steps.all()])
+        for g in groups
+        if g.steps.all()  # a group without steps holds nothing
+    ]
+    limits += [Limit(LimitScope.LANE, str(lane.pk), lane.name, lane.wip_limit, active, lane.pk) for lane in lanes]
     limits += [  # _cells_today's order: lane by lane, each in board order
-        Limit(LimitScope.CELL, cell_subject(lane, step), f"{names[lane]} × {names[step]}", v, [step], lane, [])
+        Limit(LimitScope.CELL, cell_subject(lane, step), f"{names[lane]} × {names[step]}", v, [step], lane)
         for (lane, step), v in cells.items()
     ]
+    limits += [
+        Limit(LimitScope.PERSON, str(user_id), username, wip_limit, active, person_id=user_id)
+        for user_id, username, wip_limit in people
+    ]
     series = in_force(workflow, window, {(limit.scope, limit.id): limit.limit for limit in limits})
-    return [replace(limit, series=[(u, v or 0) for u, v in series[(limit.scope, limit.id)]]) for limit in limits]
+    return [replace(limit, series=series[(limit.scope, limit.id)]) for limit in limits]
 
 
 def limit_at(series: list, u: int) -> int:

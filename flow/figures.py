@@ -274,31 +274,37 @@ LOWERED_LIMIT = "limit_lowered"
 
 
 def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
-    """The limit ledger of steps, lanes and cells: each instant judged by the limit in force
-    then (the configuration history, flow/config.py). A limit set at any time in the window
-    is listed; `limit` is today's. A lane counts its tasks in today's active steps, a lane
-    and a cell the tasks in that lane now (the current-lane rule, flow/queries.py)."""
+    """The limit ledger of steps, groups, lanes, cells and people: each instant judged by the
+    limit in force then (the configuration history, flow/config.py). A limit set at any time
+    in the window is listed; `limit` is today's. A lane counts its tasks in today's active
+    steps, a lane and a cell the tasks in that lane now (the current-lane rule,
+    flow/queries.py); a person the tasks assigned to them in this board's active steps, and
+    a forced admission is a cause of their breach when the task is theirs now."""
     board = board or BoardSteps.of(workflow)
     start_us, end_us = us(window.start), us(window.end)
     limits_set = config.limits_in_force(workflow, window, board.steps, board.ids(ACTIVE))
     limited = [limit for limit in limits_set if any(lim for _, lim in limit.series)]
-    periods = []
-    if limited:
-        periods = queries.limit_periods(
-            workflow.pk,
-            scopes=[(limit.steps, limit.series) for limit in limited],
-            lanes=[limit.lane_id for limit in limited],
-            frm=window.start,
-            to=window.end,
-            from_us=start_us,
-            to_us=end_us,
-        )
+    window_args = {"frm": window.start, "to": window.end, "from_us": start_us, "to_us": end_us}
     shares, breaches = {}, []
-    for scope, over, started, ended, at, above, reached, most in periods:
-        total = shares.get(scope, (0, 0, False))
-        shares[scope] = (total[0] + at, total[1] + above, total[2] or reached)
-        if over:
-            breaches.append((scope, started, ended, most))
+    # Steps, groups, lanes and cells count tasks in steps, in one statement; people count the
+    # tasks assigned to them in the active steps, in another.
+    for people in (False, True):
+        indexes = [i for i, limit in enumerate(limited) if (limit.person_id is not None) == people]
+        if not indexes:
+            continue
+        if people:
+            scopes = [(limited[i].person_id, limited[i].series) for i in indexes]
+            periods = queries.limit_periods(workflow.pk, scopes=scopes, active=board.ids(ACTIVE), **window_args)
+        else:
+            scopes = [(limited[i].steps, limited[i].series) for i in indexes]
+            lanes = [limited[i].lane_id for i in indexes]
+            periods = queries.limit_periods(workflow.pk, scopes=scopes, lanes=lanes, **window_args)
+        for si, over, started, ended, at, above, reached, most in periods:
+            scope = indexes[si]
+            total = shares.get(scope, (0, 0, False))
+            shares[scope] = (total[0] + at, total[1] + above, total[2] or reached)
+            if over:
+                breaches.append((scope, started, ended, most))
     forced = queries.forced_admissions(workflow.pk, since=window.start, to=window.end)
     lowered = _lowerings(workflow, window)
     by_scope = {}
@@ -306,8 +312,8 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
         limit = limited[scope]
         forced_here = [
             (at, {"event_id": event_id, "kind": "forced", "actor": actor, "reason": reason})
-            for event_id, to_step, at, actor, reason, lane in forced
-            if _counts_in(limit, to_step, lane) and started <= at <= (ended if ended is not None else end_us)
+            for event_id, to_step, at, actor, reason, lane, assignee in forced
+            if _counts_in(limit, to_step, lane, assignee) and started <= at <= (ended if ended is not None else end_us)
         ]
         causes = [cause for _, cause in forced_here]
         # A breach going on at `from` is shown from there: its cause lies before the window.
@@ -351,20 +357,19 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     return {"limits": result}
 
 
-def _counts_in(limit: config.Limit, step_id, lane_id) -> bool:
-    """Whether a task admitted into `step_id`, in `lane_id` now, counts in `limit`."""
+def _counts_in(limit: config.Limit, step_id, lane_id, assignee_id) -> bool:
+    """Whether a task admitted into `step_id`, in `lane_id` and assigned to `assignee_id`
+    now, counts in `limit`."""
     in_lane = limit.lane_id is None or (lane_id is not None and as_uuid(lane_id) == limit.lane_id)
-    return in_lane and step_id is not None and as_uuid(step_id) in limit.steps
-
-
-LEDGER_SCOPES = [LimitScope.STEP, LimitScope.LANE, LimitScope.CELL]
+    theirs = limit.person_id is None or assignee_id == limit.person_id
+    return in_lane and theirs and step_id is not None and as_uuid(step_id) in limit.steps
 
 
 def _lowerings(workflow, window: Window) -> dict:
     """{(scope, subject id, us): cause} of the recorded limit changes in the window that
-    lowered a step's, lane's or cell's limit: a breach starting then was caused by them."""
+    lowered a limit: a breach starting then was caused by them."""
     causes = {}
-    for change in config.changes(workflow, window).filter(scope__in=LEDGER_SCOPES, field="wip_limit"):
+    for change in config.changes(workflow, window).filter(field="wip_limit"):
         if change.after and (not change.before or change.after < change.before):
             causes[(change.scope, change.subject_id, us(change.at))] = {
                 "event_id": None,

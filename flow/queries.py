@@ -592,12 +592,12 @@ def limit_periods(
 
 
 def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
-    """(event id, step id, at us, actor username, reason, the task's lane now or None) of
-    forced admissions in [since, to]."""
+    """(event id, step id, at us, actor username, reason, the task's lane and assignee now or
+    None) of forced admissions in [since, to]."""
     n = _names(connection.vendor)
     statement = f"""
     SELECT e.{n["id"]}, e.{n["to"]}, {_EPOCH_US[connection.vendor].format("e." + n["at"])},
-           a.{n["username"]}, e.{n["reason"]}, t.{n["task_lane"]}
+           a.{n["username"]}, e.{n["reason"]}, t.{n["task_lane"]}, t.{n["task_assignee"]}
     FROM {n["event"]} e LEFT JOIN {n["user_table"]} a ON a.{n["user_id"]} = e.{n["actor"]}
     LEFT JOIN {n["task_table"]} t ON t.{n["task_id"]} = e.{n["task"]}
     WHERE e.{n["workflow"]} = %s AND e.{n["kind"]} = '{EventKind.FORCED}' AND e.{n["at"]} >= %s AND e.{n["at"]} <= %s

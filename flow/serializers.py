@@ -213,8 +213,10 @@ class Breach(serializers.Serializer):
 
 
 class LimitRow(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=["step", "lane", "cell"])
-    id = serializers.CharField(help_text="The step's or lane's id; a cell's is \"<lane id>:<step id>\"")
+    scope = serializers.ChoiceField(choices=["step", "group", "lane", "cell", "person"])
+    id = serializers.CharField(
+        help_text="The step's, group's or lane's id; a cell's is \"<lane id>:<step id>\"; a person's their user id"
+    )
     name = serializers.CharField()
     limit = serializers.IntegerField()
     at_limit_ratio = serializers.FloatField()

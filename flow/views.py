@@ -44,8 +44,9 @@ CHARTS = [
         "id": "limits",
         "title": "WIP limit ledger",
         "plot": False,
-        "help": "Share of the window each step, lane and cell spent at and over its limit, and every breach with"
-        " its cause. A lane or cell counts the tasks in that lane now.",
+        "help": "Share of the window each step, group, lane, cell and person spent at and over its limit, and"
+        " every breach with its cause. A lane or cell counts the tasks in that lane now; a person the tasks"
+        " assigned to them in this board's active steps.",
     },
     {
         "id": "queues",

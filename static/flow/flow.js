@@ -262,7 +262,7 @@ async function limits() {
   fillTable(sec, ["of", "name", "limit", "at limit", "over limit", "", "breach from", "until", "most over", "causes"], rows);
   const breaches = data.limits.reduce((n, l) => n + l.breaches.length, 0);
   const never = data.limits.filter((l) => l.never_reached).map((l) => l.name);
-  summarize(sec, data.limits.length + " limits (steps, lanes, cells), " + breaches + " breaches." + (never.length ? " Never reached: " + never.join(", ") + "." : ""));
+  summarize(sec, data.limits.length + " limits, " + breaches + " breaches." + (never.length ? " Never reached: " + never.join(", ") + "." : ""));
 }
 
 async function queues() {

@@ -171,7 +171,7 @@ QUERIES = {
     "cycle-times": 7,  # and the board's lanes, for the per-lane summary
     "throughput": 5,
     "aging": 7,
-    "limits": 10,  # the lanes, their cells, the limits in force, the lowerings (flow/config.py)
+    "limits": 12,  # the groups, lanes, cells, members, the limits in force, the lowerings (flow/config.py)
     "limit-changes": 3,  # no events counted: the changes counted, an empty page not read
     "queues": 6,
 }

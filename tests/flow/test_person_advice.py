@@ -18,12 +18,12 @@ import uuid
 
 import pytest
 
-from flow import analytics
+from flow import analytics, figures
 from flow.figures import Window
 from tests.factories import MembershipFactory, StepFactory, UserFactory
 from tests.flow.factories import TaskEventFactory, TaskFactory
 from tests.flow.history import hours
-from workflows.models import ConfigChange
+from workflows.models import ConfigChange, StepGroup
 
 WINDOW = Window(hours(0), hours(11))
 DAYS = 11 / 24
@@ -138,3 +138,50 @@ def test_people_are_advised_through_the_api_and_the_csv(api, workflow, people, a
     assert any(
         line.startswith(f"person,{people['quinn'].pk},quinn,1,") and line.endswith(",False,True") for line in lines
     )
+
+
+def ledger(workflow):
+    return {(row["scope"], row["name"]): row for row in figures.limits(workflow, WINDOW)["limits"]}
+
+
+def test_the_ledger_judges_each_person_by_the_limit_in_force_then(workflow, people, assigned):
+    """pat: at the limit 2-4 and 7-9, over it 4-7 (3 tasks of 2, then of 1 from hour 5: 2
+    over at most); quinn at the limit all along; rae (5) never reached; sam has no limit."""
+    rows = ledger(workflow)
+    pat, quinn, rae = rows[("person", "pat")], rows[("person", "quinn")], rows[("person", "rae")]
+    assert (pat["id"], pat["limit"]) == (str(people["pat"].pk), 1)
+    assert pat["at_limit_ratio"] == pytest.approx(4 / 11)
+    assert pat["over_limit_ratio"] == pytest.approx(3 / 11)
+    (breach,) = pat["breaches"]
+    assert (breach["started_at"], breach["ended_at"], breach["max_over"]) == (hours(4), hours(7), 2)
+    assert (quinn["at_limit_ratio"], quinn["over_limit_ratio"], quinn["never_reached"]) == (1.0, 0.0, False)
+    assert (rae["at_limit_ratio"], rae["never_reached"]) == (0.0, True)
+    assert ("person", "sam") not in rows
+
+
+def test_the_ledger_counts_a_group_over_its_steps(workflow, people, assigned):
+    """Doing + Review, limit 2: E from the start, B 1-9, A 2-6, C from 3 on: 1 task, 2 from
+    hour 1, 3 from 2, 4 from 3, 3 from 6, 2 from 9: at the limit 1-2 and 9-11, over it 2-9."""
+    group = StepGroup.objects.create(workflow=workflow, name="Doing + Review", wip_limit=2)
+    workflow.steps.filter(name__in=["Doing", "Review"]).update(group=group)
+    row = ledger(workflow)[("group", "Doing + Review")]
+    assert (row["id"], row["at_limit_ratio"]) == (str(group.pk), pytest.approx(3 / 11))
+    assert row["over_limit_ratio"] == pytest.approx(7 / 11)
+    (breach,) = row["breaches"]
+    assert (breach["started_at"], breach["ended_at"], breach["max_over"]) == (hours(2), hours(9), 2)
+
+
+def test_a_forced_admission_is_a_cause_of_its_assignee_s_breach(workflow, owner, people, assigned):
+    """quinn (limit 1) holds E; F, forced into Doing at hour 3 and quinn's now, is the cause
+    of the breach from 3 until F leaves at 5."""
+    doing, done = workflow.steps.get(name="Doing"), workflow.steps.get(name="Done")
+    forced = TaskFactory(step=done, title="F", assignee=people["quinn"]).pk
+    TaskEventFactory(
+        workflow=workflow, task_id=forced, kind="forced", to_step_id=doing.pk, at=hours(3), actor=owner, reason="fix"
+    )
+    TaskEventFactory(
+        workflow=workflow, task_id=forced, kind="moved", from_step_id=doing.pk, to_step_id=done.pk, at=hours(5)
+    )
+    (breach,) = ledger(workflow)[("person", "quinn")]["breaches"]
+    assert (breach["started_at"], breach["ended_at"]) == (hours(3), hours(5))
+    assert [(c["kind"], c["actor"], c["reason"]) for c in breach["causes"]] == [("forced", "olivia", "fix")]
