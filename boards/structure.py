@@ -473,6 +473,7 @@ def lane_delete(*, lane: Lane, actor, move_tasks_to=None) -> None:
         change.record.announce(
             "lane.deleted", lane={"id": str(lane.pk), "name": lane.name}, deleted_lane_ids=[str(lane.pk)]
         )
+        change.record.touch()  # also when no task moves and no lane is renumbered
         for task in live:
             move(change, task, change.steps[task.step_id], lane_id=target.pk)
         remaining = [other for other in change.board.lanes.values() if other.pk != lane.pk]

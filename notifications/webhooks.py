@@ -32,8 +32,8 @@ from notifications.models import Webhook
 from workflows.access import require_role
 
 SIGNATURE_HEADER = "X-Kandev-Signature-256"
-# What a webhook may subscribe to: the board's live message types (comments and labels among
-# them), and a task's due date passing.
+# What a webhook may subscribe to: the board's live message types (comments, labels, lanes
+# and blocker types among them), and a task's due date passing.
 EVENT_TYPES = (
     "task.created",
     "task.updated",
@@ -50,6 +50,10 @@ EVENT_TYPES = (
     "workflow.updated",
     "label.updated",
     "label.deleted",
+    "lane.updated",
+    "lane.deleted",
+    "blocker_type.updated",
+    "blocker_type.deleted",
     "comment.created",
     "comment.updated",
     "comment.deleted",
