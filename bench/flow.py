@@ -36,9 +36,13 @@ ENDPOINTS = [
     "advice",
     "blockers",
     "efficiency",
+    "experiments",
 ]
 # The forecast's question, on top of the window (its history).
 QUESTION = {"forecast": {"items": "500", "seed": "1"}}
+# In Progress's limit changes, in days before the history's end (limit before, after): what
+# the limit experiments compare.
+LIMIT_CHANGES = [(60, 5, 4), (40, 4, 6), (20, 6, 5)]
 EVENTS_PER_TASK = 10
 # The step (by position) each of a task's events puts it in; the last one archives it.
 PATH = [0, 1, 2, 1, 2, 3, 2, 3, 4, 4]
@@ -158,7 +162,7 @@ def main() -> None:
     from rest_framework.test import APIClient
 
     from tests.factories import MembershipFactory, StepFactory, UserFactory, WorkflowFactory
-    from workflows.models import Role, StepKind, Workflow
+    from workflows.models import ConfigChange, LimitScope, Role, StepKind, Workflow
 
     call_command("migrate", verbosity=0)
     if reuse:
@@ -179,6 +183,18 @@ def main() -> None:
             StepFactory(workflow=workflow, name=n, position=i, wip_limit=limit, kind=kind)
             for i, (n, limit, kind) in enumerate(names)
         ]
+        for days_ago, before, after in LIMIT_CHANGES:
+            ConfigChange.objects.create(
+                workspace_id=workflow.workspace_id,
+                workflow=workflow,
+                scope=LimitScope.STEP,
+                subject_id=str(steps[1].pk),
+                name=steps[1].name,
+                field="wip_limit",
+                before=before,
+                after=after,
+                at=timezone.now() - timezone.timedelta(days=days_ago),
+            )
         started = time.perf_counter()
         write_history(workflow, steps, args.events)
         print(f"history written in {time.perf_counter() - started:.1f} s")
@@ -205,7 +221,9 @@ def main() -> None:
         for _ in range(args.reps):
             with CaptureQueriesContext(connection) as captured:
                 t0, c0 = time.perf_counter(), time.process_time() + backend_cpu(backend)
-                response = client.get(url, {**window, **QUESTION.get(name, {})})
+                # The experiments look back `days` from now, not over a window.
+                asked = {"days": str(min(args.days, 183))} if name == "experiments" else window
+                response = client.get(url, {**asked, **QUESTION.get(name, {})})
                 times.append((time.perf_counter() - t0) * 1000)
                 cpu.append((time.process_time() + backend_cpu(backend) - c0) * 1000)
             assert response.status_code == 200, response.content[:300]

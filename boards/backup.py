@@ -18,12 +18,14 @@ left out of the export is left out). A document without `tasks` (version 1, or a
 with `?tasks=0`) brings empty boards.
 
 Version 3 keeps the history: each task carries its lane (`lane_position`), its times
-(`updated_at`, `entered_step_at`, `archived_at`, `blocked_at`, `queued_at`) and `history`,
-its events oldest first (kind, steps by position, actor by username, reason, at, detail).
+(`updated_at`, `started_at`, `entered_step_at`, `archived_at`, `blocked_at`, `queued_at`)
+and `history`, its events oldest first (kind, steps by position, actor by username, reason,
+at, detail).
 An import restores them as given, so the flow figures of the new board are the old one's.
 An actor who is not a member where the document is imported becomes nobody (null); the
 detail's people go by username too, and ids that name things of the old install (labels,
-links, sessions) are left out. A step deleted before the export is null in the history. A
+links, sessions, a block's type, which goes by its name and is found or made where the
+document is imported) are left out. A step deleted before the export is null in the history. A
 document brings at most KANDEV_MAX_IMPORT_EVENTS events. Tasks of older documents (or
 without `history`) start their history with one `imported` event.
 
@@ -76,7 +78,8 @@ RESTORED = "Imported from a kandev export."
 # An event's detail: people by username in the document; ids of the old install's things left out.
 DETAIL_PEOPLE = ("assignee_id", "previous")
 DETAIL_LANES = ("lane_id", "from_lane_id")  # a move's lanes, by position in the document
-DETAIL_LOCAL = ("version", "label_ids", "added", "removed", "blocker_id", "link_id", "session_id")
+# A block's type goes by its name (`type`): the import finds or makes it in its workspace.
+DETAIL_LOCAL = ("version", "label_ids", "added", "removed", "blocker_id", "link_id", "session_id", "type_id")
 MAX_REASON = 10_000
 MAX_PEOPLE = 10_000
 

@@ -303,7 +303,9 @@ def place(
     result = ImportResult(workflow_id=change.workflow.pk)
     change.occupancy.lock_members(sorted({r.assignee_id for r in rows if r.assignee_id is not None}))
     lanes = sorted(change.board.lanes.values(), key=lambda lane: lane.position)
-    blocker_types = types_named(change, [r.blocked_type for r in rows if r.blocked_type])
+    blocker_types = types_named(
+        change, [r.blocked_type for r in rows if r.blocked_type] + [name for r in rows for _, name in _typed_blocks(r)]
+    )
     placed: list[tuple[ImportedTask, Task, Outcome | None]] = []  # outcome None: archived
     for row in rows:
         step = change.steps[row.step.pk]
@@ -358,6 +360,8 @@ def place(
         kind = EventKind.CREATED if outcome is None else event_kind(outcome, EventKind.CREATED)
         change.record.created.add(task.pk)
         if row.history is not None:
+            for event, name in _typed_blocks(row):  # the type of this workspace with that name
+                event.detail["type_id"] = str(blocker_types[name.lower()].pk)
             change.record.restored(task, step, row.history)
             if outcome is Outcome.FORCED:  # this import's own act, after the history it brings
                 change.record.event(task, kind, to_step=step, reason=reason, action="create", source="import")
@@ -404,8 +408,18 @@ def _place_archived(change: BoardChange, task: Task, step: WorkflowStep) -> None
     task.position = 0  # a restore gives it a key at the end of its step
 
 
+def _typed_blocks(row) -> list[tuple]:
+    """(event, type name) of the blocks with a type in a row's restored history."""
+    return [
+        (event, event.detail["type"])
+        for event in row.history or ()
+        if event.kind == EventKind.BLOCKED and isinstance(event.detail.get("type"), str) and event.detail["type"]
+    ]
+
+
 # A backup's task times, each kept where the task is in the state it dates.
 KEPT_TIMES = {
+    "started_at": lambda task: True,  # once set, never reset: also where the task is now
     "entered_step_at": lambda task: True,
     "archived_at": lambda task: task.archived_at is not None,
     "blocked_at": lambda task: bool(task.blocked_reason),

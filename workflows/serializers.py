@@ -206,8 +206,8 @@ class PortableWorkflowSerializer(serializers.Serializer):
         required=False,
         help_text="Version 2: {title, description, step, step_position, priority, class_of_service, "
         "assignee, blocked_reason, blocked_type, archived, created_at}, live tasks in board order, then archived "
-        "ones; version 3 adds lane_position, updated_at, entered_step_at, archived_at, blocked_at, queued_at "
-        "and history: [{kind, from_step_position, to_step_position, actor, reason, at, detail}]",
+        "ones; version 3 adds lane_position, updated_at, started_at, entered_step_at, archived_at, blocked_at, "
+        "queued_at and history: [{kind, from_step_position, to_step_position, actor, reason, at, detail}]",
     )
 
 

@@ -55,6 +55,8 @@ def flow(api, workflow) -> dict:
     text = json.dumps(figures)
     for step in workflow.steps.all():
         text = text.replace(str(step.pk), step.name)
+    for lane in workflow.lanes.all():
+        text = text.replace(str(lane.pk), lane.name)
     for task in Task.objects.filter(workflow=workflow):
         text = text.replace(str(task.pk), task.title)
     return json.loads(text.replace(str(workflow.pk), "the board"))
@@ -78,7 +80,8 @@ def test_the_copy_has_the_same_history_times_lanes_and_flow(api, source):
     copy = imported(api, source.workspace, renamed(export(api, source)))
 
     assert history(copy) == history(source)
-    fields = ("title", "step__name", "lane__name", "created_at", "updated_at", "entered_step_at", "archived_at")
+    fields = ("title", "step__name", "lane__name", "created_at", "updated_at", "started_at", "entered_step_at")
+    fields += ("archived_at",)
     fields += ("blocked_at", "blocked_reason", "queued_at", "admitted", "assignee__username")
     assert list(Task.objects.filter(workflow=copy).order_by("title").values_list(*fields)) == list(
         Task.objects.filter(workflow=source).order_by("title").values_list(*fields)
