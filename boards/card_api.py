@@ -26,6 +26,26 @@ from workflows import access
 from workflows.access import require_role, visible
 
 
+class WorkspaceListViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """A workspace's list of named things (its labels, its blocker types): members see them,
+    `?workspace=` narrows the list, and `write_role` says who changes them."""
+
+    list_params = ("workspace",)  # read by get_queryset
+    write_role: dict = {"write": True}  # require_role's keyword
+
+    def get_queryset(self):
+        queryset = visible(self.queryset.model.objects.all(), self.request.user, "workspace")
+        workspace = self.request.query_params.get("workspace")
+        if self.action == "list" and workspace:
+            queryset = queryset.filter(workspace_id=parse_uuid(workspace, "workspace"))
+        return queryset.order_by("workspace_id", "name", "id")
+
+    def _writable(self, pk):
+        row = access.member_row(self.queryset.model.objects.all(), self.request.user, pk)
+        require_role(self.request.user, row.workspace_id, **self.write_role)
+        return row
+
+
 @extend_schema_view(
     list=extend_schema(
         parameters=[OpenApiParameter("workspace", str, description="Workspace id")],
@@ -33,19 +53,11 @@ from workflows.access import require_role, visible
     ),
     retrieve=extend_schema(responses={200: LabelSerializer, 404: ErrorSerializer}),
 )
-class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class LabelViewSet(WorkspaceListViewSet):
     """A workspace's labels: members and owners change them, viewers read them."""
 
     serializer_class = LabelSerializer
-    list_params = ("workspace",)  # read by get_queryset
     queryset = Label.objects.none()  # the model, for the schema; rows come from get_queryset
-
-    def get_queryset(self):
-        queryset = visible(Label.objects.all(), self.request.user, "workspace")
-        workspace = self.request.query_params.get("workspace")
-        if self.action == "list" and workspace:
-            queryset = queryset.filter(workspace_id=parse_uuid(workspace, "workspace"))
-        return queryset.order_by("workspace_id", "name", "id")
 
     @extend_schema(
         request=LabelSerializer, responses={201: LabelSerializer, 400: ErrorSerializer, 409: ErrorSerializer}
@@ -71,11 +83,6 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         labels.label_delete(label=self._writable(pk), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    def _writable(self, pk) -> Label:
-        label = access.member_row(Label.objects.all(), self.request.user, pk)
-        require_role(self.request.user, label.workspace_id, write=True)
-        return label
-
 
 @extend_schema_view(
     list=extend_schema(
@@ -84,19 +91,12 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     ),
     retrieve=extend_schema(responses={200: BlockerTypeSerializer, 404: ErrorSerializer}),
 )
-class BlockerTypeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class BlockerTypeViewSet(WorkspaceListViewSet):
     """A workspace's blocker types: every member reads them, owners keep the list."""
 
     serializer_class = BlockerTypeSerializer
-    list_params = ("workspace",)  # read by get_queryset
     queryset = BlockerType.objects.none()  # the model, for the schema; rows come from get_queryset
-
-    def get_queryset(self):
-        queryset = visible(BlockerType.objects.all(), self.request.user, "workspace")
-        workspace = self.request.query_params.get("workspace")
-        if self.action == "list" and workspace:
-            queryset = queryset.filter(workspace_id=parse_uuid(workspace, "workspace"))
-        return queryset.order_by("workspace_id", "name", "id")
+    write_role = {"owner": True}
 
     @extend_schema(
         request=BlockerTypeSerializer,
@@ -122,11 +122,6 @@ class BlockerTypeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     def destroy(self, request, pk=None):
         blocker_types.blocker_type_delete(blocker_type=self._writable(pk), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-    def _writable(self, pk) -> BlockerType:
-        blocker_type = access.member_row(BlockerType.objects.all(), self.request.user, pk)
-        require_role(self.request.user, blocker_type.workspace_id, owner=True)
-        return blocker_type
 
 
 class TaskChecklistView(GenericAPIView):
