@@ -44,9 +44,18 @@ def settle(change: BoardChange) -> None:
 
 def pull_candidates(feeder: WorkflowStep):
     """Feeder tasks a pull may take (`boards.pullable`), in pull order. Rows another
-    transaction holds are skipped."""
+    transaction holds are skipped (`next_in_order`)."""
     # The order joins the lanes: only the task rows are locked.
-    return pullable(Task.objects.filter(step=feeder)).in_pull_order().select_for_update(skip_locked=True, of=("self",))
+    return next_in_order(pullable(Task.objects.filter(step=feeder)).in_pull_order(), of=("self",))
+
+
+def next_in_order(tasks, **of):
+    """Lock `tasks` for a pull or a promotion, skipping rows another transaction holds. The
+    lock is FOR NO KEY UPDATE: it leaves alone the key-share locks that a row referring to a
+    task takes while it is written (a watch, a notification, a comment, written after a
+    change committed and outside the board's lock); FOR UPDATE would wait on them, and
+    skipping them would pull or promote out of order."""
+    return tasks.select_for_update(no_key=True, skip_locked=True, **of)
 
 
 def room(change: BoardChange, step: WorkflowStep, source: WorkflowStep | None = None) -> int | None:
@@ -141,7 +150,7 @@ def _filled(change: BoardChange, step: WorkflowStep, tasks: list[Task]) -> None:
 def _promote_queue(change: BoardChange, step: WorkflowStep, free: int | None) -> None:
     queued = change.occupancy.step(step).queued
     queue = Task.objects.queued().filter(step=step).in_queue_order()
-    queue = _not_filled_before(change, step, queue.select_for_update(skip_locked=True))
+    queue = _not_filled_before(change, step, next_in_order(queue))
     promoted, _ = _take(change, step, None, queue, queued if free is None else free)
     if not promoted:
         return

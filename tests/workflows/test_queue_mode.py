@@ -1,7 +1,11 @@
 """Overflow queue mode (`on_full: queue`): queue, promote, leave the queue,
 bulk moves, and the race of many admissions into a small limit on PostgreSQL."""
 
+import contextlib
+import threading
+
 import pytest
+from django.db import connection, transaction
 
 from boards import admission
 from boards.models import EventKind, Task, TaskEvent
@@ -255,3 +259,48 @@ def test_promotions_never_exceed_the_limit_while_tasks_leave_and_arrive_concurre
         live = Task.objects.live()
         assert live.filter(step=done).count() == limit
         assert live.filter(step__in=[inbox, doing]).count() == 1 + 4 + 3
+
+
+@contextlib.contextmanager
+def referred_to_meanwhile(task):
+    """Another connection holds the key-share lock a row referring to `task` takes while it is
+    written (a watch or a notification, written after a change and outside the board's lock)."""
+    held, done = threading.Event(), threading.Event()
+
+    def writer():
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"SELECT 1 FROM {Task._meta.db_table} WHERE id = %s FOR KEY SHARE", [task.pk])
+                held.set()
+                done.wait(30)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    assert held.wait(30)
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("fed", [False, True])
+def test_a_task_referred_to_meanwhile_keeps_its_place_in_the_queue_and_the_feeder(fed):
+    """The head of the queue (or, with the queue empty, of the feeder) is promoted (pulled)
+    even while a row referring to it is being written: it is not skipped as if a mover held it."""
+    owner = UserFactory()
+    inbox, doing, done = new_board(owner, limit=1, fed=fed)
+    working = create(owner, doing, "working")().task
+    head = create(owner, inbox if fed else doing, "first")().task
+    create(owner, inbox if fed else doing, "second")()
+
+    with referred_to_meanwhile(head):
+        move(owner, working, done)()
+
+    head.refresh_from_db()
+    assert (head.step_id, head.admitted) == (doing.pk, True)
+    kind = EventKind.PULLED if fed else EventKind.PROMOTED
+    assert TaskEvent.objects.filter(kind=kind, to_step=doing).get().task_id == head.pk
