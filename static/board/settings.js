@@ -129,8 +129,9 @@ function restoreAfterSave() {
   sessionStorage.removeItem(SAVED_KEY);
   if (!saved) return;
   document.getElementById("settings-saved").textContent = saved.text;
+  // The lane forms load first; a person who moved the focus meanwhile keeps it there.
   const form = root.querySelector(saved.form);
-  if (!form) return;
+  if (!form || root.contains(document.activeElement)) return;
   const target =
     (saved.field === "submit" && form.querySelector('[type="submit"]')) ||
     (saved.field && (form.elements[saved.field] || form.querySelector(`[data-action="${saved.field}"]`))) ||

@@ -445,9 +445,27 @@ def step_settings_show_field_errors_and_save(open_board, owner, workflow, board)
     page.wait_for_load_state()
     expect(page.locator("#settings-saved")).to_have_text("Step moved.")
     expect(page.locator('form[data-role="step-form"]').nth(2).locator('button[data-action="up"]')).to_be_focused()
+
+    # The focus goes back only once the lane forms are in; a person who moved it while they
+    # loaded keeps it where they put it. The lanes' answer is held until the focus has moved.
+    held = []
+    lanes_url = f"**/api/v1/lanes/?workflow={workflow.pk}*"
+    page.route(lanes_url, lambda route: held.append(route))
+    with page.expect_request(lambda request: "/api/v1/lanes/?workflow=" in request.url):
+        page.locator('form[data-role="step-form"]').nth(2).locator('button[data-action="up"]').click()
+    doing_name = page.locator(f'form[data-step-id="{doing.pk}"] input[name=name]')
+    doing_name.focus()
+    assert len(held) == 1
+    expect(page.locator("#settings-saved")).to_have_text("")
+    held[0].continue_()
+    page.unroute(lanes_url)
+    expect(page.locator("#settings-saved")).to_have_text("Step moved.")
+    expect(doing_name).to_be_focused()
+
     page.on("dialog", lambda dialog: dialog.accept())
     forms = page.locator('form[data-role="step-form"]')
-    forms.nth(2).locator('button[data-action="delete"]').click()
+    expect(forms.locator("h2")).to_have_text(["1. Backlog", "2. Review", "3. Doing", "4. Done"])
+    forms.nth(1).locator('button[data-action="delete"]').click()
     expect(forms.locator("h2")).to_have_text(["1. Backlog", "2. Doing", "3. Done"])
     assert list(WorkflowStep.objects.filter(workflow=workflow).values_list("name", flat=True)) == [
         "Backlog",
