@@ -9,10 +9,10 @@ from collections import Counter
 
 from boards.models import ClassOfService, EventKind, Task, TaskEvent
 from flow import config, queries
-from flow.figures import Window, as_uuid, cycle_items, percentile, us
-from flow.kinds import BACKLOG, DONE, BoardSteps
+from flow.figures import Window, as_uuid, cycle_items, judge, percentile, us
+from flow.kinds import ACTIVE, BACKLOG, DONE, BoardSteps
 from flow.models import ServiceLevel
-from workflows.models import LimitScope, Membership, StepGroup
+from workflows.models import LimitScope
 
 DAY_SECONDS = 86400
 SLE_PERCENTILE = 85
@@ -83,76 +83,6 @@ def set_service_level(*, workflow, class_of_service: str, days: int | None, acto
     )
 
 
-def _scopes(workflow, window: Window, board: BoardSteps) -> list[tuple]:
-    """(scope, id, name, limit now, what it counts, limits in force in the window) of every
-    limit advised on: each step limited now, each group with steps, and each member of the
-    workspace limited at some time in the window (what it counts: step ids, or a user id)."""
-    steps = [s for s in board.steps if s.is_limited]
-    groups = [
-        (g, [s.pk for s in g.steps.all()])
-        for g in StepGroup.objects.filter(workflow=workflow).prefetch_related("steps").order_by("created_at", "id")
-    ]
-    groups = [(g, members) for g, members in groups if members]  # a group without steps holds nothing
-    people = list(
-        Membership.objects.filter(workspace_id=workflow.workspace_id)
-        .order_by("user__username", "user_id")
-        .values_list("user_id", "user__username", "wip_limit")
-    )
-    in_force = {
-        LimitScope.STEP: config.limits_in_window(workflow, window, LimitScope.STEP, {s.pk: s.wip_limit for s in steps}),
-        LimitScope.GROUP: config.limits_in_window(
-            workflow, window, LimitScope.GROUP, {g.pk: g.wip_limit for g, _ in groups}
-        ),
-        LimitScope.PERSON: config.limits_in_window(
-            workflow, window, LimitScope.PERSON, {user_id: limit for user_id, _, limit in people}
-        ),
-    }
-    return [
-        *(("step", s.pk, s.name, s.wip_limit, [s.pk], in_force[LimitScope.STEP][s.pk]) for s in steps),
-        *(("group", g.pk, g.name, g.wip_limit, m, in_force[LimitScope.GROUP][g.pk]) for g, m in groups),
-        *(
-            ("person", user_id, username, limit, user_id, in_force[LimitScope.PERSON][user_id])
-            for user_id, username, limit in people
-            if any(lim for _, lim in in_force[LimitScope.PERSON][user_id])
-        ),
-    ]
-
-
-def _measured(workflow, window: Window, board: BoardSteps, scopes: list) -> tuple[list, dict]:
-    """[(task-microseconds held, departures)] of each scope, and {scope index: (us at its
-    limit, us over it, whether it reached it)}, each instant judged by the limit in force
-    then. Steps and groups in one statement each, people in one each."""
-    start_us, end_us = us(window.start), us(window.end)
-    window_args = {"frm": window.start, "to": window.end, "from_us": start_us}
-    by_people = {False: [], True: []}
-    for index, scope in enumerate(scopes):
-        by_people[scope[0] == "person"].append(index)
-    stays, shares = [None] * len(scopes), {}
-    for people, indexes in by_people.items():
-        if not indexes:
-            continue
-        counted = [scopes[i][4] for i in indexes]
-        if people:
-            active = [s.pk for s in board.active]
-            rows = queries.person_stays(workflow.pk, active=active, people=counted, **window_args, to_us=end_us)
-        else:
-            active = None
-            rows = queries.scope_stays(workflow.pk, scopes=counted, **window_args, to_us=end_us)
-        for si, held, departed in rows:
-            stays[indexes[si]] = (held, departed)
-        periods = queries.limit_periods(
-            workflow.pk,
-            scopes=[(scopes[i][4], scopes[i][5]) for i in indexes],
-            **window_args,
-            to_us=end_us,
-            active=active,
-        )
-        for si, _over, _started, _ended, at, above, reached, _most in periods:
-            total = shares.get(indexes[si], (0, 0, False))
-            shares[indexes[si]] = (total[0] + at, total[1] + above, total[2] or reached)
-    return stays, shares
-
-
 def advice(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     """Per limited step, step group and person: Little's law on the window, L = λ × W. L
     (average WIP) and λ (departures per day) are measured; W (average days in the scope) is
@@ -162,20 +92,24 @@ def advice(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     never reached, always at or over it (each instant by the limit in force then). A
     person's WIP is their assigned tasks admitted in this board's active steps."""
     board = board or BoardSteps.of(workflow)
-    scopes = _scopes(workflow, window, board)
+    advised = [
+        limit
+        for limit in config.limits_in_force(workflow, window, board.steps, board.ids(ACTIVE))
+        if (limit.scope == LimitScope.STEP and limit.limit)
+        or limit.scope == LimitScope.GROUP
+        or (limit.scope == LimitScope.PERSON and any(lim for _, lim in limit.series))
+    ]
     items = cycle_items(workflow, window, board)
     standard = next(s for s in sle(workflow, window, board, items)["sles"] if s["class_of_service"] == "standard")
     cycles = [i["cycle_seconds"] / DAY_SECONDS for i in items if i["cycle_seconds"]]
     mean_cycle = statistics.fmean(cycles) if cycles else None
     days = window.seconds / DAY_SECONDS
     window_us = us(window.end) - us(window.start)
-    stays, shares = _measured(workflow, window, board, scopes) if scopes else ([], {})
+    _, judged = judge(workflow, window, advised) if advised else ([], [])
     result = []
-    for index, ((scope, pk, name, limit, _counted, _limits), (held, departed)) in enumerate(
-        zip(scopes, stays, strict=True)
-    ):
-        avg_wip = held / 1e6 / window.seconds
-        throughput = departed / days
+    for limit, sums in zip(advised, judged, strict=True):
+        avg_wip = sums.held / 1e6 / window.seconds
+        throughput = sums.departures / days
         avg_days = avg_wip / throughput if throughput else None
         suggested, arithmetic = None, "No task left it in the window: no throughput to judge by."
         if avg_days is not None and standard["days"] and mean_cycle:
@@ -189,21 +123,20 @@ def advice(workflow, window: Window, board: BoardSteps | None = None) -> dict:
             )
         elif avg_days is not None:
             arithmetic = "No finished task in the window: no SLE to aim at."
-        at, above, reached = shares.get(index, (0, 0, False))
         result.append(
             {
-                "scope": scope,
-                "id": pk,
-                "name": name,
-                "limit": limit,
+                "scope": limit.scope,
+                "id": limit.person_id if limit.person_id is not None else limit.id,
+                "name": limit.name,
+                "limit": limit.limit,
                 "avg_wip": avg_wip,
                 "throughput_per_day": throughput,
                 "avg_cycle_days": avg_days,
                 "suggested_limit": suggested,
                 "arithmetic": arithmetic,
-                "at_limit_ratio": at / window_us if window_us else 0.0,
-                "never_reached": not reached,
-                "always_at_limit": bool(window_us) and at + above == window_us,
+                "at_limit_ratio": sums.at_limit / window_us if window_us else 0.0,
+                "never_reached": not sums.reached,
+                "always_at_limit": bool(window_us) and sums.at_limit + sums.over_limit == window_us,
             }
         )
     return {"sle_days": standard["days"], "avg_cycle_days": mean_cycle, "limits": result}
@@ -249,30 +182,21 @@ def blockers(workflow, window: Window, board: BoardSteps | None = None) -> dict:
 def _blocker_types(workflow, board: BoardSteps, window: Window, found: list) -> tuple[float, list[dict]]:
     """(occupied days, a row per blocker type and one for blocks without a type)."""
     start, end = us(window.start), us(window.end)
-    stays: dict = {}
-    occupied = 0
-    for task_id, held_from, held_until in queries.active_stays(
+    occupied, capacity = queries.blocked_capacity(
         workflow.pk,
         not_active=board.ids(BACKLOG) + board.ids(DONE),
         frm=window.start,
         to=window.end,
         from_us=start,
         to_us=end,
-    ):
-        occupied += held_until - held_from
-        stays.setdefault(as_uuid(task_id), []).append((held_from, held_until))
+    )
     types: dict = {}
-    for task_id, _reason, type_id, name, started, ended in found:
+    for _task, _reason, type_id, name, started, ended in found:
         # The name its latest block recorded (found is in time order): a deleted type keeps it.
-        t = types.setdefault(type_id, {"count": 0, "held": 0, "capacity": 0, "lengths": []})
+        t = types.setdefault(type_id, {"count": 0, "held": 0, "lengths": []})
         t["name"] = name
         t["count"] += 1
-        blocked_from, blocked_until = max(started, start), min(ended if ended is not None else end, end)
-        t["held"] += blocked_until - blocked_from
-        t["capacity"] += sum(
-            max(0, min(until, blocked_until) - max(since, blocked_from))
-            for since, until in stays.get(as_uuid(task_id), [])
-        )
+        t["held"] += min(ended if ended is not None else end, end) - max(started, start)
         if ended is not None:
             t["lengths"].append((ended - started) / 1e6)
     rows = [
@@ -283,8 +207,8 @@ def _blocker_types(workflow, board: BoardSteps, window: Window, found: list) -> 
             "held_days": t["held"] / 1e6 / DAY_SECONDS,
             "median_seconds": statistics.median(t["lengths"]) if t["lengths"] else None,
             "ongoing": t["count"] - len(t["lengths"]),
-            "capacity_days": t["capacity"] / 1e6 / DAY_SECONDS,
-            "capacity_share": t["capacity"] / occupied if occupied else None,
+            "capacity_days": capacity.get(type_id, 0) / 1e6 / DAY_SECONDS,
+            "capacity_share": capacity.get(type_id, 0) / occupied if occupied else None,
         }
         for type_id, t in types.items()
     ]

@@ -6,6 +6,7 @@ by the answer: points x steps, buckets, finished tasks, breaches.
 
 import math
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db.models import Count, Min, OuterRef, Subquery
@@ -284,27 +285,8 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     start_us, end_us = us(window.start), us(window.end)
     limits_set = config.limits_in_force(workflow, window, board.steps, board.ids(ACTIVE))
     limited = [limit for limit in limits_set if any(lim for _, lim in limit.series)]
-    window_args = {"frm": window.start, "to": window.end, "from_us": start_us, "to_us": end_us}
-    shares, breaches = {}, []
-    # Steps, groups, lanes and cells count tasks in steps, in one statement; people count the
-    # tasks assigned to them in the active steps, in another.
-    for people in (False, True):
-        indexes = [i for i, limit in enumerate(limited) if (limit.person_id is not None) == people]
-        if not indexes:
-            continue
-        if people:
-            scopes = [(limited[i].person_id, limited[i].series) for i in indexes]
-            periods = queries.limit_periods(workflow.pk, scopes=scopes, active=board.ids(ACTIVE), **window_args)
-        else:
-            scopes = [(limited[i].steps, limited[i].series) for i in indexes]
-            lanes = [limited[i].lane_id for i in indexes]
-            periods = queries.limit_periods(workflow.pk, scopes=scopes, lanes=lanes, **window_args)
-        for si, over, started, ended, at, above, reached, most in periods:
-            scope = indexes[si]
-            total = shares.get(scope, (0, 0, False))
-            shares[scope] = (total[0] + at, total[1] + above, total[2] or reached)
-            if over:
-                breaches.append((scope, started, ended, most))
+    periods, judged = judge(workflow, window, limited)
+    breaches = [(p.scope, p.started, p.ended, p.most_over) for p in periods if p.over]
     forced = queries.forced_admissions(workflow.pk, since=window.start, to=window.end)
     lowered = _lowerings(workflow, window)
     by_scope = {}
@@ -340,21 +322,49 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
             }
         )
     result = []
-    for index, limit in enumerate(limited):
-        at, over, reached = shares.get(index, (0, 0, False))
+    for index, (limit, sums) in enumerate(zip(limited, judged, strict=True)):
         result.append(
             {
                 "scope": limit.scope,
                 "id": limit.id,
                 "name": limit.name,
                 "limit": limit.limit,
-                "at_limit_ratio": (at / 1e6) / window.seconds if window.seconds else 0.0,
-                "over_limit_ratio": (over / 1e6) / window.seconds if window.seconds else 0.0,
-                "never_reached": not reached,
+                "at_limit_ratio": (sums.at_limit / 1e6) / window.seconds if window.seconds else 0.0,
+                "over_limit_ratio": (sums.over_limit / 1e6) / window.seconds if window.seconds else 0.0,
+                "never_reached": not sums.reached,
                 "breaches": by_scope.get(index, []),
             }
         )
     return {"limits": result}
+
+
+@dataclass
+class Judged:
+    """One limit's window, its periods summed: microseconds at and over the limit in force,
+    whether it reached it, and Little's law's measures (task-microseconds held, departures)."""
+
+    at_limit: int = 0
+    over_limit: int = 0
+    reached: bool = False
+    held: int = 0
+    departures: int = 0
+
+
+def judge(workflow, window: Window, limits: list[config.Limit]) -> tuple[list, list[Judged]]:
+    """The periods of every limit over the window (one pass over its transitions), and
+    their sums per limit, in the order asked. The ledger and the limit advice judge here."""
+    judged = [Judged() for _ in limits]
+    periods = queries.limit_periods(
+        workflow.pk, limits=limits, frm=window.start, to=window.end, from_us=us(window.start), to_us=us(window.end)
+    )
+    for p in periods:
+        sums = judged[p.scope]
+        sums.at_limit += p.at_limit
+        sums.over_limit += p.over_limit
+        sums.reached = sums.reached or p.reached
+        sums.held += p.held
+        sums.departures += p.departures
+    return periods, judged
 
 
 def _counts_in(limit: config.Limit, step_id, lane_id, assignee_id) -> bool:

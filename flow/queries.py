@@ -13,6 +13,7 @@ kinds that leave the task where it was (deferred, session, ...) are not state ev
 """
 
 import functools
+from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -135,12 +136,13 @@ def state_event() -> str:
     )
 
 
-def _transitions(n: dict, lane_id=None) -> str:
+def _transitions(n: dict, lane_id=None, following: bool = False) -> str:
     """CTEs `before`, `s` and `l`: the state events of the window [%s = `from`, %s = `to`],
     each with the task's previous state and when its own state ends (`next_at`: the task's
     next state event, null if none in the window), and each task's state at `from` (its
     last state event before, with no previous state: the history before `from` telescopes
-    into it), leaving out the tasks gone by then. With a lane, its tasks only."""
+    into it), leaving out the tasks gone by then. With a lane, its tasks only; `following`
+    adds the next state (`next_step`, `next_state`)."""
     columns = f"""{n["task"]} AS task_id, {n["at"]} AS at, {n["id"]} AS id,
                COALESCE({n["to"]}, {n["from"]}) AS step_id,
                CASE WHEN {n["kind"]} IN ('{EventKind.ARCHIVED}', '{EventKind.DELETED}') THEN {GONE}
@@ -149,6 +151,11 @@ def _transitions(n: dict, lane_id=None) -> str:
     events = f"""FROM {n["event"]}
         WHERE {n["workflow"]} = %s{lane} AND {state_event()}"""
     window = "OVER (PARTITION BY task_id ORDER BY at, id)"
+    following = (
+        f",\n               LEAD(step_id) {window} AS next_step, LEAD(state) {window} AS next_state"
+        if following
+        else ""
+    )
     before = _LAST_BEFORE[n["vendor"]].format(columns=columns, events=events, task=n["task"], at=n["at"], id=n["id"])
     return f"""
     before AS ({before}),
@@ -160,7 +167,7 @@ def _transitions(n: dict, lane_id=None) -> str:
     l AS (
         SELECT task_id, at, step_id, state, w,
                LAG(at) {window} AS prev_at, LAG(step_id) {window} AS prev_step, LAG(state) {window} AS prev_state,
-               LEAD(at) {window} AS next_at
+               LEAD(at) {window} AS next_at{following}
         FROM s
     )"""
 
@@ -370,25 +377,29 @@ _SPAN = 2**46
 _AFTER = _SPAN - 1
 
 
-def _step_stays(n: dict, scopes: list[list], lanes: list, frm, from_us: int) -> tuple[str, list]:
-    """CTEs `scope` and `stay` after `_transitions` for `limit_periods`, and their
-    parameters: each admitted stay in one of a scope's steps (scopes of step ids), with a
-    scope's lane (None: any) only the tasks in that lane now (`_of_lane`'s rule)."""
+def _step_stays(n: dict, scopes: list[tuple], frm, from_us: int) -> tuple[str, list]:
+    """CTEs `scope` and `step_stay` after `_transitions` (with `following`) for
+    `limit_periods`, and their parameters: each admitted stay in a step of a scope (si, step
+    ids, lane or None for every lane), with a lane only the tasks in it now (`_of_lane`'s
+    rule), and whether it ends in a departure: the task's next state is elsewhere, queued or
+    gone (a move between two of the scope's steps is none)."""
     us = _EPOCH_US[n["vendor"]]
-    counted = ", ".join([f"(%s, %s, CAST(%s AS {n['lane_type']}))"] * sum(len(steps) for steps in scopes))
+    counted = ", ".join([f"(%s, %s, CAST(%s AS {n['lane_type']}))"] * sum(len(steps) for _, steps, _ in scopes))
     ctes = f"""
     scope(si, step_id, lane_id) AS (VALUES {counted}),
-    stay AS (
+    step_stay AS (
         SELECT c.si * {_SPAN} AS base,
                CASE WHEN l.at < %s THEN 0 ELSE {us.format("l.at")} - %s END AS start_u,
-               COALESCE({us.format("l.next_at")} - %s, {_AFTER}) AS end_u
+               COALESCE({us.format("l.next_at")} - %s, {_AFTER}) AS end_u,
+               CASE WHEN l.next_at IS NOT NULL AND NOT (l.next_state = {ADMITTED} AND EXISTS (
+                   SELECT 1 FROM scope o WHERE o.si = c.si AND o.step_id = l.next_step)) THEN 1 ELSE 0 END AS dep
         FROM l JOIN scope c ON c.step_id = l.step_id
         WHERE l.state = {ADMITTED} AND (c.lane_id IS NULL OR {_in_lane(n, "l.task_id", "c.lane_id")})
     )"""
     params = [
         *(
             v
-            for si, (steps, lane_id) in enumerate(zip(scopes, lanes, strict=True))
+            for si, steps, lane_id in scopes
             for step in steps
             for v in (si, sql.uuid_param(step), None if lane_id is None else sql.uuid_param(lane_id))
         ),
@@ -401,7 +412,7 @@ def _step_stays(n: dict, scopes: list[list], lanes: list, frm, from_us: int) -> 
 
 def _person_pieces(n: dict, *, workflow_id, active: list, people: list, frm, to, from_us: int) -> tuple[str, list]:
     """CTEs after `_transitions`, ending with `piece(si, task_id, s, e)`: each stretch in
-    which a task counted for person `si` of `people` (user ids): admitted in an `active`
+    which a task counted for person `si` of `people` ((si, user id)): admitted in an `active`
     step while assigned to them, from `s` to `e` us (null: still). A task's assignee comes
     from its assignment events (detail: action "assign", assignee_id, previous): before its
     first one, that one's `previous`; without any, its assignee now."""
@@ -448,7 +459,7 @@ def _person_pieces(n: dict, *, workflow_id, active: list, people: list, frm, to,
         _instant(to),
         wf,
         *_ids(active),
-        *(v for si, user_id in enumerate(people) for v in (si, user_id)),
+        *(v for si, user_id in people for v in (si, user_id)),
         _instant(frm),
         from_us,
     ]
@@ -456,63 +467,88 @@ def _person_pieces(n: dict, *, workflow_id, active: list, people: list, frm, to,
 
 
 def _person_stays(n: dict, from_us: int) -> tuple[str, list]:
-    """CTE `stay` for `limit_periods` from `_person_pieces`' pieces."""
+    """CTE `person_stay` from `_person_pieces`' pieces, as `step_stay`: a piece ends in a
+    departure when the task stops counting for the person (the next piece does not go on
+    from its end)."""
     ctes = f"""
-    stay AS (
-        SELECT si * {_SPAN} AS base, s - %s AS start_u, COALESCE(e - %s, {_AFTER}) AS end_u FROM piece
+    person_stay AS (
+        SELECT si * {_SPAN} AS base, s - %s AS start_u, COALESCE(e - %s, {_AFTER}) AS end_u,
+               CASE WHEN e IS NOT NULL AND (next_s IS NULL OR next_s <> e) THEN 1 ELSE 0 END AS dep
+        FROM (SELECT si, s, e, LEAD(s) OVER (PARTITION BY si, task_id ORDER BY s) AS next_s FROM piece) p
     )"""
     return ctes, [from_us, from_us]
 
 
-def limit_periods(
-    workflow_id,
-    *,
-    scopes: list[tuple],
-    frm,
-    to,
-    from_us: int,
-    to_us: int,
-    active: list | None = None,
-    lanes: list | None = None,
-) -> list[tuple]:
-    """Each scope's time in the window as alternating periods over / not over its limit
-    (gaps and islands). A scope is (what it counts, limits): step ids (the admitted tasks in
-    those steps; a step's own limit is a scope of one step), or with `active` (the board's
-    active step ids) a person's user id (the admitted tasks assigned to them in those
-    steps); its limits are [(microseconds since `from`, limit)], the first at 0, each in
-    force until the next (0: no limit, never over). `lanes` gives step scopes a lane each
-    (None: every lane), counting only the tasks in that lane now (`_of_lane`'s rule).
-    Rows: (scope index, over, started us, ended us or None while it lasts, us at the limit,
-    us over it, whether it reached its limit, most over the limit)."""
+class Period(NamedTuple):
+    """A stretch of one scope's time in the window over, or not over, its limit."""
+
+    scope: int  # the index of the limit asked about
+    over: bool
+    started: int  # us since the epoch
+    ended: int | None  # None while it lasts
+    at_limit: int  # us at the limit in force
+    over_limit: int  # us over it
+    reached: bool  # whether it reached its limit
+    most_over: int
+    held: int  # task-us counted by the scope, of the stays that started in the period
+    departures: int  # of them, those that ended in a departure
+
+
+def limit_periods(workflow_id, *, limits: list, frm, to, from_us: int, to_us: int) -> list[Period]:
+    """Each limit's time in the window as alternating periods over / not over it (gaps and
+    islands), in one pass over the window's transitions. A limit (flow/config.py's `Limit`)
+    counts the admitted tasks in its `steps`, only those in its `lane` now when it has one
+    (`_of_lane`'s rule), only those assigned to its `person_id` when it has one (its steps are
+    then the board's active steps); its `series` is [(microseconds since `from`, limit)], the
+    first at 0, each in force until the next (0: no limit, never over). Each period also
+    carries what Little's law needs: the stays that began in it, their task-microseconds
+    inside the window and their departures."""
     n = _names(connection.vendor)
-    counted = [subject for subject, _ in scopes]
-    if active is None:
-        stays, stays_params = _step_stays(n, counted, lanes or [None] * len(counted), frm, from_us)
-    else:
+    steps = [(si, limit.steps, limit.lane_id) for si, limit in enumerate(limits) if limit.person_id is None]
+    people = [(si, limit.person_id) for si, limit in enumerate(limits) if limit.person_id is not None]
+    parts, params, stays = [], [], []
+    if steps:
+        ctes, step_params = _step_stays(n, steps, frm, from_us)
+        parts.append(ctes)
+        params += step_params
+        stays.append("SELECT base, start_u, end_u, dep FROM step_stay")
+    if people:
+        active = limits[people[0][0]].steps
         pieces, pieces_params = _person_pieces(
-            n, workflow_id=workflow_id, active=active, people=counted, frm=frm, to=to, from_us=from_us
+            n, workflow_id=workflow_id, active=active, people=people, frm=frm, to=to, from_us=from_us
         )
-        stays, stays_params = _person_stays(n, from_us)
-        stays, stays_params = f"{pieces},{stays}", [*pieces_params, *stays_params]
-    limits = ", ".join(["(%s, %s, %s)"] * sum(len(lims) for _, lims in scopes))
+        ctes, person_params = _person_stays(n, from_us)
+        parts += [pieces, ctes]
+        params += [*pieces_params, *person_params]
+        stays.append("SELECT base, start_u, end_u, dep FROM person_stay")
+    if not stays:
+        return []
+    values = ", ".join(["(%s, %s, %s)"] * sum(len(limit.series) for limit in limits))
     statement = f"""
-    WITH {_transitions(n)},{stays},
-    lims(si, u, lim) AS (VALUES {limits}),
+    WITH {_transitions(n, following=bool(steps))},{",".join(parts)},
+    stay AS ({" UNION ALL ".join(stays)}),
+    lims(si, u, lim) AS (VALUES {values}),
     -- Each stay adds one where it starts (the state at `from`: at `from`) and takes it back
     -- where it ends (after the window if it lasts): every scope's changes sum to zero, so
-    -- one running sum serves them all.
+    -- one running sum serves them all. Its start also carries its time inside the window
+    -- and whether it departs.
     -- A limit coming into force is a change of nothing but the limit.
     change AS (
-        SELECT base + start_u AS k, CAST(NULL AS INTEGER) AS lim, 1 AS delta FROM stay
+        SELECT base + start_u AS k, CAST(NULL AS INTEGER) AS lim, 1 AS delta,
+               CASE WHEN end_u < {_AFTER} THEN end_u ELSE %s END - start_u AS held, dep
+        FROM stay
         UNION ALL
-        SELECT base + end_u, NULL, -1 FROM stay
+        SELECT base + end_u, NULL, -1, 0, 0 FROM stay
         UNION ALL
-        SELECT si * {_SPAN} + u, lim, 0 FROM lims
+        SELECT si * {_SPAN} + u, lim, 0, 0, 0 FROM lims
     ),
     -- Changes at one instant are one change; an integer, so the running sum is a bigint.
-    c AS (SELECT k, MAX(lim) AS lim, CAST(SUM(delta) AS INTEGER) AS delta FROM change GROUP BY k),
+    c AS (
+        SELECT k, MAX(lim) AS lim, CAST(SUM(delta) AS INTEGER) AS delta, SUM(held) AS held, SUM(dep) AS dep
+        FROM change GROUP BY k
+    ),
     r AS (
-        SELECT k, lim, delta, SUM(delta) OVER w AS occ, LEAD(k) OVER w AS next_k,
+        SELECT k, lim, delta, held, dep, SUM(delta) OVER w AS occ, LEAD(k) OVER w AS next_k,
                COUNT(lim) OVER w AS lim_run
         FROM c
         WINDOW w AS (ORDER BY k ROWS UNBOUNDED PRECEDING)
@@ -520,10 +556,10 @@ def limit_periods(
     -- Each row carries the limit in force: the last one that came into force (each scope
     -- has one at `from`, so a run never reaches into the scope before).
     o AS (
-        SELECT k, delta, occ, next_k, MAX(lim) OVER (PARTITION BY lim_run) AS lim FROM r
+        SELECT k, delta, held, dep, occ, next_k, MAX(lim) OVER (PARTITION BY lim_run) AS lim FROM r
     ),
     b AS (
-        SELECT k, delta, occ, next_k, lim,
+        SELECT k, delta, held, dep, occ, next_k, lim,
                CASE WHEN lim > 0 AND occ > lim THEN 1 ELSE 0 END AS over,
                LAG(lim) OVER (ORDER BY k) AS prev_lim
         FROM o
@@ -532,7 +568,7 @@ def limit_periods(
     -- while it lasts), and whether `over` changes there (the occupancy before is occ - delta,
     -- under the limit before; a scope's first row starts from nothing).
     seg AS (
-        SELECT k, k / {_SPAN} AS si, k %% {_SPAN} AS u, lim, occ, over,
+        SELECT k, k / {_SPAN} AS si, k %% {_SPAN} AS u, lim, occ, over, held, dep,
                CASE WHEN next_k / {_SPAN} = k / {_SPAN} AND next_k %% {_SPAN} < {_AFTER}
                     THEN next_k %% {_SPAN} END AS next_u,
                CASE WHEN k %% {_SPAN} = 0 THEN over
@@ -544,7 +580,7 @@ def limit_periods(
     -- Gaps and islands: a period is a scope's run of rows with the same running count of
     -- starts (counted across scopes: the scope in the group splits them).
     isl AS (
-        SELECT si, k, u, next_u, occ, lim, over,
+        SELECT si, k, u, next_u, occ, lim, over, held, dep,
                CASE WHEN lim > 0 AND occ = lim THEN COALESCE(next_u, %s) - u ELSE 0 END AS at_limit,
                CASE WHEN over = 1 THEN COALESCE(next_u, %s) - u ELSE 0 END AS over_limit,
                CASE WHEN lim > 0 AND occ >= lim THEN 1 ELSE 0 END AS reached,
@@ -552,17 +588,19 @@ def limit_periods(
         FROM seg
     )
     SELECT si, MAX(over), MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
-           SUM(at_limit), SUM(over_limit), MAX(reached), MAX(occ - lim)
+           SUM(at_limit), SUM(over_limit), MAX(reached), MAX(occ - lim), SUM(held), SUM(dep)
     FROM isl
     GROUP BY si, grp
     ORDER BY 3, 1
     """
+    window_us = to_us - from_us
     params = [
         *_transitions_params(workflow_id, frm, to),
-        *stays_params,
-        *(v for si, (_, lims) in enumerate(scopes) for u, lim in lims for v in (si, u, lim)),
-        to_us - from_us,
-        to_us - from_us,
+        *params,
+        *(v for si, limit in enumerate(limits) for u, lim in limit.series for v in (si, u, lim)),
+        window_us,
+        window_us,
+        window_us,
     ]
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -577,7 +615,7 @@ def limit_periods(
     # A period whose last part has no end (COUNT(next_u) < COUNT(*)) is still going on; the
     # int()s: PostgreSQL sums bigints as numeric.
     return [
-        (
+        Period(
             int(si),
             bool(over),
             from_us + int(start),
@@ -586,8 +624,10 @@ def limit_periods(
             int(above),
             bool(reached),
             int(most),
+            int(held),
+            int(departed),
         )
-        for si, over, start, end, ended, total, at, above, reached, most in rows
+        for si, over, start, end, ended, total, at, above, reached, most, held, departed in rows
     ]
 
 
@@ -645,71 +685,6 @@ def state_events_up_to(workflow_id, *, frm, to, most: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(statement, [sql.uuid_param(workflow_id), _instant(frm), _instant(to), most + 1])
         return cursor.fetchone()[0]
-
-
-def scope_stays(workflow_id, *, scopes: list[list], frm, to, from_us: int, to_us: int) -> list[tuple]:
-    """(scope index, admitted task-microseconds in the window, departures in the window) of
-    each scope, a list of step ids. A departure is a task admitted in one of the scope's
-    steps whose next state is elsewhere, queued or gone (a move between two of its steps
-    is none)."""
-    n = _names(connection.vendor)
-    us = _EPOCH_US[n["vendor"]]
-    counted = ", ".join(["(%s, %s)"] * sum(len(steps) for steps in scopes))
-    statement = f"""
-    WITH {_transitions(n)},
-    scope(si, step_id) AS (VALUES {counted}),
-    stay AS (
-        SELECT c.si, COALESCE({us.format("l.next_at")}, %s)
-                     - CASE WHEN l.at < %s THEN %s ELSE {us.format("l.at")} END AS held
-        FROM l JOIN scope c ON c.step_id = l.step_id
-        WHERE l.state = {ADMITTED}
-    ),
-    departure AS (
-        SELECT c.si FROM l JOIN scope c ON c.step_id = l.prev_step
-        WHERE l.w = 1 AND l.prev_state = {ADMITTED}
-          AND NOT (l.state = {ADMITTED} AND EXISTS (
-              SELECT 1 FROM scope o WHERE o.si = c.si AND o.step_id = l.step_id))
-    )
-    SELECT si, SUM(held), 0 FROM stay GROUP BY si
-    UNION ALL
-    SELECT si, 0, COUNT(*) FROM departure GROUP BY si
-    """
-    params = [
-        *_transitions_params(workflow_id, frm, to),
-        *(v for si, steps in enumerate(scopes) for step in steps for v in (si, sql.uuid_param(step))),
-        to_us,
-        _instant(frm),
-        from_us,
-    ]
-    totals: dict = {}
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        for si, held, departed in cursor.fetchall():
-            h, d = totals.get(si, (0, 0))
-            totals[si] = (h + int(held), d + int(departed))
-    return [(si, *totals.get(si, (0, 0))) for si in range(len(scopes))]
-
-
-def person_stays(workflow_id, *, active: list, people: list, frm, to, from_us: int, to_us: int) -> list[tuple]:
-    """(person index, task-microseconds counted for them in the window, departures in the
-    window) of each person of `people` (user ids), as `scope_stays` for a step: a task
-    counts for a person while admitted in an `active` step and assigned to them; it departs
-    when it stops counting for them (a move between two active steps is none)."""
-    n = _names(connection.vendor)
-    pieces, params = _person_pieces(
-        n, workflow_id=workflow_id, active=active, people=people, frm=frm, to=to, from_us=from_us
-    )
-    statement = f"""
-    WITH {_transitions(n)},{pieces},
-    p AS (SELECT si, s, e, LEAD(s) OVER (PARTITION BY si, task_id ORDER BY s) AS next_s FROM piece)
-    SELECT si, SUM(COALESCE(e, %s) - s),
-           SUM(CASE WHEN e IS NOT NULL AND (next_s IS NULL OR next_s <> e) THEN 1 ELSE 0 END)
-    FROM p GROUP BY si
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(statement, [*_transitions_params(workflow_id, frm, to), *params, to_us])
-        totals = {int(si): (int(held), int(departed)) for si, held, departed in cursor.fetchall()}
-    return [(si, *totals.get(si, (0, 0))) for si in range(len(people))]
 
 
 # Each finishing task's state events, in its order, with when each state ends and the
@@ -779,18 +754,16 @@ def active_time(workflow_id, *, done: list, not_active: list, frm, to) -> list[t
         return [(task_id, int(held)) for task_id, held in cursor.fetchall()]
 
 
-def blocks(workflow_id, *, frm, to) -> list[tuple]:
-    """(task id, reason, type id or None, type name or None, started us, ended us or None)
-    of every block that overlaps the window: a `blocked` event until the task's next
-    blocked, unblocked, archived or deleted event (a new reason or type starts a new
-    block). The type is the one the event recorded, with its name then. The board's block
-    events up to `to` are read: a small part of its history."""
-    n = _names(connection.vendor)
-    us = _EPOCH_US[n["vendor"]]
+def _block_spans(n: dict) -> str:
+    """A subquery of every block that overlaps the window [%s = `to`, then %s = `from`,
+    after %s = the workflow]: (task_id, reason, type_id, type_name, at, next_at), a
+    `blocked` event until the task's next blocked, unblocked, archived or deleted event (a
+    new reason or type starts a new block). The type is the one the event recorded, with its
+    name then. The board's block events up to `to` are read: a small part of its history."""
     kinds = _kinds_list([EventKind.BLOCKED, EventKind.UNBLOCKED, EventKind.ARCHIVED, EventKind.DELETED])
     typed = _DETAIL_TEXT[n["vendor"]]
-    statement = f"""
-    SELECT task_id, reason, type_id, type_name, {us.format("at")}, {us.format("next_at")} FROM (
+    return f"""
+    SELECT task_id, reason, type_id, type_name, at, next_at FROM (
         SELECT {n["task"]} AS task_id, {n["kind"]} AS kind, {n["reason"]} AS reason, {n["at"]} AS at,
                {typed.format(column=n["detail"], key="type_id")} AS type_id,
                {typed.format(column=n["detail"], key="type")} AS type_name,
@@ -798,7 +771,17 @@ def blocks(workflow_id, *, frm, to) -> list[tuple]:
         FROM {n["event"]}
         WHERE {n["workflow"]} = %s AND {n["kind"]} IN ({kinds}) AND {n["at"]} <= %s
     ) b
-    WHERE kind = '{EventKind.BLOCKED}' AND (next_at IS NULL OR next_at > %s)
+    WHERE kind = '{EventKind.BLOCKED}' AND (next_at IS NULL OR next_at > %s)"""
+
+
+def blocks(workflow_id, *, frm, to) -> list[tuple]:
+    """(task id, reason, type id or None, type name or None, started us, ended us or None)
+    of every block that overlaps the window (`_block_spans`), in time order."""
+    n = _names(connection.vendor)
+    us = _EPOCH_US[n["vendor"]]
+    statement = f"""
+    SELECT task_id, reason, type_id, type_name, {us.format("at")}, {us.format("next_at")}
+    FROM ({_block_spans(n)}) b
     ORDER BY at
     """
     with connection.cursor() as cursor:
@@ -810,17 +793,31 @@ def blocks(workflow_id, *, frm, to) -> list[tuple]:
 _DETAIL_TEXT = {"postgresql": "{column} ->> '{key}'", "sqlite": "json_extract({column}, '$.{key}')"}
 
 
-def active_stays(workflow_id, *, not_active: list, frm, to, from_us: int, to_us: int) -> list[tuple]:
-    """(task id, from us, until us) of each stay of a task admitted in a step that is not
-    `not_active` (one held slot of an active step, a step deleted since among them), cut to
-    the window."""
+def blocked_capacity(workflow_id, *, not_active: list, frm, to, from_us: int, to_us: int) -> tuple[int, dict]:
+    """(the task-microseconds the active steps held in the window, {block type id or None:
+    the part of them its blocks held}): an active step is one not `not_active` (a step
+    deleted since among them); a block holds capacity while its task is admitted in one.
+    One pass over the window's transitions, summed in the database."""
     n = _names(connection.vendor)
     us = _EPOCH_US[n["vendor"]]
     outside = f"AND step_id NOT IN ({_in(not_active)})" if not_active else ""
     statement = f"""
-    WITH {_transitions(n)}
-    SELECT task_id, CASE WHEN at < %s THEN %s ELSE {us.format("at")} END, COALESCE({us.format("next_at")}, %s)
-    FROM l WHERE state = {ADMITTED} {outside}
+    WITH {_transitions(n)},
+    stay AS (
+        SELECT task_id, CASE WHEN at < %s THEN %s ELSE {us.format("at")} END AS s,
+               COALESCE({us.format("next_at")}, %s) AS e
+        FROM l WHERE state = {ADMITTED} {outside}
+    ),
+    blk AS (
+        SELECT task_id, type_id, {n["greatest"]}({us.format("at")}, %s) AS s,
+               {n["least"]}(COALESCE({us.format("next_at")}, %s), %s) AS e
+        FROM ({_block_spans(n)}) b
+    )
+    SELECT 0, NULL, SUM(e - s) FROM stay
+    UNION ALL
+    SELECT 1, b.type_id, SUM({n["least"]}(st.e, b.e) - {n["greatest"]}(st.s, b.s))
+    FROM blk b JOIN stay st ON st.task_id = b.task_id AND st.s < b.e AND b.s < st.e
+    GROUP BY b.type_id
     """
     params = [
         *_transitions_params(workflow_id, frm, to),
@@ -828,7 +825,15 @@ def active_stays(workflow_id, *, not_active: list, frm, to, from_us: int, to_us:
         from_us,
         to_us,
         *_ids(not_active),
+        from_us,
+        to_us,
+        to_us,
+        sql.uuid_param(workflow_id),
+        _instant(to),
+        _instant(frm),
     ]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
-        return cursor.fetchall()
+        rows = cursor.fetchall()
+    occupied = next((int(held or 0) for part, _, held in rows if part == 0), 0)
+    return occupied, {type_id: int(held) for part, type_id, held in rows if part == 1}

@@ -63,7 +63,7 @@ def test_limit_advice_by_littles_law(workflow, history):
     rows = {row["name"]: row for row in data["limits"]}
     assert list(rows) == ["Doing", "Review", "Done", "Doing and Review"]
     doing = rows["Doing"]
-    assert (doing["scope"], doing["id"], doing["limit"]) == ("step", do.pk, 2)
+    assert (doing["scope"], doing["id"], doing["limit"]) == ("step", str(do.pk), 2)
     assert doing["avg_wip"] == pytest.approx(16.5 / 13)
     assert doing["throughput_per_day"] == pytest.approx(3 / WINDOW_DAYS)
     assert doing["avg_cycle_days"] == pytest.approx(5.5 / 24)
