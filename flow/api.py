@@ -16,7 +16,7 @@ from common.errors import Invalid
 from common.pagination import Pagination
 from common.renderers import CSVRenderer, JSONRenderer
 from common.validation import validated
-from flow import analytics, bounds, config, experiments, figures
+from flow import analytics, bounds, cache, config, experiments, figures
 from flow import forecast as forecasting
 from flow.figures import Window
 from flow.kinds import BoardSteps
@@ -62,6 +62,11 @@ LANE_PARAMETER = OpenApiParameter(
 LANE_PARAMETERS = [*WINDOW_PARAMETERS, LANE_PARAMETER]
 
 
+def asked(request) -> dict:
+    """A flow request's parameters: its query, the answer's format aside."""
+    return {k: v for k, v in request.query_params.items() if k != "format"}
+
+
 class FlowView(APIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
     throttle_classes = [FlowThrottle]
@@ -71,19 +76,23 @@ class FlowView(APIView):
     def get(self, request, pk):
         self.workflow = get_object_or_404(Workflow, pk=pk)
         require_role(request.user, self.workflow.workspace_id)
-        params = self.valid_params(request)
-        board = BoardSteps.of(self.workflow)
-        bounds.check(
-            figure=self.name,
-            workflow_id=self.workflow.pk,
-            window=params["window"],
-            interval=params.get("interval"),
-            steps=len(board.steps),
-        )
-        return Response(self.figure(self.workflow, params, board))
+        query = asked(request)
+        params = self.valid_params(query)
 
-    def valid_params(self, request) -> dict:
-        query = {k: v for k, v in request.query_params.items() if k != "format"}
+        def compute():
+            board = BoardSteps.of(self.workflow)
+            bounds.check(
+                figure=self.name,
+                workflow_id=self.workflow.pk,
+                window=params["window"],
+                interval=params.get("interval"),
+                steps=len(board.steps),
+            )
+            return self.figure(self.workflow, params, board)
+
+        return Response(cache.kept(self.workflow, self.name, query, compute))
+
+    def valid_params(self, query: dict) -> dict:
         params = self.params(data=query, context={"workflow": self.workflow})
         unknown = sorted(set(query) - set(params.fields))
         if unknown:  # a misspelt parameter is refused, not silently ignored
@@ -511,7 +520,7 @@ class LimitChangesView(FlowView):
     def get(self, request, pk):
         self.workflow = get_object_or_404(Workflow, pk=pk)
         require_role(request.user, self.workflow.workspace_id)
-        params = self.valid_params(request)
+        params = self.valid_params(asked(request))
         paginator = Pagination()
         page = paginator.paginate_queryset(config.changes(self.workflow, params["window"]), request)
         return paginator.get_paginated_response([_change(c) for c in page])

@@ -5,9 +5,11 @@ import uuid
 from datetime import timedelta
 
 import factory
+from django.db.models import F
 from django.utils import timezone
 
 from boards.models import Task, TaskEvent
+from workflows.models import Workflow
 
 
 class TaskFactory(factory.django.DjangoModelFactory):
@@ -33,6 +35,9 @@ class TaskEventFactory(factory.django.DjangoModelFactory):
         event = super()._create(model_class, *args, **kwargs)
         model_class.objects.filter(pk=event.pk).update(at=at)
         event.at = at
+        # A change of the history is a change of its board, which counts up its version (the
+        # flow figures are kept per version: flow/cache.py).
+        Workflow.objects.filter(pk=event.workflow_id).update(version=F("version") + 1)
         return event
 
 

@@ -158,22 +158,24 @@ def _history(workflow, steps, tasks: int):
             )
 
 
-# cycle-times and aging read the finished tasks' blocked/unblocked events in one more query;
-# every endpoint counts the window's events first, up to their bound (flow/bounds.py).
+# Every figure reads its board's stamp first (flow/cache.py: the answer kept per board
+# version) and, when it is not kept, counts the window's events, up to their bound
+# (flow/bounds.py); cycle-times and aging read the finished tasks' blocked/unblocked events
+# in one more query.
 QUERIES = {
-    "cfd": 5,
-    "wip": 6,  # and the limits in force
-    "sle": 9,  # and the owner-set service levels
-    # and the members, the step and person limits in force, the periods at each step's limit
-    "advice": 15,
-    "blockers": 6,  # the blocks, then the active steps' stays (capacity per blocker type)
-    "efficiency": 7,
-    "cycle-times": 7,  # and the board's lanes, for the per-lane summary
-    "throughput": 5,
-    "aging": 7,
-    "limits": 12,  # the groups, lanes, cells, members, the limits in force, the lowerings (flow/config.py)
-    "limit-changes": 3,  # no events counted: the changes counted, an empty page not read
-    "queues": 6,
+    "cfd": 6,
+    "wip": 7,  # and the limits in force
+    "sle": 10,  # and the owner-set service levels
+    # and the groups, lanes, cells, members, the limits in force, the periods at each limit
+    "advice": 16,
+    "blockers": 7,  # the blocks, then the capacity the active steps held and each type's part of it
+    "efficiency": 8,
+    "cycle-times": 8,  # and the board's lanes, for the per-lane summary
+    "throughput": 6,
+    "aging": 8,
+    "limits": 13,  # the groups, lanes, cells, members, the limits in force, the lowerings (flow/config.py)
+    "limit-changes": 3,  # not kept, no events counted: the changes counted, an empty page not read
+    "queues": 7,
 }
 
 

@@ -156,7 +156,7 @@ def test_the_query_count_does_not_grow_with_the_history(api, workflow, owner, dj
             TaskEventFactory(
                 workflow=workflow, task_id=start.task_id, from_step_id=do.pk, to_step_id=dn.pk, at=now - DAY
             )
-        # The workflow, the caller's role, the steps, the events' count; the change moments,
-        # the changes with their actors, the finished tasks.
-        with django_assert_num_queries(7):
+        # The workflow, the caller's role, the board's stamp, the steps, the events' count; the
+        # change moments, the changes with their actors, the finished tasks.
+        with django_assert_num_queries(8):
             assert api.get(path, {"days": 10}).status_code == 200
