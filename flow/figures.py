@@ -354,7 +354,7 @@ def judge(workflow, window: Window, limits: list[config.Limit]) -> tuple[list, l
     """The periods of every limit over the window (one pass over its transitions), and
     their sums per limit, in the order asked. The ledger and the limit advice judge here."""
     judged = [Judged() for _ in limits]
-    periods = queries.limit_periods(
+    periods, measures = queries.limit_periods(
         workflow.pk, limits=limits, frm=window.start, to=window.end, from_us=us(window.start), to_us=us(window.end)
     )
     for p in periods:
@@ -362,8 +362,8 @@ def judge(workflow, window: Window, limits: list[config.Limit]) -> tuple[list, l
         sums.at_limit += p.at_limit
         sums.over_limit += p.over_limit
         sums.reached = sums.reached or p.reached
-        sums.held += p.held
-        sums.departures += p.departures
+    for index, (held, departures) in measures.items():
+        judged[index].held, judged[index].departures = held, departures
     return periods, judged
 
 

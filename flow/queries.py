@@ -375,6 +375,8 @@ def throughput(workflow_id, *, done: list, to, from_us: int, to_us: int, step_us
 # are under 2**45 microseconds); _AFTER stands for "after the window".
 _SPAN = 2**46
 _AFTER = _SPAN - 1
+# A limit in force packed with its order (flow limits are below 2**31: PositiveIntegerField).
+_LIMIT_PACK = 2**31
 
 
 def _step_stays(n: dict, scopes: list[tuple], frm, from_us: int) -> tuple[str, list]:
@@ -391,9 +393,9 @@ def _step_stays(n: dict, scopes: list[tuple], frm, from_us: int) -> tuple[str, l
         SELECT c.si * {_SPAN} AS base,
                CASE WHEN l.at < %s THEN 0 ELSE {us.format("l.at")} - %s END AS start_u,
                COALESCE({us.format("l.next_at")} - %s, {_AFTER}) AS end_u,
-               CASE WHEN l.next_at IS NOT NULL AND NOT (l.next_state = {ADMITTED} AND EXISTS (
-                   SELECT 1 FROM scope o WHERE o.si = c.si AND o.step_id = l.next_step)) THEN 1 ELSE 0 END AS dep
+               CASE WHEN l.next_at IS NOT NULL AND (l.next_state <> {ADMITTED} OR o.si IS NULL) THEN 1 ELSE 0 END AS dep
         FROM l JOIN scope c ON c.step_id = l.step_id
+        LEFT JOIN scope o ON o.si = c.si AND o.step_id = l.next_step
         WHERE l.state = {ADMITTED} AND (c.lane_id IS NULL OR {_in_lane(n, "l.task_id", "c.lane_id")})
     )"""
     params = [
@@ -490,19 +492,17 @@ class Period(NamedTuple):
     over_limit: int  # us over it
     reached: bool  # whether it reached its limit
     most_over: int
-    held: int  # task-us counted by the scope, of the stays that started in the period
-    departures: int  # of them, those that ended in a departure
 
 
-def limit_periods(workflow_id, *, limits: list, frm, to, from_us: int, to_us: int) -> list[Period]:
+def limit_periods(workflow_id, *, limits: list, frm, to, from_us: int, to_us: int) -> tuple[list[Period], dict]:
     """Each limit's time in the window as alternating periods over / not over it (gaps and
     islands), in one pass over the window's transitions. A limit (flow/config.py's `Limit`)
     counts the admitted tasks in its `steps`, only those in its `lane` now when it has one
     (`_of_lane`'s rule), only those assigned to its `person_id` when it has one (its steps are
     then the board's active steps); its `series` is [(microseconds since `from`, limit)], the
-    first at 0, each in force until the next (0: no limit, never over). Each period also
-    carries what Little's law needs: the stays that began in it, their task-microseconds
-    inside the window and their departures."""
+    first at 0, each in force until the next (0: no limit, never over). Beside the periods,
+    what Little's law needs: {limit index: (task-microseconds its stays held inside the
+    window, their departures)}, for the limits that held any."""
     n = _names(connection.vendor)
     steps = [(si, limit.steps, limit.lane_id) for si, limit in enumerate(limits) if limit.person_id is None]
     people = [(si, limit.person_id) for si, limit in enumerate(limits) if limit.person_id is not None]
@@ -522,7 +522,7 @@ def limit_periods(workflow_id, *, limits: list, frm, to, from_us: int, to_us: in
         params += [*pieces_params, *person_params]
         stays.append("SELECT base, start_u, end_u, dep FROM person_stay")
     if not stays:
-        return []
+        return [], {}
     values = ", ".join(["(%s, %s, %s)"] * sum(len(limit.series) for limit in limits))
     statement = f"""
     WITH {_transitions(n, following=bool(steps))},{",".join(parts)},
@@ -530,45 +530,38 @@ def limit_periods(workflow_id, *, limits: list, frm, to, from_us: int, to_us: in
     lims(si, u, lim) AS (VALUES {values}),
     -- Each stay adds one where it starts (the state at `from`: at `from`) and takes it back
     -- where it ends (after the window if it lasts): every scope's changes sum to zero, so
-    -- one running sum serves them all. Its start also carries its time inside the window
-    -- and whether it departs.
+    -- one running sum serves them all.
     -- A limit coming into force is a change of nothing but the limit.
     change AS (
-        SELECT base + start_u AS k, CAST(NULL AS INTEGER) AS lim, 1 AS delta,
-               CASE WHEN end_u < {_AFTER} THEN end_u ELSE %s END - start_u AS held, dep
-        FROM stay
+        SELECT base + start_u AS k, CAST(NULL AS BIGINT) AS lim, 1 AS delta FROM stay
         UNION ALL
-        SELECT base + end_u, NULL, -1, 0, 0 FROM stay
+        SELECT base + end_u, NULL, -1 FROM stay
         UNION ALL
-        SELECT si * {_SPAN} + u, lim, 0, 0, 0 FROM lims
+        SELECT si * {_SPAN} + u, lim, 0 FROM lims
     ),
     -- Changes at one instant are one change; an integer, so the running sum is a bigint.
-    c AS (
-        SELECT k, MAX(lim) AS lim, CAST(SUM(delta) AS INTEGER) AS delta, SUM(held) AS held, SUM(dep) AS dep
-        FROM change GROUP BY k
-    ),
+    c AS (SELECT k, MAX(lim) AS lim, CAST(SUM(delta) AS INTEGER) AS delta FROM change GROUP BY k),
+    -- Each row carries the limit in force: the last one that came into force (each scope
+    -- has one at `from`, so it never reaches into the scope before). A limit comes as
+    -- its order among the limits (in k's order) * {_LIMIT_PACK} + its value, so the running
+    -- maximum is the last one.
     r AS (
-        SELECT k, lim, delta, held, dep, SUM(delta) OVER w AS occ, LEAD(k) OVER w AS next_k,
-               COUNT(lim) OVER w AS lim_run
+        SELECT k, delta, SUM(delta) OVER w AS occ, LEAD(k) OVER w AS next_k,
+               MAX(lim) OVER w %% {_LIMIT_PACK} AS lim
         FROM c
         WINDOW w AS (ORDER BY k ROWS UNBOUNDED PRECEDING)
     ),
-    -- Each row carries the limit in force: the last one that came into force (each scope
-    -- has one at `from`, so a run never reaches into the scope before).
-    o AS (
-        SELECT k, delta, held, dep, occ, next_k, MAX(lim) OVER (PARTITION BY lim_run) AS lim FROM r
-    ),
     b AS (
-        SELECT k, delta, held, dep, occ, next_k, lim,
+        SELECT k, delta, occ, next_k, lim,
                CASE WHEN lim > 0 AND occ > lim THEN 1 ELSE 0 END AS over,
                LAG(lim) OVER (ORDER BY k) AS prev_lim
-        FROM o
+        FROM r
     ),
     -- Each period of constant occupancy and limit in the window, from u to next_u (null
     -- while it lasts), and whether `over` changes there (the occupancy before is occ - delta,
     -- under the limit before; a scope's first row starts from nothing).
     seg AS (
-        SELECT k, k / {_SPAN} AS si, k %% {_SPAN} AS u, lim, occ, over, held, dep,
+        SELECT k, k / {_SPAN} AS si, k %% {_SPAN} AS u, lim, occ, over,
                CASE WHEN next_k / {_SPAN} = k / {_SPAN} AND next_k %% {_SPAN} < {_AFTER}
                     THEN next_k %% {_SPAN} END AS next_u,
                CASE WHEN k %% {_SPAN} = 0 THEN over
@@ -580,24 +573,31 @@ def limit_periods(workflow_id, *, limits: list, frm, to, from_us: int, to_us: in
     -- Gaps and islands: a period is a scope's run of rows with the same running count of
     -- starts (counted across scopes: the scope in the group splits them).
     isl AS (
-        SELECT si, k, u, next_u, occ, lim, over, held, dep,
+        SELECT si, k, u, next_u, occ, lim, over,
                CASE WHEN lim > 0 AND occ = lim THEN COALESCE(next_u, %s) - u ELSE 0 END AS at_limit,
                CASE WHEN over = 1 THEN COALESCE(next_u, %s) - u ELSE 0 END AS over_limit,
                CASE WHEN lim > 0 AND occ >= lim THEN 1 ELSE 0 END AS reached,
                SUM(starts) OVER (ORDER BY k ROWS UNBOUNDED PRECEDING) AS grp
         FROM seg
     )
-    SELECT si, MAX(over), MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
-           SUM(at_limit), SUM(over_limit), MAX(reached), MAX(occ - lim), SUM(held), SUM(dep)
+    SELECT 0, si, MAX(over), MIN(u), MAX(COALESCE(next_u, -1)), COUNT(next_u), COUNT(*),
+           SUM(at_limit), SUM(over_limit), MAX(reached), MAX(occ - lim)
     FROM isl
     GROUP BY si, grp
-    ORDER BY 3, 1
+    UNION ALL
+    -- Little's law's measures of each scope: its stays' time inside the window, their departures.
+    SELECT 1, base / {_SPAN}, NULL, NULL, NULL, NULL, NULL,
+           SUM(CASE WHEN end_u < {_AFTER} THEN end_u ELSE %s END - start_u), SUM(dep), NULL, NULL
+    FROM stay
+    GROUP BY base
+    ORDER BY 1, 4, 2
     """
     window_us = to_us - from_us
+    in_force = [(si, u, lim) for si, limit in enumerate(limits) for u, lim in limit.series]  # in k's order
     params = [
         *_transitions_params(workflow_id, frm, to),
         *params,
-        *(v for si, limit in enumerate(limits) for u, lim in limit.series for v in (si, u, lim)),
+        *(v for order, (si, u, lim) in enumerate(in_force) for v in (si, u, order * _LIMIT_PACK + lim)),
         window_us,
         window_us,
         window_us,
@@ -614,7 +614,7 @@ def limit_periods(workflow_id, *, limits: list, frm, to, from_us: int, to_us: in
         rows = cursor.fetchall()
     # A period whose last part has no end (COUNT(next_u) < COUNT(*)) is still going on; the
     # int()s: PostgreSQL sums bigints as numeric.
-    return [
+    periods = [
         Period(
             int(si),
             bool(over),
@@ -624,11 +624,12 @@ def limit_periods(workflow_id, *, limits: list, frm, to, from_us: int, to_us: in
             int(above),
             bool(reached),
             int(most),
-            int(held),
-            int(departed),
         )
-        for si, over, start, end, ended, total, at, above, reached, most, held, departed in rows
+        for part, si, over, start, end, ended, total, at, above, reached, most in rows
+        if part == 0
     ]
+    measures = {int(row[1]): (int(row[7]), int(row[8])) for row in rows if row[0] == 1}
+    return periods, measures
 
 
 def forced_admissions(workflow_id, *, since, to) -> list[tuple]:
