@@ -10,7 +10,7 @@ the block itself stays).
 from contextlib import ExitStack
 
 from boards.change import BoardChange
-from boards.changes import announce_everywhere, workspace_boards
+from boards.changes import announce_everywhere, made_by_name, workspace_boards
 from boards.locking import board_transaction
 from boards.models import BLOCKER_TYPES_PER_WORKSPACE_MAX, BlockerType, Task
 from common.errors import Conflict, Invalid
@@ -81,25 +81,15 @@ def block_detail(blocker_type: BlockerType | None) -> dict:
 def types_named(change: BoardChange, names: list[str]) -> dict:
     """{lowercase name: BlockerType} of the workspace for `names` (an import's), making those
     it lacks; a type made here reaches every other board of the workspace as a type change."""
-    workspace_id = change.workflow.workspace_id
-    wanted = {name.lower(): name for name in names}
-    if not wanted:
-        return {}
-    with ExitStack() as boards:
-        others = workspace_boards(boards, workspace_id, change.actor, besides=change.workflow.pk)
-        existing = {t.name.lower(): t for t in BlockerType.objects.filter(workspace_id=workspace_id)}
-        missing = [name for key, name in wanted.items() if key not in existing]
-        if not missing:
-            return existing
-        if len(existing) + len(missing) > BLOCKER_TYPES_PER_WORKSPACE_MAX:
-            raise Invalid(
-                {"blocked_type": [f"A workspace has at most {BLOCKER_TYPES_PER_WORKSPACE_MAX} blocker types."]}
-            )
-        made = BlockerType.objects.bulk_create(BlockerType(workspace_id=workspace_id, name=name) for name in missing)
-        payload = {"blocker_type": blocker_type_data(made[0])}
-        change.record.announce("blocker_type.updated", **payload)
-        announce_everywhere(others, "blocker_type.updated", **payload)
-    return {**existing, **{t.name.lower(): t for t in made}}
+    return made_by_name(
+        change,
+        BlockerType,
+        {name.lower(): {"name": name} for name in names},
+        most=BLOCKER_TYPES_PER_WORKSPACE_MAX,
+        field="blocked_type",
+        message="blocker_type.updated",
+        data=lambda made: {"blocker_type": blocker_type_data(made)},
+    )
 
 
 def type_for_block(change: BoardChange, blocked_type_id) -> BlockerType | None:

@@ -8,11 +8,10 @@ items, each a text or {"text", "done"}. An import finds each label in the worksp
 """
 
 import datetime
-from contextlib import ExitStack
 
 from boards.card_serializers import parse_due
 from boards.change import BoardChange
-from boards.changes import announce_everywhere, workspace_boards
+from boards.changes import made_by_name
 from boards.messages import label_data
 from boards.models import (
     CHECKLIST_ITEMS_MAX,
@@ -25,7 +24,6 @@ from boards.models import (
     LabelColor,
     Task,
 )
-from common.errors import Invalid
 
 
 def card_fields_row(task: Task, labels: dict) -> dict:
@@ -113,7 +111,7 @@ def attach_card_fields(change: BoardChange, placed: list[tuple]) -> None:
     wanted = {name.lower(): (name, color) for row, _ in placed for name, color in row.labels}
     if not wanted and not any(row.checklist for row, _ in placed):
         return
-    labels = _workspace_labels(change, wanted) if wanted else {}
+    labels = _workspace_labels(change, wanted)
     links, items, changed = [], [], []
     for row, task in placed:
         ids = sorted({str(labels[name.lower()].pk) for name, _ in row.labels})
@@ -131,21 +129,15 @@ def attach_card_fields(change: BoardChange, placed: list[tuple]) -> None:
 
 
 def _workspace_labels(change: BoardChange, wanted: dict) -> dict:
-    """{lowercase name: Label} of the workspace for the names `wanted`, making those it lacks.
-    The workspace's other boards are locked as every label change locks them, before its
-    labels are read; a label made here reaches every other board as a label change."""
-    workspace_id = change.workflow.workspace_id
-    with ExitStack() as boards:
-        changes = workspace_boards(boards, workspace_id, change.actor, besides=change.workflow.pk)
-        existing = {label.name.lower(): label for label in Label.objects.filter(workspace_id=workspace_id)}
-        missing = [pair for key, pair in wanted.items() if key not in existing]
-        if not missing:
-            return existing
-        if len(existing) + len(missing) > LABELS_PER_WORKSPACE_MAX:
-            raise Invalid({"labels": [f"A workspace has at most {LABELS_PER_WORKSPACE_MAX} labels."]})
-        made = Label.objects.bulk_create(
-            Label(workspace_id=workspace_id, name=name, color=color) for name, color in missing
-        )
-        change.record.announce("label.updated", label=label_data(made[0]))
-        announce_everywhere(changes, "label.updated", label=label_data(made[0]))
-    return {**existing, **{label.name.lower(): label for label in made}}
+    """{lowercase name: Label} of the workspace for the names `wanted` ({lowercase name:
+    (name, color)}), making those it lacks; a label made here reaches every other board as a
+    label change."""
+    return made_by_name(
+        change,
+        Label,
+        {key: {"name": name, "color": color} for key, (name, color) in wanted.items()},
+        most=LABELS_PER_WORKSPACE_MAX,
+        field="labels",
+        message="label.updated",
+        data=lambda made: {"label": label_data(made)},
+    )

@@ -17,6 +17,7 @@ from boards.change import close_change, open_change
 from boards.locking import board_transaction
 from boards.models import Task
 from boards.pull import settle
+from common.errors import Invalid
 from workflows.models import Workflow, Workspace
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,32 @@ def announce_everywhere(changes: list, type_: str, **payload) -> None:
     for change in changes:
         change.record.touch()
         change.record.announce(type_, **payload)
+
+
+def made_by_name(change, model, wanted: dict, *, most: int, field: str, message: str, data) -> dict:
+    """{lowercase name: row} of the workspace's `model` rows (labels, blocker types) for the
+    names `wanted` ({lowercase name: the fields of a new row}), making those it lacks, for
+    an import into `change`'s board. The workspace's other boards are locked before the rows
+    are read, as every change of them locks them; past `most` rows, a 400 on `field`. A row
+    made here reaches every board as a change of it: the live message `message` with
+    `data(row)`."""
+    if not wanted:
+        return {}
+    workspace_id = change.workflow.workspace_id
+    with ExitStack() as boards:
+        others = workspace_boards(boards, workspace_id, change.actor, besides=change.workflow.pk)
+        existing = {row.name.lower(): row for row in model.objects.filter(workspace_id=workspace_id)}
+        missing = [fields for key, fields in wanted.items() if key not in existing]
+        if not missing:
+            return existing
+        if len(existing) + len(missing) > most:
+            noun = model._meta.verbose_name_plural
+            raise Invalid({field: [f"A workspace has at most {most} {noun}."]})
+        made = model.objects.bulk_create(model(workspace_id=workspace_id, **fields) for fields in missing)
+        payload = data(made[0])
+        change.record.announce(message, **payload)
+        announce_everywhere(others, message, **payload)
+    return {**existing, **{row.name.lower(): row for row in made}}
 
 
 @contextmanager

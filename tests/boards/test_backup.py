@@ -10,7 +10,17 @@ from boards import blocker_types, checklists, labels, services
 from boards.admission import task_archive, task_create
 from boards.backup import export_tasks
 from boards.comments import comment_create
-from boards.models import BlockerType, ClassOfService, Comment, EventKind, Label, Priority, Task, TaskEvent
+from boards.models import (
+    BLOCKER_TYPES_PER_WORKSPACE_MAX,
+    BlockerType,
+    ClassOfService,
+    Comment,
+    EventKind,
+    Label,
+    Priority,
+    Task,
+    TaskEvent,
+)
 from tests import factories
 from tests.conftest import member_client
 from tests.factories import MembershipFactory, UserFactory
@@ -292,6 +302,24 @@ def test_a_blocks_type_goes_by_name_found_without_case_or_made(api, source, owne
     rows["Plan the release"]["blocked_type"] = "x" * 61
     refused = import_(api, elsewhere, renamed(document, "Again"))
     assert refused.status_code == 400 and "workflows[0].tasks[0].blocked_type" in refused.json()["errors"]
+
+
+def test_an_import_past_the_blocker_type_quota_is_refused_whole(api, source, owner):
+    document = export(api, source)
+    rows = {t["title"]: t for t in document["workflows"][0]["tasks"]}
+    rows["Plan the release"].update(blocked_reason="no budget", blocked_type="Budget")
+    elsewhere = factories.WorkspaceFactory()
+    MembershipFactory(workspace=elsewhere, user=owner, role=Role.OWNER)
+    BlockerType.objects.bulk_create(
+        BlockerType(workspace=elsewhere, name=f"type {i}") for i in range(BLOCKER_TYPES_PER_WORKSPACE_MAX)
+    )
+    refused = import_(api, elsewhere, renamed(document))
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == {
+        "blocked_type": [f"A workspace has at most {BLOCKER_TYPES_PER_WORKSPACE_MAX} blocker types."]
+    }
+    assert not Workflow.objects.filter(workspace=elsewhere).exists()
+    assert BlockerType.objects.filter(workspace=elsewhere).count() == BLOCKER_TYPES_PER_WORKSPACE_MAX
 
 
 def test_comments_of_people_who_are_not_members_name_them_in_the_body(api, source, owner):
