@@ -10,9 +10,9 @@ the block itself stays).
 from contextlib import ExitStack
 
 from boards.change import BoardChange
-from boards.changes import announce_everywhere, made_by_name, workspace_boards
+from boards.changes import announce_everywhere, delete_everywhere, made_by_name, workspace_boards
 from boards.locking import board_transaction
-from boards.models import BLOCKER_TYPES_PER_WORKSPACE_MAX, BlockerType, Task
+from boards.models import BLOCKER_TYPES_PER_WORKSPACE_MAX, BlockerType
 from common.errors import Conflict, Invalid
 from common.validation import check_name_free, name_held
 
@@ -59,17 +59,14 @@ def blocker_type_rename(*, blocker_type: BlockerType, actor, name: str) -> Block
 @board_transaction
 def blocker_type_delete(*, blocker_type: BlockerType, actor) -> None:
     """Delete a type: the tasks blocked with it stay blocked, without a type."""
-    with ExitStack() as boards:
-        changes = workspace_boards(boards, blocker_type.workspace_id, actor)
-        for change in changes:
-            tasks = Task.objects.select_for_update().filter(workflow=change.workflow, blocked_type=blocker_type)
-            for task in tasks.order_by("pk"):
-                task.blocked_type = None
-                task.updated_at = change.now
-                task.save(update_fields=["blocked_type", "updated_at"])
-                change.record.changed(task, change.steps[task.step_id])
-        announce_everywhere(changes, "blocker_type.deleted", blocker_type_id=str(blocker_type.pk))
-        BlockerType.objects.filter(pk=blocker_type.pk).delete()
+    delete_everywhere(
+        blocker_type,
+        actor,
+        held_by={"blocked_type": blocker_type},
+        without=lambda task: {"blocked_type": None},
+        message="blocker_type.deleted",
+        blocker_type_id=str(blocker_type.pk),
+    )
 
 
 def block_detail(blocker_type: BlockerType | None) -> dict:

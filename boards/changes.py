@@ -60,6 +60,26 @@ def announce_everywhere(changes: list, type_: str, **payload) -> None:
         change.record.announce(type_, **payload)
 
 
+def delete_everywhere(row, actor, *, held_by: dict, without, message: str, **payload) -> None:
+    """Delete a workspace's `row` (a label, a blocker type) that tasks may hold, on every
+    board at once: each task holding it (Task filter `held_by`) takes the fields `without(task)`
+    gives ({field: value}), then one live message `message` with `payload` on every board, and
+    the row goes."""
+    with ExitStack() as boards:
+        changes = workspace_boards(boards, row.workspace_id, actor)
+        for change in changes:
+            tasks = Task.objects.select_for_update().filter(workflow=change.workflow, **held_by).order_by("pk")
+            for task in tasks:
+                fields = without(task)
+                for field, value in fields.items():
+                    setattr(task, field, value)
+                task.updated_at = change.now
+                task.save(update_fields=[*fields, "updated_at"])
+                change.record.changed(task, change.steps[task.step_id])
+        announce_everywhere(changes, message, **payload)
+        type(row).objects.filter(pk=row.pk).delete()
+
+
 def made_by_name(change, model, wanted: dict, *, most: int, field: str, message: str, data) -> dict:
     """{lowercase name: row} of the workspace's `model` rows (labels, blocker types) for the
     names `wanted` ({lowercase name: the fields of a new row}), making those it lacks, for

@@ -9,7 +9,7 @@ of theirs that lost it), and no kept board snapshot shows the label as it was.
 from contextlib import ExitStack
 
 from boards.change import BoardChange
-from boards.changes import announce_everywhere, workspace_boards
+from boards.changes import announce_everywhere, delete_everywhere, workspace_boards
 from boards.locking import board_transaction
 from boards.messages import label_data
 from boards.models import LABELS_PER_TASK_MAX, LABELS_PER_WORKSPACE_MAX, EventKind, Label, Task
@@ -54,17 +54,14 @@ def label_update(*, label: Label, actor, **fields) -> Label:
 @board_transaction
 def label_delete(*, label: Label, actor) -> None:
     """Delete a label: every task that carries it loses it, on every board at once."""
-    with ExitStack() as boards:
-        changes = workspace_boards(boards, label.workspace_id, actor)
-        for change in changes:
-            tasks = Task.objects.select_for_update().filter(workflow=change.workflow, labels=label).order_by("pk")
-            for task in tasks:
-                task.label_ids = [pk for pk in task.label_ids if pk != str(label.pk)]
-                task.updated_at = change.now
-                task.save(update_fields=["label_ids", "updated_at"])
-                change.record.changed(task, change.steps[task.step_id])
-        announce_everywhere(changes, "label.deleted", label_id=str(label.pk))
-        Label.objects.filter(pk=label.pk).delete()
+    delete_everywhere(
+        label,
+        actor,
+        held_by={"labels": label},
+        without=lambda task: {"label_ids": [pk for pk in task.label_ids if pk != str(label.pk)]},
+        message="label.deleted",
+        label_id=str(label.pk),
+    )
 
 
 def relabel(change: BoardChange, task: Task, label_ids: list) -> None:
