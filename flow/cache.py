@@ -8,10 +8,12 @@ its members and the board's service levels. Any change to those makes a new key,
 answer is never older than the board. A window that ends now (no `to`) is kept for the
 minute it was asked in: ages and the window's end move with the clock, not with a version,
 so for at most a minute they are those of the first request. The one input outside the
-stamp, a member's renaming, shows after at most `KEPT_SECONDS`.
+stamp, a member's renaming, shows after at most `KEPT_SECONDS`. An answer larger than
+`KEPT_MAX_BYTES` (a year of cycle times of a busy board) is not kept.
 """
 
 import hashlib
+import pickle
 import time
 
 import orjson
@@ -23,6 +25,9 @@ from workflows.models import ConfigChange, Membership, Workflow
 
 KEPT_SECONDS = 300
 NOW_SECONDS = 60
+# A user asks at most KANDEV_FLOW_RATE figures, each kept for KEPT_SECONDS: this bounds what
+# they may keep in the shared cache (an answer above it is computed every time).
+KEPT_MAX_BYTES = 256_000
 
 
 def stamp(workflow) -> tuple:
@@ -57,8 +62,11 @@ def kept(workflow, figure: str, query: dict, compute):
     now = None if "to" in query else int(time.time() // NOW_SECONDS)
     key_source = orjson.dumps([str(workflow.pk), figure, stamp(workflow), asked, now], default=str)
     key = f"flow:{workflow.pk}:{figure}:{hashlib.sha256(key_source).hexdigest()}"
-    answer = cache.get(key)
-    if answer is None:
-        answer = compute()
-        cache.set(key, answer, KEPT_SECONDS)
+    kept_answer = cache.get(key)
+    if kept_answer is not None:
+        return pickle.loads(kept_answer)
+    answer = compute()
+    written = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
+    if len(written) <= KEPT_MAX_BYTES:  # a few large answers would crowd out the rest
+        cache.set(key, written, KEPT_SECONDS)
     return answer

@@ -30,8 +30,10 @@ function query(extra) {
   const from = new Date(form.elements.from.value + "T00:00:00Z");
   const to = new Date(form.elements.to.value + "T00:00:00Z");
   to.setUTCDate(to.getUTCDate() + 1);  // the "to" day is included
-  const now = new Date();
-  const params = new URLSearchParams({ from: from.toISOString(), to: (to > now ? now : to).toISOString() });
+  // A window up to today ends "now": sent without `to`, so the server's answer kept for the
+  // board's version (for the minute) is shared by every chart and viewer who asks again.
+  const params = new URLSearchParams({ from: from.toISOString() });
+  if (to <= new Date()) params.set("to", to.toISOString());
   Object.entries(extra || {}).forEach(([k, v]) => params.set(k, v));
   return params;
 }

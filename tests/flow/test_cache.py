@@ -4,6 +4,7 @@ of a service level is a new answer at once."""
 
 from rest_framework.test import APIClient
 
+from flow import cache
 from tests.factories import MembershipFactory, UserFactory
 from tests.flow.history import WINDOW, hours
 from workflows.models import Role
@@ -75,3 +76,15 @@ def test_a_kept_answer_is_only_for_members(workflow, history, api):
     stranger = APIClient()
     stranger.force_authenticate(UserFactory())
     assert stranger.get(url(workflow, "limits"), PARAMS).status_code == 404
+
+
+def test_an_answer_over_the_size_bound_is_computed_every_time(
+    api, workflow, history, monkeypatch, django_assert_num_queries
+):
+    monkeypatch.setattr(cache, "KEPT_MAX_BYTES", 100)
+    first = api.get(url(workflow, "cycle-times"), PARAMS)
+    # The workflow, the role, the stamp, then the figure read again: the steps, the events'
+    # count, the finished tasks, their blocks and the lanes.
+    with django_assert_num_queries(8):
+        again = api.get(url(workflow, "cycle-times"), PARAMS)
+    assert again.content == first.content
