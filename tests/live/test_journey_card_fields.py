@@ -33,6 +33,9 @@ def labels_are_made_in_the_workspace_settings(open_page, owner, workflow, board,
         labels.get_by_label("Colour", exact=True).last.select_option(label=colour)
         labels.get_by_role("button", name="Add label").click()
         expect(labels.get_by_role("button", name=f"Delete label {name}")).to_be_visible()
+        # The add reloaded the page: its forms are the script's once its load event has run
+        # (a form sent before that would be submitted natively, and the typed name lost).
+        page.wait_for_load_state()
     # A name already taken is refused in words, next to the form.
     labels.get_by_label("New label").fill("bug")
     labels.get_by_role("button", name="Add label").click()
