@@ -151,7 +151,7 @@ def _transitions(n: dict, lane_id=None, following: bool = False) -> str:
     events = f"""FROM {n["event"]}
         WHERE {n["workflow"]} = %s{lane} AND {state_event()}"""
     window = "OVER (PARTITION BY task_id ORDER BY at, id)"
-    following = (
+    next_state = (
         f",\n               LEAD(step_id) {window} AS next_step, LEAD(state) {window} AS next_state"
         if following
         else ""
@@ -167,7 +167,7 @@ def _transitions(n: dict, lane_id=None, following: bool = False) -> str:
     l AS (
         SELECT task_id, at, step_id, state, w,
                LAG(at) {window} AS prev_at, LAG(step_id) {window} AS prev_step, LAG(state) {window} AS prev_state,
-               LEAD(at) {window} AS next_at{following}
+               LEAD(at) {window} AS next_at{next_state}
         FROM s
     )"""
 
