@@ -23,22 +23,18 @@ class BoardCollector(Collector):
     counted at scrape time."""
 
     def collect(self):
-        occupancy = GaugeMetricFamily(
-            "kandev_step_occupancy", "Live admitted tasks in a step.", labels=["workflow", "step"]
-        )
-        wip_limit = GaugeMetricFamily(
-            "kandev_step_wip_limit",
-            "A step's WIP limit (0 = unlimited).",
-            labels=["workflow", "step"],
-        )
         occupied = dict(Task.objects.occupying().values("step_id").annotate(n=Count("id")).values_list("step_id", "n"))
-        for step_id, workflow_id, limit in WorkflowStep.objects.values_list("id", "workflow_id", "wip_limit"):
-            labels = [str(workflow_id), str(step_id)]
-            occupancy.add_metric(labels, occupied.get(step_id, 0))
-            wip_limit.add_metric(labels, limit)
-        yield occupancy
-        yield wip_limit
-        yield from self.groups()
+        yield from _limit_gauges(
+            "step",
+            "Live admitted tasks in a step.",
+            "A step's WIP limit (0 = unlimited).",
+            ["workflow", "step"],
+            (
+                ((workflow_id, step_id), occupied.get(step_id, 0), limit)
+                for step_id, workflow_id, limit in WorkflowStep.objects.values_list("id", "workflow_id", "wip_limit")
+            ),
+        )
+        yield from _groups()
         yield from _lanes()
         yield from _cells()
         yield from _persons()
@@ -70,80 +66,75 @@ class BoardCollector(Collector):
                 family.add_metric([str(workflow_id)], by_status.get((workflow_id, status), 0))
         yield from families.values()
 
-    def groups(self):
-        occupancy = GaugeMetricFamily(
-            "kandev_group_occupancy",
-            "Live admitted tasks in a step group's steps.",
-            labels=["workflow", "group"],
-        )
-        wip_limit = GaugeMetricFamily(
-            "kandev_group_wip_limit", "A step group's WIP limit.", labels=["workflow", "group"]
-        )
-        occupied = dict(
-            Task.objects.occupying()
-            .filter(step__group__isnull=False)
-            .values("step__group_id")
-            .annotate(n=Count("id"))
-            .values_list("step__group_id", "n")
-        )
-        for group_id, workflow_id, limit in StepGroup.objects.values_list("id", "workflow_id", "wip_limit"):
-            labels = [str(workflow_id), str(group_id)]
-            occupancy.add_metric(labels, occupied.get(group_id, 0))
-            wip_limit.add_metric(labels, limit)
-        yield occupancy
-        yield wip_limit
+
+def _limit_gauges(kind: str, occupancy_help: str, limit_help: str, labels: list, rows) -> list:
+    """`kandev_<kind>_occupancy` and `kandev_<kind>_wip_limit`, from rows of (label values,
+    what it holds, its limit)."""
+    occupancy = GaugeMetricFamily(f"kandev_{kind}_occupancy", occupancy_help, labels=labels)
+    wip_limit = GaugeMetricFamily(f"kandev_{kind}_wip_limit", limit_help, labels=labels)
+    for values, occupied, limit in rows:
+        values = [str(value) for value in values]
+        occupancy.add_metric(values, occupied)
+        wip_limit.add_metric(values, limit)
+    return [occupancy, wip_limit]
+
+
+def _groups():
+    """Each step group's occupancy and limit (two queries)."""
+    occupied = dict(
+        Task.objects.occupying()
+        .filter(step__group__isnull=False)
+        .values("step__group_id")
+        .annotate(n=Count("id"))
+        .values_list("step__group_id", "n")
+    )
+    groups = StepGroup.objects.values_list("id", "workflow_id", "wip_limit")
+    return _limit_gauges(
+        "group",
+        "Live admitted tasks in a step group's steps.",
+        "A step group's WIP limit.",
+        ["workflow", "group"],
+        (((workflow_id, group_id), occupied.get(group_id, 0), limit) for group_id, workflow_id, limit in groups),
+    )
 
 
 def _lanes():
     """Each lane's occupancy (its live admitted tasks in active steps) and limit (two queries)."""
-    occupancy = GaugeMetricFamily(
-        "kandev_lane_occupancy", "Live admitted tasks of a lane in active steps.", labels=["workflow", "lane"]
-    )
-    wip_limit = GaugeMetricFamily(
-        "kandev_lane_wip_limit", "A lane's WIP limit (0 = unlimited).", labels=["workflow", "lane"]
-    )
     occupied = lane_occupancy(Lane.objects.all())
-    for lane_id, workflow_id, limit in Lane.objects.values_list("id", "workflow_id", "wip_limit"):
-        labels = [str(workflow_id), str(lane_id)]
-        occupancy.add_metric(labels, occupied.get(lane_id, 0))
-        wip_limit.add_metric(labels, limit)
-    yield occupancy
-    yield wip_limit
+    lanes = Lane.objects.values_list("id", "workflow_id", "wip_limit")
+    return _limit_gauges(
+        "lane",
+        "Live admitted tasks of a lane in active steps.",
+        "A lane's WIP limit (0 = unlimited).",
+        ["workflow", "lane"],
+        (((workflow_id, lane_id), occupied.get(lane_id, 0), limit) for lane_id, workflow_id, limit in lanes),
+    )
 
 
 def _cells():
     """Each cell limit and what it counts, for the cells that have one (two queries)."""
-    labels = ["workflow", "lane", "step"]
-    occupancy = GaugeMetricFamily(
-        "kandev_cell_occupancy", "A lane's live admitted tasks in one step (cells with a limit).", labels=labels
-    )
-    wip_limit = GaugeMetricFamily("kandev_cell_wip_limit", "A cell's WIP limit (lane x step).", labels=labels)
     cells = list(LaneCell.objects.select_related("lane"))
     occupied = cell_occupancy(cells)
-    for cell in cells:
-        labels = [str(cell.lane.workflow_id), str(cell.lane_id), str(cell.step_id)]
-        occupancy.add_metric(labels, occupied[(cell.lane_id, cell.step_id)])
-        wip_limit.add_metric(labels, cell.wip_limit)
-    yield occupancy
-    yield wip_limit
+    return _limit_gauges(
+        "cell",
+        "A lane's live admitted tasks in one step (cells with a limit).",
+        "A cell's WIP limit (lane x step).",
+        ["workflow", "lane", "step"],
+        (((c.lane.workflow_id, c.lane_id, c.step_id), occupied[(c.lane_id, c.step_id)], c.wip_limit) for c in cells),
+    )
 
 
 def _persons():
     """Each personal limit and what it counts, for the memberships that have one (one query)."""
-    occupancy = GaugeMetricFamily(
-        "kandev_person_occupancy",
-        "A person's live admitted tasks in active steps of the workspace's boards.",
-        labels=["workspace", "user"],
-    )
-    wip_limit = GaugeMetricFamily("kandev_person_wip_limit", "A person's WIP limit.", labels=["workspace", "user"])
     limited = with_occupied(Membership.objects.filter(wip_limit__gt=0))
     rows = limited.values_list("workspace_id", "user_id", "wip_limit", "occupied")
-    for workspace_id, user_id, limit, occupied in rows:
-        labels = [str(workspace_id), str(user_id)]
-        occupancy.add_metric(labels, occupied)
-        wip_limit.add_metric(labels, limit)
-    yield occupancy
-    yield wip_limit
+    return _limit_gauges(
+        "person",
+        "A person's live admitted tasks in active steps of the workspace's boards.",
+        "A person's WIP limit.",
+        ["workspace", "user"],
+        (((workspace_id, user_id), occupied, limit) for workspace_id, user_id, limit, occupied in rows),
+    )
 
 
 def exposition() -> bytes:
