@@ -106,6 +106,13 @@ def given(**arguments) -> dict:
     return {name: value for name, value in arguments.items() if value is not None}
 
 
+def workspace_rows(model, user, workspace_id: str):
+    """A workspace's labels or blocker types, by name, for someone who may see them (none
+    for anyone else)."""
+    rows = visible(model.objects.all(), user, "workspace")
+    return rows.filter(workspace_id=parse_uuid(workspace_id, "workspace_id")).order_by("name", "id")
+
+
 def board_tool(fn):
     """Run a tool like a request: fresh database connections, domain errors as tool errors."""
 
@@ -393,11 +400,8 @@ def build_server(*, user_id=None) -> MCPServer:
     @board_tool
     def list_blocker_types(ctx: Context, workspace_id: str) -> list[dict[str, Any]]:
         """A workspace's blocker types (id, name), by name: give an id to block_task."""
-        user = acting_user(ctx)
-        found = visible(BlockerType.objects.all(), user, "workspace").filter(
-            workspace_id=parse_uuid(workspace_id, "workspace_id")
-        )
-        return [blocker_type_data(blocker_type) for blocker_type in found.order_by("name", "id")]
+        found = workspace_rows(BlockerType, acting_user(ctx), workspace_id)
+        return [blocker_type_data(blocker_type) for blocker_type in found]
 
     @server.tool()
     @board_tool
@@ -464,11 +468,7 @@ def build_server(*, user_id=None) -> MCPServer:
     @board_tool
     def list_labels(ctx: Context, workspace_id: str) -> list[dict[str, Any]]:
         """A workspace's labels (id, name, color), by name: give their ids to update_task."""
-        user = acting_user(ctx)
-        found = visible(Label.objects.all(), user, "workspace").filter(
-            workspace_id=parse_uuid(workspace_id, "workspace_id")
-        )
-        return [label_data(label) for label in found.order_by("name", "id")]
+        return [label_data(label) for label in workspace_rows(Label, acting_user(ctx), workspace_id)]
 
     @server.tool()
     @board_tool
