@@ -101,19 +101,23 @@ class Inbox:
         return "250 OK"
 
 
-def test_a_batch_goes_through_a_real_smtp_server(board, owner, bob, mail_on, settings):
+@pytest.fixture
+def smtp_inbox(settings):
+    """A real SMTP server on loopback that mail is sent to, and what arrives there."""
     inbox = Inbox()
     smtp = Controller(inbox, hostname="127.0.0.1", port=free_port())
     smtp.start()
-    try:
-        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", smtp.port
-        assign(board, owner, bob, "Ship the installer")
-        run_queue()
-        assert inbox.arrived.wait(10)
-    finally:
-        smtp.stop()
-    (envelope,) = inbox.messages
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", smtp.port
+    yield inbox
+    smtp.stop()
+
+
+def test_a_batch_goes_through_a_real_smtp_server(board, owner, bob, mail_on, smtp_inbox):
+    assign(board, owner, bob, "Ship the installer")
+    run_queue()
+    assert smtp_inbox.arrived.wait(10)
+    (envelope,) = smtp_inbox.messages
     assert envelope.rcpt_tos == ["bob@example.test"]
     message = email.message_from_bytes(envelope.content, policy=email.policy.default)
     assert message["List-Unsubscribe"].strip().startswith("<https://kandev.example.test/unsubscribe/")

@@ -8,7 +8,6 @@ import email
 import email.policy
 
 import pytest
-from aiosmtpd.controller import Controller
 from django.utils import timezone
 
 from accounts.models import Profile
@@ -19,8 +18,7 @@ from flow.past_sle import sle_pass
 from notifications.models import Notification, SlePassed, Watch
 from tests import concurrency, factories
 from tests.factories import MembershipFactory, UserFactory
-from tests.notifications.test_delivery import Inbox, mail_on, run_queue  # noqa: F401  (a fixture)
-from tests.servers import free_port
+from tests.notifications.test_delivery import mail_on, run_queue, smtp_inbox  # noqa: F401  (fixtures)
 from workflows.models import Role
 
 DAY = datetime.timedelta(days=1)
@@ -97,22 +95,14 @@ def test_racing_passes_tell_each_task_once(board, make_task, nine_days):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_news_goes_through_a_real_smtp_server(board, make_task, bob, nine_days, mail_on, settings):  # noqa: F811
+def test_the_news_goes_through_a_real_smtp_server(board, make_task, bob, nine_days, mail_on, smtp_inbox):  # noqa: F811
     backlog, doing, done = board
     Profile.objects.create(user=bob, notify={"past_sle": "email"})
     late = started(make_task(doing, "Ship the installer"), 10 * DAY)
     Watch.objects.create(user=bob, task=late)
-    inbox = Inbox()
-    smtp = Controller(inbox, hostname="127.0.0.1", port=free_port())
-    smtp.start()
-    try:
-        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", smtp.port
-        assert sle_pass() == 1
-        run_queue()
-        assert inbox.arrived.wait(10)
-    finally:
-        smtp.stop()
-    (envelope,) = [e for e in inbox.messages if e.rcpt_tos == ["bob@example.test"]]
+    assert sle_pass() == 1
+    run_queue()
+    assert smtp_inbox.arrived.wait(10)
+    (envelope,) = [e for e in smtp_inbox.messages if e.rcpt_tos == ["bob@example.test"]]
     message = email.message_from_bytes(envelope.content, policy=email.policy.default)
     assert "“Ship the installer” is past its service level expectation" in message.get_content()
