@@ -2,18 +2,45 @@
 (`involve`); anyone who can see the task watches or unwatches it by hand (`set_watching`),
 and that choice stands: involvement never overrides an unwatch."""
 
-from django.db import transaction
+import functools
 
+from django.db import connection, transaction
+from django.utils import timezone
+
+from boards.models import Task
+from common import sql
 from notifications.models import Watch
-from notifications.news import insert_beside_tasks
 from workflows.models import Membership
 
 
 def involve(task_ids_by_user: dict) -> None:
-    """Make each (user, task) a watch unless the person already chose (either way)."""
-    rows = [Watch(user_id=u, task_id=t) for u, tasks in task_ids_by_user.items() if u for t in tasks]
-    if rows:
-        insert_beside_tasks(Watch, rows, ignore_conflicts=True)
+    """Make each (user, task) a watch unless the person already chose (either way).
+
+    One statement, after every create and assignment, so written by hand: a task deleted by
+    a change committed meanwhile is skipped, and on PostgreSQL the task's row is locked as a
+    foreign key check locks it, so a deletion under way either finishes first (and the task
+    is skipped) or waits for this statement (and takes the watch with it)."""
+    pairs = [(u, t) for u, tasks in task_ids_by_user.items() if u for t in tasks]
+    if not pairs:
+        return
+    params = [Watch._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)]
+    for user_id, task_id in pairs:
+        params += [user_id, sql.uuid_param(task_id)]
+    with connection.cursor() as cursor:
+        cursor.execute(_involve_statement(len(pairs), connection.vendor), params)
+
+
+@functools.lru_cache(maxsize=64)
+def _involve_statement(pairs: int, vendor: str) -> str:
+    c = functools.partial(sql.column, Watch)
+    task_id = sql.column(Task, "id")
+    values = ", ".join(["(%s, %s)"] * pairs)  # column1: the user, column2: the task
+    lock = " FOR KEY SHARE OF t" if vendor == "postgresql" else ""  # SQLite writes one at a time
+    return (
+        f"INSERT INTO {sql.table(Watch)} ({c('user')}, {c('task')}, {c('watching')}, {c('created_at')})"
+        f" SELECT v.column1, t.{task_id}, TRUE, %s FROM {sql.table(Task)} t"
+        f" JOIN (VALUES {values}) v ON t.{task_id} = v.column2 WHERE TRUE{lock} ON CONFLICT DO NOTHING"
+    )
 
 
 def set_watching(*, user, task, watching: bool) -> None:

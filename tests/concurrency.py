@@ -3,7 +3,9 @@
 import contextlib
 import functools
 import threading
+import time
 
+import psycopg
 from django.db import close_old_connections, connection
 
 
@@ -79,3 +81,23 @@ def committed_after(fragment: str, change):
 
     with connection.execute_wrapper(after_the_query):
         yield ran
+
+
+def wait_until_a_backend_waits_on_a_lock(timeout: float = 30) -> bool:
+    """True once another PostgreSQL backend is blocked on a row lock (pg_stat_activity)."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(**_dsn(), autocommit=True) as watcher:
+        while time.monotonic() < deadline:
+            waiting = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock'",
+                [connection.settings_dict["NAME"]],
+            ).fetchone()[0]
+            if waiting:
+                return True
+            watcher.execute("SELECT pg_sleep(0.02)")
+    return False
+
+
+def _dsn() -> dict:
+    s = connection.settings_dict
+    return {"dbname": s["NAME"], "user": s["USER"], "host": s["HOST"], "port": s["PORT"] or 5432}

@@ -2,16 +2,14 @@
 last owner stays."""
 
 import threading
-import time
 
-import psycopg
 import pytest
 from django.db import connection, transaction
 
 from common.errors import Conflict
 from teams import invitations, services
 from tests.clients import api_for
-from tests.concurrency import race, rounds
+from tests.concurrency import race, rounds, wait_until_a_backend_waits_on_a_lock
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
 from workflows.models import Membership, Role
 
@@ -168,26 +166,6 @@ def test_owners_all_removing_each_other_at_once_leave_exactly_one_owner():
     refused = [r for r in results if isinstance(r, Exception)]
     assert [getattr(r, "code", r) for r in refused] == ["last_owner"], results
     assert Membership.objects.filter(workspace=workspace, role=Role.OWNER).count() == 1
-
-
-def wait_until_a_backend_waits_on_a_lock(timeout: float = 30) -> bool:
-    """True once another PostgreSQL backend is blocked on a row lock (pg_stat_activity)."""
-    deadline = time.monotonic() + timeout
-    with psycopg.connect(**_dsn(), autocommit=True) as watcher:
-        while time.monotonic() < deadline:
-            waiting = watcher.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock'",
-                [connection.settings_dict["NAME"]],
-            ).fetchone()[0]
-            if waiting:
-                return True
-            watcher.execute("SELECT pg_sleep(0.02)")
-    return False
-
-
-def _dsn() -> dict:
-    s = connection.settings_dict
-    return {"dbname": s["NAME"], "user": s["USER"], "host": s["HOST"], "port": s["PORT"] or 5432}
 
 
 @pytest.mark.django_db(transaction=True)
