@@ -61,15 +61,6 @@ def _count(key: str, window: int) -> int:
         return 1
 
 
-def login_paths() -> set[str]:
-    paths = {settings.LOGIN_URL}
-    try:
-        paths.add(reverse("admin:login"))
-    except NoReverseMatch:
-        pass
-    return paths
-
-
 @receiver(user_login_failed)
 def count_failed_login(sender, credentials, request=None, **kwargs):
     if request is None:
@@ -90,17 +81,29 @@ def too_many(message: str, retry_after: int) -> HttpResponse:
 class LoginRateLimitMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
+        self.guarded = None  # the URLconf is read at the first request, not while it loads
 
     def __call__(self, request):
-        if request.method == "POST" and request.path in login_paths():
-            refused = self.refuse_sign_in(request)
-        elif request.method == "POST" and request.path == reverse("password_reset"):
-            refused = self.refuse_password_reset(request)
-        elif request.method == "POST" and request.path == reverse("signup"):
-            refused = self.refuse_sign_up(request)
-        else:
-            refused = None
+        refused = None
+        if request.method == "POST":
+            if self.guarded is None:
+                self.guarded = self.guarded_paths()
+            throttle = self.guarded.get(request.path)
+            refused = throttle and throttle(request)
         return refused or self.get_response(request)
+
+    def guarded_paths(self) -> dict:
+        """path -> the throttle of a POST to it: the sign-in forms, password reset, sign-up."""
+        paths = {
+            settings.LOGIN_URL: self.refuse_sign_in,
+            reverse("password_reset"): self.refuse_password_reset,
+            reverse("signup"): self.refuse_sign_up,
+        }
+        try:
+            paths[reverse("admin:login")] = self.refuse_sign_in
+        except NoReverseMatch:
+            pass
+        return paths
 
     def refuse_sign_in(self, request) -> HttpResponse | None:
         if (cache.get(_address_key(request)) or 0) >= settings.KANDEV_LOGIN_MAX_FAILURES:

@@ -242,6 +242,16 @@ class TestSignUp:
         assert missing.status_code == 400 and "Enter your e-mail." in missing.text
         assert not get_user_model().objects.filter(username="cy").exists()
 
+    def test_sign_ups_from_one_address_are_throttled(self, pages, db, settings):
+        settings.KANDEV_OPEN_SIGNUP, settings.KANDEV_SIGNUP_MAX = True, 2
+        attempt = {"username": "cy", "password1": "short", "password2": "short"}  # refused, yet counted
+
+        tries = [Client(REMOTE_ADDR="10.7.7.7").post("/accounts/signup/", attempt) for _ in range(3)]
+
+        assert [t.status_code for t in tries] == [400, 400, 429]
+        assert int(tries[-1].headers["Retry-After"]) == 3600
+        assert Client(REMOTE_ADDR="10.8.8.8").post("/accounts/signup/", attempt).status_code == 400
+
 
 class TestNotFound:
     @pytest.mark.parametrize("debug", [False, True])
