@@ -221,7 +221,7 @@ def efficiency(workflow, window: Window, board: BoardSteps | None = None) -> dic
     an active step, less the time blocked in its cycle) and waiting (everything else:
     backlog, queues, blocks); flow efficiency is working over lead."""
     board = board or BoardSteps.of(workflow)
-    items = cycle_items(workflow, window, board)
+    items = cycle_items(workflow, window, board, blocked=True)
     if not items:
         return {"items": [], "efficiency": None, "percentiles": {"50": None, "85": None, "95": None}}
     active = dict(

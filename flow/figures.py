@@ -130,7 +130,12 @@ def wip(workflow, window: Window, interval: str, board: BoardSteps | None = None
     }
 
 
-def cycle_items(workflow, window: Window, board: BoardSteps | None = None, lane_id=None) -> list[dict]:
+def cycle_items(
+    workflow, window: Window, board: BoardSteps | None = None, lane_id=None, *, blocked: bool = False
+) -> list[dict]:
+    """The tasks first finished in the window, each with its cycle and lead time; with
+    `blocked`, also the time it spent blocked inside its cycle (a query more and most of the
+    work at a million events: only the cycle-time table and flow efficiency show it)."""
     board = board or BoardSteps.of(workflow)
     done = board.ids(DONE)
     if not done:
@@ -143,23 +148,23 @@ def cycle_items(workflow, window: Window, board: BoardSteps | None = None, lane_
         to=window.end,
         lane_id=lane_id,
     )
-    blocked = _blocked_spans(workflow, window, done) if rows else {}
+    spans = _blocked_spans(workflow, window, done) if blocked and rows else {}
     items = []
     for task_id, title, created, started, finished, lane in rows:
         if started is not None and started > finished:
             started = None  # it reached done before it was ever active
-        items.append(
-            {
-                "task_id": as_uuid(task_id),
-                "title": title or "",
-                "lane_id": None if lane is None else as_uuid(lane),
-                "started_at": instant(started),
-                "finished_at": instant(finished),
-                "cycle_seconds": None if started is None else (finished - started) / 1e6,
-                "lead_seconds": (finished - created) / 1e6,
-                "blocked_seconds": _blocked_within(blocked.get(as_uuid(task_id), []), started, finished) / 1e6,
-            }
-        )
+        item = {
+            "task_id": as_uuid(task_id),
+            "title": title or "",
+            "lane_id": None if lane is None else as_uuid(lane),
+            "started_at": instant(started),
+            "finished_at": instant(finished),
+            "cycle_seconds": None if started is None else (finished - started) / 1e6,
+            "lead_seconds": (finished - created) / 1e6,
+        }
+        if blocked:
+            item["blocked_seconds"] = _blocked_within(spans.get(item["task_id"], []), started, finished) / 1e6
+        items.append(item)
     return items
 
 
@@ -203,7 +208,7 @@ def _cycle_percentiles(items: list[dict]) -> dict:
 def cycle_times(workflow, window: Window, board: BoardSteps | None = None, lane_id=None) -> dict:
     """The finished tasks' cycle and lead times, with their percentiles; and per lane of the
     board (in board order), its tasks' (the lane each task is in now)."""
-    items = cycle_items(workflow, window, board, lane_id)
+    items = cycle_items(workflow, window, board, lane_id, blocked=True)
     lanes = []
     for lane in Lane.objects.filter(workflow=workflow).order_by("position", "created_at", "id"):
         own = [i for i in items if i["lane_id"] == lane.pk]

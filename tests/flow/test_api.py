@@ -160,19 +160,19 @@ def _history(workflow, steps, tasks: int):
 
 # Every figure reads its board's stamp first (flow/cache.py: the answer kept per board
 # version) and, when it is not kept, counts the window's events, up to their bound
-# (flow/bounds.py); cycle-times and aging read the finished tasks' blocked/unblocked events
-# in one more query.
+# (flow/bounds.py); cycle-times and efficiency read the finished tasks' blocked/unblocked
+# events in one more query (the others' cycle times leave them out).
 QUERIES = {
     "cfd": 6,
     "wip": 7,  # and the limits in force
-    "sle": 10,  # and the owner-set service levels
+    "sle": 9,  # and the owner-set service levels
     # and the groups, lanes, cells, members, the limits in force, the periods at each limit
-    "advice": 16,
+    "advice": 15,
     "blockers": 7,  # the blocks, then the capacity the active steps held and each type's part of it
     "efficiency": 8,
     "cycle-times": 8,  # and the board's lanes, for the per-lane summary
     "throughput": 6,
-    "aging": 8,
+    "aging": 7,
     "limits": 13,  # the groups, lanes, cells, members, the limits in force, the lowerings (flow/config.py)
     "limit-changes": 3,  # not kept, no events counted: the changes counted, an empty page not read
     "queues": 7,
