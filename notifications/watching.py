@@ -4,6 +4,7 @@ and that choice stands: involvement never overrides an unwatch."""
 
 import functools
 
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -16,10 +17,10 @@ from workflows.models import Membership
 def involve(task_ids_by_user: dict) -> None:
     """Make each (user, task) a watch unless the person already chose (either way).
 
-    One statement, after every create and assignment, so written by hand: a task deleted by
-    a change committed meanwhile is skipped, and on PostgreSQL the task's row is locked as a
-    foreign key check locks it, so a deletion under way either finishes first (and the task
-    is skipped) or waits for this statement (and takes the watch with it)."""
+    One statement, after every create and assignment, so written by hand: a task or person
+    deleted meanwhile is skipped, and on PostgreSQL their rows are locked as a foreign key
+    check locks them, so a deletion under way either finishes first (and the row is skipped)
+    or waits for this statement (and takes the watch with it)."""
     pairs = [(u, t) for u, tasks in task_ids_by_user.items() if u for t in tasks]
     if not pairs:
         return
@@ -33,13 +34,15 @@ def involve(task_ids_by_user: dict) -> None:
 @functools.lru_cache(maxsize=64)
 def _involve_statement(pairs: int, vendor: str) -> str:
     c = functools.partial(sql.column, Watch)
-    task_id = sql.column(Task, "id")
+    user = get_user_model()
+    task_id, user_id = sql.column(Task, "id"), sql.column(user, "id")
     values = ", ".join(["(%s, %s)"] * pairs)  # column1: the user, column2: the task
-    lock = " FOR KEY SHARE OF t" if vendor == "postgresql" else ""  # SQLite writes one at a time
+    lock = " FOR KEY SHARE OF t, u" if vendor == "postgresql" else ""  # SQLite writes one at a time
     return (
         f"INSERT INTO {sql.table(Watch)} ({c('user')}, {c('task')}, {c('watching')}, {c('created_at')})"
-        f" SELECT v.column1, t.{task_id}, TRUE, %s FROM {sql.table(Task)} t"
-        f" JOIN (VALUES {values}) v ON t.{task_id} = v.column2 WHERE TRUE{lock} ON CONFLICT DO NOTHING"
+        f" SELECT u.{user_id}, t.{task_id}, TRUE, %s FROM (VALUES {values}) v"
+        f" JOIN {sql.table(Task)} t ON t.{task_id} = v.column2 JOIN {sql.table(user)} u ON u.{user_id} = v.column1"
+        f" WHERE TRUE{lock} ON CONFLICT DO NOTHING"
     )
 
 

@@ -12,6 +12,7 @@ from boards.models import Task
 from notifications import watching
 from notifications.models import Watch
 from tests.concurrency import wait_until_a_backend_waits_on_a_lock
+from tests.factories import UserFactory
 
 
 def test_people_watch_what_they_are_involved_in_once(board, make_task, owner):
@@ -25,14 +26,18 @@ def test_people_watch_what_they_are_involved_in_once(board, make_task, owner):
     assert set(Watch.objects.values_list("task_id", "watching")) == {(first.pk, True), (second.pk, False)}
 
 
-def test_a_task_deleted_before_its_watch_is_written_is_skipped(board, make_task, owner):
-    task = make_task(board[0], "Short-lived")
+def test_a_task_or_person_deleted_before_the_watch_is_written_is_skipped(board, make_task, owner):
+    task, kept = make_task(board[0], "Short-lived"), make_task(board[0], "Kept")
     task_id = task.pk
     task_delete(task=task, actor=owner)
+    gone = UserFactory()
+    gone_id = gone.pk
+    gone.delete()
+    Watch.objects.all().delete()
 
-    watching.involve({owner.pk: {task_id}})
+    watching.involve({owner.pk: {task_id, kept.pk}, gone_id: {kept.pk}})
 
-    assert not Watch.objects.filter(task_id=task_id).exists()
+    assert list(Watch.objects.values_list("user_id", "task_id")) == [(owner.pk, kept.pk)]
 
 
 @pytest.mark.django_db(transaction=True)
