@@ -77,6 +77,7 @@ export class TaskDetail {
   #pushed = false; // opening pushed a history entry, so closing goes back
   #returnTo = null; // the card that gets the focus back
   #blockerTypes = new Map(); // the workspace's blocker types: id -> name
+  #blockerTypesAt = -1; // the model's count of blocker type changes when they were read
 
   constructor({ root, model, view, people }) {
     Object.assign(this, { root, model, view, people });
@@ -163,8 +164,11 @@ export class TaskDetail {
   }
 
   /** The workspace's blocker types as they are now (an owner keeps the list on the settings
-      page): the note names the task's, and the block form offers them, the task's chosen. */
-  async #loadBlockerTypes() {
+      page): the note names the task's, and the block form offers them, the task's chosen
+      when the dialog opens; read again when an owner changes them, the person's choice kept
+      while it still exists. */
+  async #loadBlockerTypes({ keepChoice = false } = {}) {
+    this.#blockerTypesAt = this.model.blockerTypeChanges;
     try {
       const types = (await get(`/api/v1/blocker-types/?workspace=${this.root.dataset.workspaceId}`)).results;
       this.#blockerTypes = new Map(types.map((type) => [type.id, type.name]));
@@ -172,11 +176,13 @@ export class TaskDetail {
       return; // the names stay as they were; blocking without a type still works
     }
     const select = this.blockForm?.elements.blocked_type_id;
+    const chosen = select?.value;
     if (select) {
       const options = [...this.#blockerTypes].map(([id, name]) => new Option(name, id));
       select.replaceChildren(select.options[0], ...options);
     }
     if (this.#task) this.#showBlockerType(this.#task, true);
+    if (keepChoice && select && (chosen === "" || this.#blockerTypes.has(chosen))) select.value = chosen;
   }
 
   /** The task's block type: in the note by name, and chosen in the form unless the person
@@ -193,6 +199,7 @@ export class TaskDetail {
   /** The board changed (a live message or a refetch): show the open task's new values. */
   modelChanged() {
     if (!this.dialog.open || !this.#task) return;
+    if (this.#blockerTypesAt !== this.model.blockerTypeChanges) this.#loadBlockerTypes({ keepChoice: true });
     const key = this.#modelCopy(this.#task.id);
     if (key === this.#modelKey) return;
     this.#modelKey = key;

@@ -34,6 +34,9 @@ export class BoardModel {
   expediteLimit = 0; // the board's allowance of expedite work in active steps
   tasks = new Map(); // id -> task, with its step_id
   pending = new Map(); // task id -> {stepId, index, laneId, queued}: optimistic moves awaiting the server
+  // Counts the workspace's blocker type changes seen (a board read may have skipped some):
+  // an open task dialog reads the types again when it moves.
+  blockerTypeChanges = 0;
 
   /** priorityRanks: {name: pull rank}, as the server's Priority enum has them; people: the
       workspace's members with their WIP limit and their counted tasks on other boards
@@ -48,6 +51,7 @@ export class BoardModel {
     const lanes = laneOrder(board.lanes ?? []);
     const columnsChanged = columnsOf(board.steps, lanes) !== this.layout();
     this.version = board.workflow.version;
+    this.blockerTypeChanges += 1;
     this.agents = board.agents;
     this.steps = board.steps.map(({ tasks, ...step }) => step);
     this.groups = new Map((board.groups ?? []).map((group) => [group.id, group]));
@@ -73,6 +77,7 @@ export class BoardModel {
     // A label's change names the label only (every board of the workspace gets it): the
     // whole board is read again, its labels with it; so for a lane's.
     if (/^(step|workflow|label|lane)\./.test(message.type)) return null;
+    if (message.type.startsWith("blocker_type.")) this.blockerTypeChanges += 1;
     if (message.agents) this.agents = message.agents;
     for (const group of message.groups ?? []) this.groups.set(group.id, group);
     for (const id of message.deleted_group_ids ?? []) this.groups.delete(id);

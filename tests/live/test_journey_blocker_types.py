@@ -1,8 +1,9 @@
 """Browser journey of an owner giving blocks a type, in headless Chromium against a real
 uvicorn server: the workspace's blocker types made, renamed and refused a taken name in the
-settings, then a card blocked with a type from its dialog ("Blocked (Vendor): ...") and
-blocked again without one. Outcomes are checked through the server's API; axe-core checks
-every page (tests/live/conftest.py `Journey`)."""
+settings, then a card blocked with a type from its dialog ("Blocked (Supplier): ..."),
+whose list of types follows another owner's changes live, and blocked again without one.
+Outcomes are checked through the server's API; axe-core checks every page
+(tests/live/conftest.py `Journey`)."""
 
 import pytest
 from playwright.sync_api import expect
@@ -56,11 +57,21 @@ def a_card_is_blocked_with_a_type(open_page, owner, workflow, board, make_task, 
     expect(dialog(page)).to_be_visible()
     expect(field(page, "Type").locator("option")).to_have_text(["No type", "Environment", "Vendor"])
 
+    # Another owner adds a type and renames one while the dialog is open: the list follows
+    # live, and the type this person chose meanwhile stays chosen.
+    field(page, "Type").select_option(label="Environment")
+    customer = {"workspace_id": str(workflow.workspace_id), "name": "Customer"}
+    assert api.post("/api/v1/blocker-types/", json=customer).status_code == 201
+    renamed = api.patch(f"/api/v1/blocker-types/{kinds['Vendor']}/", json={"name": "Supplier"})
+    assert renamed.status_code == 200
+    expect(field(page, "Type").locator("option")).to_have_text(["No type", "Customer", "Environment", "Supplier"])
+    expect(field(page, "Type")).to_have_value(kinds["Environment"])
+
     field(page, "Reason").fill("waiting on the supplier")
-    field(page, "Type").select_option(label="Vendor")
+    field(page, "Type").select_option(label="Supplier")
     button(page, "Block").click()
     note = dialog(page).locator('[data-role="blocked-note"]')
-    expect(note).to_have_text("Blocked (Vendor): waiting on the supplier")
+    expect(note).to_have_text("Blocked (Supplier): waiting on the supplier")
     blocked = api.get(f"/api/v1/tasks/{task.pk}/").json()
     assert (blocked["blocked_reason"], blocked["blocked_type_id"]) == ("waiting on the supplier", kinds["Vendor"])
 
