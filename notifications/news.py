@@ -56,7 +56,7 @@ def deliver(news: list, *, workflow_id) -> list[Notification]:
     if not rows:
         return []
     with transaction.atomic():
-        rows = insert_beside_tasks(Notification, rows)
+        rows = _insert_beside_tasks(rows)
         if not rows:
             return []
         mail.schedule({row.recipient_id for row in rows if row.mail == Mail.PENDING}, now=now)
@@ -64,11 +64,11 @@ def deliver(news: list, *, workflow_id) -> list[Notification]:
     return rows
 
 
-def insert_beside_tasks(model, rows: list, **options) -> list:
-    """Insert `rows` (each naming a `task_id`) unless their task is gone: a change committed
-    meanwhile may have deleted it. On PostgreSQL the foreign keys are checked at the insert
-    (not at commit), which also keeps the task from going until this transaction ends; a row
-    whose task went is dropped, the rest are written."""
+def _insert_beside_tasks(rows: list[Notification]) -> list[Notification]:
+    """Insert `rows` unless their task is gone: a change committed meanwhile may have
+    deleted it. On PostgreSQL the foreign keys are checked at the insert (not at commit),
+    which also keeps the task from going until this transaction ends; a row whose task went
+    is dropped, the rest are written."""
     with transaction.atomic():
         if connection.vendor == "postgresql":  # SQLite's writes are serialized whole
             with connection.cursor() as cursor:
@@ -76,7 +76,7 @@ def insert_beside_tasks(model, rows: list, **options) -> list:
         for _ in range(3):
             try:
                 with transaction.atomic():
-                    return model.objects.bulk_create(rows, **options)
+                    return Notification.objects.bulk_create(rows)
             except IntegrityError:
                 live = set(Task.objects.filter(pk__in={r.task_id for r in rows}).values_list("pk", flat=True))
                 rows = [row for row in rows if row.task_id in live]
