@@ -105,7 +105,7 @@ def advice(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     mean_cycle = statistics.fmean(cycles) if cycles else None
     days = window.seconds / DAY_SECONDS
     window_us = us(window.end) - us(window.start)
-    _, judged = judge(workflow, window, advised)
+    _, judged = judge(workflow, window, advised, periods=False)
     result = []
     for limit, sums in zip(advised, judged, strict=True):
         avg_wip = sums.held / 1e6 / window.seconds

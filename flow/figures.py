@@ -6,7 +6,6 @@ by the answer: points x steps, buckets, finished tasks, breaches.
 
 import math
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db.models import Count, Min, OuterRef, Subquery
@@ -343,33 +342,19 @@ def limits(workflow, window: Window, board: BoardSteps | None = None) -> dict:
     return {"limits": result}
 
 
-@dataclass
-class Judged:
-    """One limit's window, its periods summed: microseconds at and over the limit in force,
-    whether it reached it, and Little's law's measures (task-microseconds held, departures)."""
-
-    at_limit: int = 0
-    over_limit: int = 0
-    reached: bool = False
-    held: int = 0
-    departures: int = 0
-
-
-def judge(workflow, window: Window, limits: list[config.Limit]) -> tuple[list, list[Judged]]:
+def judge(workflow, window: Window, limits: list[config.Limit], *, periods: bool = True) -> tuple[list, list]:
     """The periods of every limit over the window (one pass over its transitions), and
-    their sums per limit, in the order asked. The ledger and the limit advice judge here."""
-    judged = [Judged() for _ in limits]
-    periods, measures = queries.limit_periods(
-        workflow.pk, limits=limits, frm=window.start, to=window.end, from_us=us(window.start), to_us=us(window.end)
+    their totals, in the order asked; without `periods`, the totals alone. The ledger and
+    the limit advice judge here."""
+    return queries.limit_periods(
+        workflow.pk,
+        limits=limits,
+        frm=window.start,
+        to=window.end,
+        from_us=us(window.start),
+        to_us=us(window.end),
+        periods=periods,
     )
-    for p in periods:
-        sums = judged[p.scope]
-        sums.at_limit += p.at_limit
-        sums.over_limit += p.over_limit
-        sums.reached = sums.reached or p.reached
-    for index, (held, departures) in measures.items():
-        judged[index].held, judged[index].departures = held, departures
-    return periods, judged
 
 
 def _counts_in(limit: config.Limit, step_id, lane_id, assignee_id) -> bool:

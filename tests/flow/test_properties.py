@@ -202,8 +202,8 @@ def test_figures_equal_a_replay_of_the_history(api, workflow, unthrottled, ops):
 
 def replay_ledger(events, step_id, limit, step_ids):
     """One limited step over [FROM, TO]: (seconds at the limit, seconds over it, breaches as
-    (start, end or None while it lasts, most over the limit)), from its admitted count after
-    every instant at which something happened."""
+    (start, end or None while it lasts, most over the limit), whether it reached the limit),
+    from its admitted count after every instant at which something happened."""
     instants = [FROM, *sorted({e["at"] for e in events if FROM < e["at"] <= TO})]
     counts = [replay_counts(events, instant, step_ids)[0][step_id] for instant in instants]
     at_limit = over = 0.0
@@ -219,7 +219,7 @@ def replay_ledger(events, step_id, limit, step_ids):
             breaches[-1][2] = max(breaches[-1][2], count - limit)
         elif breaches and breaches[-1][1] is None:
             breaches[-1][1] = instant
-    return at_limit, over, [tuple(b) for b in breaches]
+    return at_limit, over, [tuple(b) for b in breaches], any(count >= limit for count in counts)
 
 
 # The ledger's edge cases need shared instants: several tasks moving at once (0 minutes
@@ -233,8 +233,9 @@ ledger_operations = st.lists(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=ledger_operations)
-def test_the_limit_ledger_equals_a_replay_of_the_history(api, workflow, ops):
-    """Limits of 1 and 2, which random histories cross often."""
+def test_the_limit_ledger_equals_a_replay_of_the_history(api, workflow, unthrottled, ops):
+    """Limits of 1 and 2, which random histories cross often. The limit advice's judgement,
+    summed without the periods, equals it too."""
     steps = list(workflow.steps.order_by("position")) or [
         StepFactory(workflow=workflow, name=name, position=i, kind=kind, wip_limit=limit)
         for i, (name, kind, limit) in enumerate(
@@ -246,13 +247,21 @@ def test_the_limit_ledger_equals_a_replay_of_the_history(api, workflow, ops):
     events = all_events(api, workflow)
     window = {"from": FROM.isoformat().replace("+00:00", "Z"), "to": TO.isoformat().replace("+00:00", "Z")}
     ledger = api.get(f"/api/v1/workflows/{workflow.pk}/flow/limits/", window).json()["limits"]
+    advice = {
+        row["id"]: row for row in api.get(f"/api/v1/workflows/{workflow.pk}/flow/advice/", window).json()["limits"]
+    }
     step_ids = [str(s.pk) for s in steps]
     assert [row["name"] for row in ledger] == ["Doing", "Review"]
     seconds = (TO - FROM).total_seconds()
     for row in ledger:
-        at_limit, over, breaches = replay_ledger(events, str(row["id"]), row["limit"], step_ids)
+        at_limit, over, breaches, reached = replay_ledger(events, str(row["id"]), row["limit"], step_ids)
         assert math.isclose(row["at_limit_ratio"], at_limit / seconds, abs_tol=1e-12), row["name"]
         assert math.isclose(row["over_limit_ratio"], over / seconds, abs_tol=1e-12), row["name"]
+        assert row["never_reached"] is not reached, row["name"]
+        advised = advice[row["id"]]
+        assert math.isclose(advised["at_limit_ratio"], at_limit / seconds, abs_tol=1e-12), row["name"]
+        assert advised["never_reached"] is not reached, row["name"]
+        assert advised["always_at_limit"] is (at_limit + over == seconds), row["name"]
         got = [
             (
                 datetime.fromisoformat(b["started_at"]),
