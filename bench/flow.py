@@ -3,9 +3,10 @@
 Creates a fresh PostgreSQL database beside DATABASE_URL's (suffix `_flowbench`), migrates
 it, writes a board's history with INSERT ... SELECT generate_series (tasks of ten state
 events each, spread over a year: back and forth between the steps, some forced, one in ten
-blocked for a while, archived at the end), then times every `/flow/` endpoint through the
-API for the 90 days ending with the history (median of --reps, each computed: the cache is
-cleared first; then once more as kept for the board's version, flow/cache.py) and prints the EXPLAIN
+blocked for a while, archived at the end), then times every `/flow/` endpoint (or --only
+these) through the API for the 90 days ending with the history (median of --reps rounds, each
+asking every endpoint in turn, each answer computed: the cache is cleared first; then once
+more as kept for the board's version, flow/cache.py) and prints the EXPLAIN
 ANALYZE plan of each statement on TaskEvent. With --reuse, a database a previous run wrote
 is kept (the board is written once and measured many times).
 Standalone: not part of bench/run.py yet.
@@ -142,7 +143,11 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=90)
     parser.add_argument("--no-plans", action="store_true")
     parser.add_argument("--reuse", action="store_true", help="keep the board a previous run wrote")
+    parser.add_argument("--only", help="these endpoints, comma-separated (default: all)")
     args = parser.parse_args()
+    endpoints = args.only.split(",") if args.only else ENDPOINTS
+    if unknown := set(endpoints) - set(ENDPOINTS):
+        parser.error(f"unknown endpoints: {', '.join(sorted(unknown))}")
 
     base = os.environ.get("DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/kandev_bench"
     url = base.split("?")[0] + "_flowbench"
@@ -217,27 +222,32 @@ def main() -> None:
         f"\n{'endpoint':<14}{'median ms':>10}{'min ms':>9}{'max ms':>9}{'cpu ms':>9}{'queries':>9}{'kept ms':>9}"
         f"  ({args.days}-day window, {args.reps} runs)"
     )
-    for name in ENDPOINTS:
-        url = f"/api/v1/workflows/{workflow.pk}/flow/{name}/"
-        times, cpu = [], []
-        for _ in range(args.reps):
+    asked = {
+        # The experiments look back `days` from now, not over a window.
+        name: {**({"days": str(min(args.days, 183))} if name == "experiments" else window), **QUESTION.get(name, {})}
+        for name in endpoints
+    }
+    times, cpu, queries, kept = {n: [] for n in endpoints}, {n: [] for n in endpoints}, {}, {}
+    # Rounds of every endpoint in turn: a slower stretch of the machine weighs on all alike.
+    for _ in range(args.reps):
+        for name in endpoints:
+            url = f"/api/v1/workflows/{workflow.pk}/flow/{name}/"
             cache.clear()  # each answer computed: not the one kept for the board's version (flow/cache.py)
             with CaptureQueriesContext(connection) as captured:
                 t0, c0 = time.perf_counter(), time.process_time() + backend_cpu(backend)
-                # The experiments look back `days` from now, not over a window.
-                asked = {"days": str(min(args.days, 183))} if name == "experiments" else window
-                response = client.get(url, {**asked, **QUESTION.get(name, {})})
-                times.append((time.perf_counter() - t0) * 1000)
-                cpu.append((time.process_time() + backend_cpu(backend) - c0) * 1000)
+                response = client.get(url, asked[name])
+                times[name].append((time.perf_counter() - t0) * 1000)
+                cpu[name].append((time.process_time() + backend_cpu(backend) - c0) * 1000)
             assert response.status_code == 200, response.content[:300]
-        plans[name] = [q["sql"] for q in captured.captured_queries if "boards_taskevent" in q["sql"]]
-        queries = len(captured)  # read before the next request (Django empties the log then)
-        t0 = time.perf_counter()
-        assert client.get(url, {**asked, **QUESTION.get(name, {})}).status_code == 200
-        kept = (time.perf_counter() - t0) * 1000  # the same question again: the kept answer
+            plans[name] = [q["sql"] for q in captured.captured_queries if "boards_taskevent" in q["sql"]]
+            queries[name] = len(captured)  # read before the next request (Django empties the log then)
+            t0 = time.perf_counter()
+            assert client.get(url, asked[name]).status_code == 200
+            kept[name] = (time.perf_counter() - t0) * 1000  # the same question again: the kept answer
+    for name in endpoints:
         print(
-            f"{name:<14}{statistics.median(times):>10.0f}{min(times):>9.0f}{max(times):>9.0f}"
-            f"{statistics.median(cpu):>9.0f}{queries:>9}{kept:>9.1f}"
+            f"{name:<14}{statistics.median(times[name]):>10.0f}{min(times[name]):>9.0f}{max(times[name]):>9.0f}"
+            f"{statistics.median(cpu[name]):>9.0f}{queries[name]:>9}{kept[name]:>9.1f}"
         )
 
     if args.no_plans:
