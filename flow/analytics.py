@@ -36,16 +36,12 @@ def _classes_at_finish(workflow, items: list[dict]) -> dict:
         Task.objects.filter(workflow=workflow, class_of_service=ClassOfService.EXPEDITE).values_list("id", flat=True)
     )
     other = {ClassOfService.STANDARD: ClassOfService.EXPEDITE, ClassOfService.EXPEDITE: ClassOfService.STANDARD}
-    classes = {}
-    for task_id, at in finished.items():
-        before = [c for when, c in changes.get(task_id, []) if when <= at]
-        after = [c for when, c in changes.get(task_id, []) if when > at]
-        if before:
-            classes[task_id] = before[-1]
-        elif after:
-            classes[task_id] = other[after[0]]
-        else:
-            classes[task_id] = ClassOfService.EXPEDITE if task_id in expedite else ClassOfService.STANDARD
+    classes = {
+        task_id: ClassOfService.EXPEDITE if task_id in expedite else ClassOfService.STANDARD for task_id in finished
+    }
+    for task_id, changed in changes.items():  # each task's changes in order
+        before = [c for when, c in changed if when <= finished[task_id]]
+        classes[task_id] = before[-1] if before else other[changed[0][1]]
     return classes
 
 
