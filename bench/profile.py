@@ -3,7 +3,8 @@
 Targets: board (5,000-task board JSON through the view), page (the 2,000-task board page),
 after-change (the 1,000-task board JSON just after a move, x 300; only the reads measured),
 create (task_create x 300),
-http-create (POST /api/v1/tasks/ through Django's test client x 300), cascade (k=100).
+http-create (POST /api/v1/tasks/ through Django's test client x 300), http-move (POST
+/api/v1/tasks/<id>/move/ across two 1,000-task columns x 300), cascade (k=100).
 Uses the same fresh suite database as bench/run.py. `--cpu` measures instead of
 profiling: wall and CPU time (time.process_time) per operation, single thread.
 """
@@ -21,7 +22,8 @@ from bench.run import prepare  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("target", choices=["board", "page", "after-change", "create", "http-create", "cascade"])
+    targets = ["board", "page", "after-change", "create", "http-create", "http-move", "cascade"]
+    parser.add_argument("target", choices=targets)
     parser.add_argument("--repeat", type=int, default=300)
     parser.add_argument("--cpu", action="store_true", help="time per operation, no profiler")
     args = parser.parse_args()
@@ -29,7 +31,7 @@ def main() -> int:
     from django.test import Client
     from pyinstrument import Profiler
 
-    from bench import board_read, pull_cascade
+    from bench import board_read, pull_cascade, request_cpu
     from bench.fixtures import kanban, owner_with_token
     from boards.admission import task_create
 
@@ -78,6 +80,18 @@ def main() -> int:
                         {"step_id": str(steps[0].pk), "title": f"p{i}"},
                         content_type="application/json",
                     )
+    elif args.target == "http-move":
+        workflow, steps = request_cpu.two_columns(workspace, "Profile", request_cpu.COLUMN)
+        client = Client(HTTP_AUTHORIZATION=f"Token {key}")
+        tasks = request_cpu.task_ids(workflow)
+        with profiler:
+            for i in range(args.repeat):  # each task over and back: the same as bench/request_cpu.py's moves
+                target = steps[1 if (i // len(tasks)) % 2 == 0 else 0]
+                client.post(
+                    f"/api/v1/tasks/{tasks[i % len(tasks)]}/move/",
+                    {"step_id": str(target.pk)},
+                    content_type="application/json",
+                )
     else:
         with profiler:
             pull_cascade.run(workspace=workspace, user=user, ks=(100,), reps=ops)

@@ -25,7 +25,7 @@ COLUMN = 1000
 KINDS = ("create", "move", "reorder")
 
 
-def _two_columns(workspace, name: str, tasks: int):
+def two_columns(workspace, name: str, tasks: int):
     """Two unlimited steps, the first holding `tasks`: moves are never refused nor pull."""
     workflow, steps = workflow_with_steps(
         workspace, name, [{"name": "Column", "is_start_step": True}, {"name": "Other"}]
@@ -35,7 +35,7 @@ def _two_columns(workspace, name: str, tasks: int):
     return workflow, steps
 
 
-def _task_ids(workflow) -> list[str]:
+def task_ids(workflow) -> list[str]:
     return [str(pk) for pk in Task.objects.filter(workflow=workflow).values_list("id", flat=True)]
 
 
@@ -107,11 +107,11 @@ def run(*, workspace, user, key: str, port: int, meter_for, clients: int, durati
     """`meter_for(exclude)` makes the run's CpuMeter leaving out the given backend pids."""
     meter = meter_for(())
     boards = {
-        kind: [_two_columns(workspace, f"CPU {kind}", 0 if kind == "create" else COLUMN) for _ in range(clients)]
+        kind: [two_columns(workspace, f"CPU {kind}", 0 if kind == "create" else COLUMN) for _ in range(clients)]
         for kind in KINDS
     }
-    boards = {kind: [(w, s, _task_ids(w), {}) for w, s in made] for kind, made in boards.items()}
-    board, board_steps = _two_columns(workspace, "CPU read", COLUMN)
+    boards = {kind: [(w, s, task_ids(w), {}) for w, s in made] for kind, made in boards.items()}
+    board, board_steps = two_columns(workspace, "CPU read", COLUMN)
     db = ThreadPoolExecutor(1)  # the in-process changes' one connection, whose backend is left out
     read_meter = meter_for((db.submit(_backend_pid).result(),))
 

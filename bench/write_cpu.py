@@ -40,8 +40,8 @@ def statements() -> str:
     setup_test_environment()
     fixtures._names = itertools.count(random.randrange(10**9))
     _, workspace, key = fixtures.owner_with_token(f"statements-{os.getpid()}")
-    workflow, steps = request_cpu._two_columns(workspace, "Statements", 20)
-    ids = request_cpu._task_ids(workflow)
+    workflow, steps = request_cpu.two_columns(workspace, "Statements", 20)
+    ids = request_cpu.task_ids(workflow)
     client = Client(HTTP_AUTHORIZATION=f"Token {key}")
     seen = []
 
@@ -94,8 +94,8 @@ def main() -> int:
     database = dsn.rsplit("/", 1)[1]
     boards = {}
     for kind, tasks in (("create", 0), ("move", request_cpu.COLUMN)):
-        made = [request_cpu._two_columns(workspace, f"CPU {kind}", tasks) for _ in range(args.clients)]
-        boards[kind] = [(w, s, request_cpu._task_ids(w), {}) for w, s in made]
+        made = [request_cpu.two_columns(workspace, f"CPU {kind}", tasks) for _ in range(args.clients)]
+        boards[kind] = [(w, s, request_cpu.task_ids(w), {}) for w, s in made]
 
     def server(tree: str) -> Server:
         made = Server(dict(os.environ), workers=2)
