@@ -39,7 +39,7 @@ def task_ids(workflow) -> list[str]:
     return [str(pk) for pk in Task.objects.filter(workflow=workflow).values_list("id", flat=True)]
 
 
-def _writes(port, key, clients: int, duration: float, kind: str, boards: list, seed: int):
+def writes(port, key, clients: int, duration: float, kind: str, boards: list, seed: int):
     """`kind` requests by `clients` clients, each on its own board."""
 
     def make(conn, i):
@@ -121,7 +121,7 @@ def run(*, workspace, user, key: str, port: int, meter_for, clients: int, durati
         figures["healthz"].append({"rate": ceiling["rate"], "cpu_ms": ceiling["cpu_ms"], "errors": 0})
         for kind in KINDS:
             before = meter.sample()
-            lat, elapsed, outcomes = _writes(port, key, clients, duration, kind, boards[kind], rep)
+            lat, elapsed, outcomes = writes(port, key, clients, duration, kind, boards[kind], rep)
             figures[kind].append(
                 {
                     "rate": len(lat) / elapsed,

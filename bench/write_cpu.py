@@ -110,7 +110,7 @@ def main() -> int:
             made.start(timeout=300)  # a loaded machine starts two workers slowly
             asyncio.run(warm_up(made.port, key, warm.pk))
             for kind in ("create", "move"):
-                request_cpu._writes(made.port, key, args.clients, 1.0, kind, boards[kind], 99)
+                request_cpu.writes(made.port, key, args.clients, 1.0, kind, boards[kind], 99)
         for round_ in range(args.rounds):
             for name in ("before", "after") if round_ % 2 == 0 else ("after", "before"):
                 made = servers[name]
@@ -118,7 +118,7 @@ def main() -> int:
                 figures[name]["healthz"].append(healthz_ceiling(made.port, meter, args.clients, args.seconds)["cpu_ms"])
                 for kind in ("create", "move"):
                     before = meter.sample()
-                    lat, _, outcomes = request_cpu._writes(
+                    lat, _, outcomes = request_cpu.writes(
                         made.port, key, args.clients, args.seconds, kind, boards[kind], round_
                     )
                     cpu = meter.per_op(before, len(lat))
