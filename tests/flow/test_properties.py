@@ -222,6 +222,26 @@ def replay_ledger(events, step_id, limit, step_ids):
     return at_limit, over, [tuple(b) for b in breaches], any(count >= limit for count in counts)
 
 
+def replay_little(events, step_id, step_ids):
+    """Little's law's measures of one step over [FROM, TO]: its average admitted count, and
+    its departures (an admitted task leaving it, queued, archived or deleted) per day."""
+    instants = [FROM, *sorted({e["at"] for e in events if FROM < e["at"] <= TO})]
+    counts = [replay_counts(events, instant, step_ids)[0][step_id] for instant in instants]
+    held = sum(
+        count * ((instants[i + 1] if i + 1 < len(instants) else TO) - instant).total_seconds()
+        for i, (instant, count) in enumerate(zip(instants, counts, strict=True))
+    )
+    where, departures = {}, 0
+    for e in events:
+        if e["at"] > TO or not is_state_event(e):
+            continue
+        before = where.get(e["task_id"])
+        where[e["task_id"]] = None if e["kind"] in ("archived", "deleted") else (e["to_step_id"], e["kind"] == "queued")
+        departures += e["at"] >= FROM and before == (step_id, False) and where[e["task_id"]] != before
+    seconds = (TO - FROM).total_seconds()
+    return held / seconds, departures / (seconds / 86400)
+
+
 # The ledger's edge cases need shared instants: several tasks moving at once (0 minutes
 # apart), and changes exactly at `from` and at `to` (whole hours after the first event).
 ledger_operations = st.lists(
@@ -235,7 +255,7 @@ ledger_operations = st.lists(
 @given(ops=ledger_operations)
 def test_the_limit_ledger_equals_a_replay_of_the_history(api, workflow, unthrottled, ops):
     """Limits of 1 and 2, which random histories cross often. The limit advice's judgement,
-    summed without the periods, equals it too."""
+    summed without the periods, and its Little's law measures equal it too."""
     steps = list(workflow.steps.order_by("position")) or [
         StepFactory(workflow=workflow, name=name, position=i, kind=kind, wip_limit=limit)
         for i, (name, kind, limit) in enumerate(
@@ -262,6 +282,9 @@ def test_the_limit_ledger_equals_a_replay_of_the_history(api, workflow, unthrott
         assert math.isclose(advised["at_limit_ratio"], at_limit / seconds, abs_tol=1e-12), row["name"]
         assert advised["never_reached"] is not reached, row["name"]
         assert advised["always_at_limit"] is (at_limit + over == seconds), row["name"]
+        avg_wip, throughput = replay_little(events, str(row["id"]), step_ids)
+        assert math.isclose(advised["avg_wip"], avg_wip, abs_tol=1e-12), row["name"]
+        assert math.isclose(advised["throughput_per_day"], throughput, abs_tol=1e-12), row["name"]
         got = [
             (
                 datetime.fromisoformat(b["started_at"]),
