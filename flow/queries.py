@@ -538,14 +538,14 @@ def limit_periods(
     # A stretch of constant occupancy and limit in the window, from u to next_u (null while
     # it lasts): its time at and over the limit, and whether it reached it.
     next_u = f"CASE WHEN next_k / {_SPAN} = k / {_SPAN} AND next_k %% {_SPAN} < {_AFTER} THEN next_k %% {_SPAN} END"
+    over = "lim > 0 AND occ > lim"
     at_limit = "CASE WHEN lim > 0 AND occ = lim THEN COALESCE(next_u, %s) - u ELSE 0 END"
-    over_limit = "CASE WHEN lim > 0 AND occ > lim THEN COALESCE(next_u, %s) - u ELSE 0 END"
+    over_limit = f"CASE WHEN {over} THEN COALESCE(next_u, %s) - u ELSE 0 END"
     reached = "CASE WHEN lim > 0 AND occ >= lim THEN 1 ELSE 0 END"
     if periods:
         judged = f"""
     b AS (
-        SELECT k, delta, occ, next_k, lim,
-               CASE WHEN lim > 0 AND occ > lim THEN 1 ELSE 0 END AS over,
+        SELECT k, delta, occ, next_k, lim, CASE WHEN {over} THEN 1 ELSE 0 END AS over,
                LAG(lim) OVER (ORDER BY k) AS prev_lim
         FROM r
     ),
