@@ -200,17 +200,26 @@ def test_figures_equal_a_replay_of_the_history(api, workflow, unthrottled, ops):
     assert [b["count"] for b in buckets] == by_day
 
 
-def replay_ledger(events, step_id, limit, step_ids):
-    """One limited step over [FROM, TO]: (seconds at the limit, seconds over it, breaches as
-    (start, end or None while it lasts, most over the limit), whether it reached the limit),
-    from its admitted count after every instant at which something happened."""
+def replay_stretches(events, step_id, step_ids):
+    """One step over [FROM, TO]: (instant, seconds until the next, admitted count) after every
+    instant at which something happened."""
     instants = [FROM, *sorted({e["at"] for e in events if FROM < e["at"] <= TO})]
-    counts = [replay_counts(events, instant, step_ids)[0][step_id] for instant in instants]
+    return [
+        (
+            instant,
+            ((instants[i + 1] if i + 1 < len(instants) else TO) - instant).total_seconds(),
+            replay_counts(events, instant, step_ids)[0][step_id],
+        )
+        for i, instant in enumerate(instants)
+    ]
+
+
+def replay_ledger(stretches, limit):
+    """One limited step's `replay_stretches`: (seconds at the limit, seconds over it, breaches
+    as (start, end or None while it lasts, most over the limit), whether it reached the limit)."""
     at_limit = over = 0.0
     breaches = []
-    for i, (instant, count) in enumerate(zip(instants, counts, strict=True)):
-        end = instants[i + 1] if i + 1 < len(instants) else TO
-        seconds = (end - instant).total_seconds()
+    for instant, seconds, count in stretches:
         at_limit += seconds if count == limit else 0
         over += seconds if count > limit else 0
         if count > limit and (not breaches or breaches[-1][1] is not None):
@@ -219,18 +228,14 @@ def replay_ledger(events, step_id, limit, step_ids):
             breaches[-1][2] = max(breaches[-1][2], count - limit)
         elif breaches and breaches[-1][1] is None:
             breaches[-1][1] = instant
-    return at_limit, over, [tuple(b) for b in breaches], any(count >= limit for count in counts)
+    return at_limit, over, [tuple(b) for b in breaches], any(count >= limit for _, _, count in stretches)
 
 
-def replay_little(events, step_id, step_ids):
-    """Little's law's measures of one step over [FROM, TO]: its average admitted count, and
-    its departures (an admitted task leaving it, queued, archived or deleted) per day."""
-    instants = [FROM, *sorted({e["at"] for e in events if FROM < e["at"] <= TO})]
-    counts = [replay_counts(events, instant, step_ids)[0][step_id] for instant in instants]
-    held = sum(
-        count * ((instants[i + 1] if i + 1 < len(instants) else TO) - instant).total_seconds()
-        for i, (instant, count) in enumerate(zip(instants, counts, strict=True))
-    )
+def replay_little(events, step_id, stretches):
+    """Little's law's measures of one step over [FROM, TO] (its `replay_stretches`): its
+    average admitted count, and its departures (an admitted task leaving it, queued, archived
+    or deleted) per day."""
+    held = sum(seconds * count for _, seconds, count in stretches)
     where, departures = {}, 0
     for e in events:
         if e["at"] > TO or not is_state_event(e):
@@ -276,7 +281,8 @@ def test_the_limit_ledger_equals_a_replay_of_the_history(api, workflow, unthrott
     assert [row["name"] for row in ledger] == ["Doing", "Review"]
     seconds = (TO - FROM).total_seconds()
     for row in ledger:
-        at_limit, over, breaches, reached = replay_ledger(events, str(row["id"]), row["limit"], step_ids)
+        stretches = replay_stretches(events, str(row["id"]), step_ids)
+        at_limit, over, breaches, reached = replay_ledger(stretches, row["limit"])
         assert math.isclose(row["at_limit_ratio"], at_limit / seconds, abs_tol=1e-12), row["name"]
         assert math.isclose(row["over_limit_ratio"], over / seconds, abs_tol=1e-12), row["name"]
         assert row["never_reached"] is not reached, row["name"]
@@ -284,7 +290,7 @@ def test_the_limit_ledger_equals_a_replay_of_the_history(api, workflow, unthrott
         assert math.isclose(advised["at_limit_ratio"], at_limit / seconds, abs_tol=1e-12), row["name"]
         assert advised["never_reached"] is not reached, row["name"]
         assert advised["always_at_limit"] is (at_limit + over == seconds), row["name"]
-        avg_wip, throughput = replay_little(events, str(row["id"]), step_ids)
+        avg_wip, throughput = replay_little(events, str(row["id"]), stretches)
         assert math.isclose(advised["avg_wip"], avg_wip, abs_tol=1e-12), row["name"]
         assert math.isclose(advised["throughput_per_day"], throughput, abs_tol=1e-12), row["name"]
         got = [
