@@ -85,9 +85,7 @@ class Occupancy:
     def step(self, step: WorkflowStep) -> StepCount:
         """Read with the locks (a read's view, or a step made in this change: when first asked)."""
         if step.pk not in self.steps:
-            with connection.cursor() as cursor:
-                cursor.execute(statements.locked_section(connection.vendor)["count_step"], [sql.uuid_param(step.pk)])
-                rows = cursor.fetchall()
+            rows = sql.fetch(statements.locked_section(connection.vendor)["count_step"], [sql.uuid_param(step.pk)])
             self.steps[step.pk] = StepCount(0, 0, -1)
             self._counted(rows, step_id=step.pk)
             self.seen[step.pk] = self.steps[step.pk].occupied

@@ -3,10 +3,15 @@
 Profiling an admission (bench/profile.py) showed Django's query compiler costing more CPU
 than everything else the request does; under the GIL that CPU is what caps admissions per
 second. The statements stay derived from the models' metadata (tables, columns, database
-converters), so a renamed column cannot drift from them.
+converters), so a renamed column cannot drift from them. On PostgreSQL each is prepared once
+per connection (`_execute`): parsing and planning them was the database's larger share.
 """
 
 import functools
+import hashlib
+import itertools
+import re
+import weakref
 
 from django.db import connection
 from django.db.models import UUIDField
@@ -70,9 +75,8 @@ def _loaders(model, vendor: str) -> tuple[list[str], list]:
 def fetch(sql: str, params: list, *models) -> list[tuple]:
     """Rows of `sql`, whose select list is `columns()` of each model in turn and then any
     extra values: one tuple per row of an instance per model, then the extras as read."""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return _instances(cursor.fetchall(), models)
+    (rows,) = fetch_together((sql, params, models))
+    return rows
 
 
 def fetch_together(*queries) -> list[list[tuple] | None]:
@@ -88,7 +92,8 @@ def fetch_together(*queries) -> list[list[tuple] | None]:
     results = []
     with connection.cursor() as cursor:
         if together:
-            cursor.execute("; ".join(sql for sql, _, _ in queries), [p for _, params, _ in queries for p in params])
+            for _ in range(_execute(cursor, queries)):
+                cursor.nextset()  # past a PREPARE's result
         for index, (sql, params, models) in enumerate(queries):
             if not together:
                 cursor.execute(sql, params)
@@ -96,6 +101,62 @@ def fetch_together(*queries) -> list[list[tuple] | None]:
                 cursor.nextset()
             results.append(None if models is None else _instances(cursor.fetchall(), models))
     return results
+
+
+# The names of the statements each PostgreSQL session holds prepared, by its psycopg
+# connection. A session missing here starts over with DEALLOCATE ALL: one not seen yet, or
+# one whose query that prepared some failed (a PREPARE outlives a rollback, so which ran is
+# unsaid).
+_prepared: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# A statement with more parameters (a batch of rows) is rarely sent twice: it goes as written.
+PREPARED_PARAMS_MAX = 100
+
+
+def _execute(cursor, queries) -> int:
+    """Send `queries` as one query string, each as EXECUTE of the session's prepared copy, so
+    that PostgreSQL parses and plans it once per connection rather than once per request
+    (that was 40 % of a move's PostgreSQL CPU, docs/benchmarks.md). A statement the session
+    lacks is prepared first, in the same string. Returns how many results come before the
+    statements'. Behind a pooler that gives each transaction any server session (PgBouncer's
+    transaction mode, for which Django's DISABLE_SERVER_SIDE_CURSORS is set) nothing is
+    prepared: the session that prepared a statement may not be the one that runs it."""
+    if connection.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS"):
+        cursor.execute("; ".join(sql for sql, _, _ in queries), [p for _, params, _ in queries for p in params])
+        return 0
+    session = connection.connection
+    names, head = _prepared.get(session), []
+    if names is None:
+        head.append("DEALLOCATE ALL")
+        names = _prepared[session] = set()
+    sent, params = [], []
+    for sql, values, _ in queries:
+        name = _name(sql)
+        if name not in names and len(values) <= PREPARED_PARAMS_MAX:
+            head.append(f"PREPARE {name} AS {_numbered(sql)}")
+            names.add(name)
+        if name in names:
+            sent.append(f"EXECUTE {name}({', '.join(['%s'] * len(values))})" if values else f"EXECUTE {name}")
+        else:
+            sent.append(sql)
+        params.extend(values)
+    try:
+        cursor.execute("; ".join(head + sent), params)
+    except Exception:
+        if head:
+            _prepared.pop(session, None)
+        raise
+    return len(head)
+
+
+@functools.lru_cache(maxsize=512)
+def _name(sql: str) -> str:
+    return "kandev_" + hashlib.blake2b(sql.encode(), digest_size=10).hexdigest()
+
+
+def _numbered(sql: str) -> str:
+    """`sql` with PostgreSQL's numbered parameters ($1, $2, ...) for psycopg's `%s`."""
+    number = itertools.count(1)
+    return re.sub(r"%%|%s", lambda m: m[0] if m[0] == "%%" else f"${next(number)}", sql)
 
 
 def _instances(rows: list, models) -> list[tuple]:
@@ -126,9 +187,8 @@ def insert(objs: list) -> None:
     auto_now fields; a creation time already given is kept, as an import restores it), in as
     few statements as the database allows. No save signals are
     sent (nothing listens to the models this is used for); serial ids stay unset."""
-    with connection.cursor() as cursor:
-        for statement, params, _ in insert_statements(objs):
-            cursor.execute(statement, params)
+    if objs:
+        fetch_together(*insert_statements(objs))
 
 
 def insert_statements(objs: list) -> list[tuple]:
@@ -167,5 +227,4 @@ def update(obj, names: list) -> None:
     fields, statement = _update_statement(type(obj), tuple(names), connection.vendor)
     params = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in fields]
     params.append(type(obj)._meta.pk.get_db_prep_value(obj.pk, connection))
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
+    fetch_together((statement, params, None))

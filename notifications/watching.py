@@ -27,8 +27,7 @@ def involve(task_ids_by_user: dict) -> None:
     params = [Watch._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)]
     for user_id, task_id in pairs:
         params += [user_id, sql.uuid_param(task_id)]
-    with connection.cursor() as cursor:
-        cursor.execute(_involve_statement(len(pairs), connection.vendor), params)
+    sql.fetch_together((_involve_statement(len(pairs), connection.vendor), params, None))
 
 
 @functools.lru_cache(maxsize=64)
@@ -36,7 +35,11 @@ def _involve_statement(pairs: int, vendor: str) -> str:
     c = functools.partial(sql.column, Watch)
     user = get_user_model()
     task_id, user_id = sql.column(Task, "id"), sql.column(user, "id")
-    values = ", ".join(["(%s, %s)"] * pairs)  # column1: the user, column2: the task
+    if vendor == "postgresql":  # typed: a prepared statement's VALUES know no column's type
+        pair = f"(%s::{user._meta.pk.db_type(connection)}, %s::{Task._meta.pk.db_type(connection)})"
+    else:
+        pair = "(%s, %s)"
+    values = ", ".join([pair] * pairs)  # column1: the user, column2: the task
     lock = " FOR KEY SHARE OF t, u" if vendor == "postgresql" else ""  # SQLite writes one at a time
     return (
         f"INSERT INTO {sql.table(Watch)} ({c('user')}, {c('task')}, {c('watching')}, {c('created_at')})"

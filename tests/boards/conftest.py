@@ -1,10 +1,12 @@
 """Fixtures of the board tests."""
 
 import json
+import re
 
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.db import connection
 
 from boards.events import board_group
 
@@ -37,3 +39,28 @@ def broadcasts(django_capture_on_commit_callbacks):
         return async_to_sync(received)()
 
     return run
+
+
+@pytest.fixture
+def spelt():
+    """A captured query's statements as the database ran them: on PostgreSQL the statements
+    that common/sql.py prepares are sent as EXECUTE (after their PREPARE, the first time), and
+    each is spelt out from pg_prepared_statements (whose `statement` is the whole query
+    string that prepared it). None of these statements holds "; "."""
+
+    def spell(query: str) -> str:
+        if connection.vendor != "postgresql":
+            return query
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name, statement FROM pg_prepared_statements")
+            sources = cursor.fetchall()
+        defined = {}
+        for _, source in sources:
+            for part in source.split("; "):
+                if part.startswith("PREPARE "):
+                    name, _, statement = part.removeprefix("PREPARE ").partition(" AS ")
+                    defined[name] = statement
+        ran = [part for part in query.split("; ") if not part.startswith(("PREPARE ", "DEALLOCATE "))]
+        return "; ".join(re.sub(r"^EXECUTE (kandev_\w+).*", lambda m: defined[m[1]], part) for part in ran)
+
+    return spell
