@@ -4,6 +4,8 @@ DATABASE_URL  default: SQLite file beside the project (IMMEDIATE transactions, s
               admission is as exact as on PostgreSQL's row locks)
 DATABASE_POOL_MAX_SIZE  PostgreSQL connection pool per process (0 = off); set it with
               several ASGI workers
+DATABASE_TRANSACTION_POOLER  1: PostgreSQL is reached through a pooler that hands each
+              transaction any server session (PgBouncer's transaction mode)
 REDIS_URL     when set: Redis channel layer (several ASGI workers); else in-memory
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS, STATIC_ROOT (collectstatic target)
 KANDEV_MAX_CONCURRENT_SESSIONS_PER_WORKSPACE (0 = unlimited), KANDEV_SESSION_LEASE_SECONDS (60),
@@ -161,6 +163,9 @@ else:
     # persistent connections would leak one PostgreSQL connection per request; psycopg's
     # pool shares a bounded few per process (requests wait for one, then get a 503).
     # DATABASE_POOL_MAX_SIZE=0: no pool, a connection per request.
+    # Such a pooler keeps no session state between transactions: no server-side cursors
+    # (Django's setting for it) and no prepared statements (common/sql.py reads the same).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DATABASE_TRANSACTION_POOLER", False)
     pool_size = int(os.environ.get("DATABASE_POOL_MAX_SIZE", "20"))
     if pool_size:
         DATABASES["default"]["CONN_MAX_AGE"] = 0

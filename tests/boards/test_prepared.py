@@ -2,6 +2,9 @@
 parses and plans them once per connection, not once per request; what a session holds is
 always known, or started over."""
 
+import os
+import subprocess
+import sys
 import threading
 import uuid
 
@@ -13,9 +16,7 @@ from django.utils import timezone
 from boards.models import EventKind, Task, TaskEvent
 from common import sql
 from tests.factories import StepFactory
-
-pytestmark = pytest.mark.django_db(transaction=True)
-
+from tests.servers import ROOT
 
 def new_statement() -> str:
     """A statement no session has prepared yet."""
@@ -30,6 +31,7 @@ def sent(statement: str, value: int) -> tuple[list, str]:
     return rows, query["sql"]
 
 
+@pytest.mark.django_db
 def test_a_statement_is_prepared_once_per_session_and_then_only_executed():
     statement = new_statement()
     rows, first = sent(statement, 1)
@@ -52,6 +54,7 @@ def test_a_statement_is_prepared_once_per_session_and_then_only_executed():
     assert rows == [(10,)] and "PREPARE kandev_" in query
 
 
+@pytest.mark.django_db
 def test_a_failed_query_leaves_the_session_knowing_what_it_holds():
     statement = new_statement()
     # Its PREPARE refused with the rest: the transaction was already aborted.
@@ -74,6 +77,7 @@ def test_a_failed_query_leaves_the_session_knowing_what_it_holds():
     assert rows == [(6,)] and query.startswith("EXECUTE kandev_")
 
 
+@pytest.mark.django_db
 def test_a_batch_of_rows_or_any_statement_behind_a_transaction_pooler_goes_as_written(monkeypatch):
     step = StepFactory()
     task = Task.objects.create(
@@ -95,3 +99,16 @@ def test_a_batch_of_rows_or_any_statement_behind_a_transaction_pooler_goes_as_wr
     monkeypatch.setitem(connection.settings_dict, "DISABLE_SERVER_SIDE_CURSORS", True)
     rows, query = sent(statement, 2)
     assert rows == [(3,)] and query == statement.replace("%s", "2")
+
+
+@pytest.mark.parametrize("pooler, disabled", [(None, False), ("1", True)])
+def test_a_deployment_behind_a_transaction_pooler_says_so_and_nothing_is_prepared(pooler, disabled):
+    environ = {k: v for k, v in os.environ.items() if k != "DATABASE_TRANSACTION_POOLER"}
+    environ |= {"DJANGO_SETTINGS_MODULE": "kandev.settings", "DEBUG": "0", "SECRET_KEY": "x" * 50}
+    environ |= {"DATABASE_URL": "postgresql://kandev@db/kandev"} | (
+        {"DATABASE_TRANSACTION_POOLER": pooler} if pooler else {}
+    )
+    read = "from django.conf import settings; print(settings.DATABASES['default']['DISABLE_SERVER_SIDE_CURSORS'])"
+    done = subprocess.run([sys.executable, "-c", read], cwd=ROOT, env=environ, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(disabled)
