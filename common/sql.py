@@ -13,7 +13,7 @@ import itertools
 import re
 import weakref
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import UUIDField
 
 
@@ -88,18 +88,19 @@ def fetch_together(*queries) -> list[list[tuple] | None]:
     round trip. The server still runs each statement after the one before (a lock order
     holds), and the first error stops the rest."""
     # Server-side binding (an OPTIONS choice kandev does not make) takes one statement a query.
-    together = connection.vendor == "postgresql" and not connection.settings_dict["OPTIONS"].get("server_side_binding")
+    db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy looks it up
+    together = db.vendor == "postgresql" and not db.settings_dict["OPTIONS"].get("server_side_binding")
     results = []
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         if together:
-            for _ in range(_execute(cursor, queries)):
+            for _ in range(_execute(db, cursor, queries)):
                 cursor.nextset()  # past a PREPARE's result
         for index, (sql, params, models) in enumerate(queries):
             if not together:
                 cursor.execute(sql, params)
             elif index:
                 cursor.nextset()
-            results.append(None if models is None else _instances(cursor.fetchall(), models))
+            results.append(None if models is None else _instances(db, cursor.fetchall(), models))
     return results
 
 
@@ -112,7 +113,7 @@ _prepared: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 PREPARED_PARAMS_MAX = 100
 
 
-def _execute(cursor, queries) -> int:
+def _execute(db, cursor, queries) -> int:
     """Send `queries` as one query string, each as EXECUTE of the session's prepared copy, so
     that PostgreSQL parses and plans it once per connection rather than once per request
     (that was 40 % of a move's PostgreSQL CPU, docs/benchmarks.md). A statement the session
@@ -120,10 +121,10 @@ def _execute(cursor, queries) -> int:
     statements'. Behind a pooler that gives each transaction any server session (PgBouncer's
     transaction mode, for which Django's DISABLE_SERVER_SIDE_CURSORS is set) nothing is
     prepared: the session that prepared a statement may not be the one that runs it."""
-    if connection.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS"):
+    if db.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS"):
         cursor.execute("; ".join(sql for sql, _, _ in queries), [p for _, params, _ in queries for p in params])
         return 0
-    session = connection.connection
+    session = db.connection
     names, head = _prepared.get(session), []
     if names is None:
         head.append("DEALLOCATE ALL")
@@ -159,8 +160,8 @@ def _numbered(sql: str) -> str:
     return re.sub(r"%%|%s", lambda m: m[0] if m[0] == "%%" else f"${next(number)}", sql)
 
 
-def _instances(rows: list, models) -> list[tuple]:
-    loaders = [_loaders(model, connection.vendor) for model in models]
+def _instances(db, rows: list, models) -> list[tuple]:
+    loaders = [_loaders(model, db.vendor) for model in models]
     result = []
     for row in rows:
         instances, start = [], 0
@@ -168,8 +169,8 @@ def _instances(rows: list, models) -> list[tuple]:
             values = list(row[start : start + len(names)])
             for index, col, converters in convert:
                 for converter in converters:
-                    values[index] = converter(values[index], col, connection)
-            instances.append(model.from_db(connection.alias, names, values))
+                    values[index] = converter(values[index], col, db)
+            instances.append(model.from_db(db.alias, names, values))
             start += len(names)
         result.append((*instances, *row[start:]))
     return result

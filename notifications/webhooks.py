@@ -15,13 +15,14 @@ delivery re-checks it for roles changed behind the services.
 """
 
 import datetime
+import functools
 import secrets
 import uuid
 
 import httpx
 import orjson
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django_tasks import task
 
@@ -121,9 +122,14 @@ def publish(*, workspace_id, event: str, data: dict) -> int:
 def _enabled(workspace_id) -> list[Webhook]:
     """The workspace's enabled webhooks: asked after every board change, so hand-written
     (the ORM's compiler was most of its cost)."""
-    where = f"{sql.column(Webhook, 'workspace')} = %s AND {sql.column(Webhook, 'disabled_at')} IS NULL"
-    statement = f"SELECT {sql.columns(Webhook)} FROM {sql.table(Webhook)} WHERE {where}"
+    statement = _enabled_statement(connection.vendor)
     return [webhook for (webhook,) in sql.fetch(statement, [sql.uuid_param(workspace_id)], Webhook)]
+
+
+@functools.cache
+def _enabled_statement(vendor: str) -> str:
+    where = f"{sql.column(Webhook, 'workspace')} = %s AND {sql.column(Webhook, 'disabled_at')} IS NULL"
+    return f"SELECT {sql.columns(Webhook)} FROM {sql.table(Webhook)} WHERE {where}"
 
 
 def backoff(attempt: int) -> datetime.timedelta:
