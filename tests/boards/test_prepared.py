@@ -11,12 +11,12 @@ import uuid
 import pytest
 from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 
-from boards.models import EventKind, Task, TaskEvent
+from boards.models import EventKind, TaskEvent
 from common import sql
 from tests.factories import StepFactory
 from tests.servers import ROOT
+
 
 def new_statement() -> str:
     """A statement no session has prepared yet."""
@@ -78,16 +78,9 @@ def test_a_failed_query_leaves_the_session_knowing_what_it_holds():
 
 
 @pytest.mark.django_db
-def test_a_batch_of_rows_or_any_statement_behind_a_transaction_pooler_goes_as_written(monkeypatch):
+def test_a_batch_of_rows_or_any_statement_behind_a_transaction_pooler_goes_as_written(monkeypatch, make_task):
     step = StepFactory()
-    task = Task.objects.create(
-        workflow=step.workflow,
-        step=step,
-        lane=step.workflow.lanes.get(),
-        title="t",
-        position=0,
-        entered_step_at=timezone.now(),
-    )
+    task = make_task(step)
     events = [TaskEvent(workflow=step.workflow, task=task, kind=EventKind.MOVED, to_step_id=step.pk) for _ in range(12)]
     sent(new_statement(), 0)  # the session's statements known (a test before may have left them unknown)
     with CaptureQueriesContext(connection) as captured:
