@@ -1,6 +1,6 @@
 """The board tells this app what happened (boards.signals), after commit: watches,
 notifications and webhook deliveries follow, each written whole on its own, so a change
-that concerns nobody else costs two statements (the watch and the webhooks' read). A
+that concerns nobody else costs one round trip (the watch and the webhooks' read). A
 comment's webhook event is its board change's (`comment.created` is that change's live
 message)."""
 
@@ -14,11 +14,11 @@ from notifications import news, rules, watching, webhooks
 def board_news(sender, workflow, events, message, **kwargs):
     tasks = {task["id"]: task for task in message.get("tasks", ())}
     steps = {step["id"]: step["name"] for step in message.get("steps", ())}
-    watching.involve(rules.involved(events, tasks))
+    involved = watching.involvement(rules.involved(events, tasks))
+    webhooks.publish(workspace_id=workflow.workspace_id, event=message["type"], data=message, writes=involved)
     concerned = {event.task_id for event in events if event.kind in rules.WATCHED}
     watchers = watching.watchers(concerned, workflow.workspace_id) if concerned else {}
     news.deliver(rules.board_news(events, tasks, steps, watchers), workflow_id=workflow.pk)
-    webhooks.publish(workspace_id=workflow.workspace_id, event=message["type"], data=message)
 
 
 @receiver(comment_posted)

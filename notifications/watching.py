@@ -15,7 +15,15 @@ from workflows.models import Membership
 
 
 def involve(task_ids_by_user: dict) -> None:
-    """Make each (user, task) a watch unless the person already chose (either way).
+    """Make each (user, task) a watch unless the person already chose (either way)."""
+    writes = involvement(task_ids_by_user)
+    if writes:
+        sql.fetch_together(*writes)
+
+
+def involvement(task_ids_by_user: dict) -> list:
+    """`involve()`'s statement as a `common.sql.fetch_together()` write (none when nobody
+    is involved), to send with a read.
 
     One statement, after every create and assignment, so written by hand: a task or person
     deleted meanwhile is skipped, and on PostgreSQL their rows are locked as a foreign key
@@ -23,11 +31,11 @@ def involve(task_ids_by_user: dict) -> None:
     or waits for this statement (and takes the watch with it)."""
     pairs = [(u, t) for u, tasks in task_ids_by_user.items() if u for t in tasks]
     if not pairs:
-        return
+        return []
     params = [Watch._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)]
     for user_id, task_id in pairs:
         params += [user_id, sql.uuid_param(task_id)]
-    sql.fetch_together((_involve_statement(len(pairs), connection.vendor), params, None))
+    return [(_involve_statement(len(pairs), connection.vendor), params, None)]
 
 
 @functools.lru_cache(maxsize=64)

@@ -106,10 +106,11 @@ def webhook_delete(*, webhook: Webhook, actor) -> None:
     webhook.delete()
 
 
-def publish(*, workspace_id, event: str, data: dict) -> int:
+def publish(*, workspace_id, event: str, data: dict, writes=()) -> int:
     """Enqueue one delivery of `event` per enabled webhook of the workspace subscribed to it
-    (inside the caller's transaction, when there is one); how many."""
-    webhooks = [webhook.pk for webhook in _enabled(workspace_id) if event in webhook.events]
+    (inside the caller's transaction, when there is one); how many. `writes`
+    (`common.sql.fetch_together()` writes) go ahead of the webhooks' read, with it."""
+    webhooks = [webhook.pk for webhook in _enabled(workspace_id, writes) if event in webhook.events]
     if not webhooks:
         return 0
     body = orjson.dumps({"event": event, "workspace_id": workspace_id, "at": timezone.now(), "data": data}).decode()
@@ -119,11 +120,12 @@ def publish(*, workspace_id, event: str, data: dict) -> int:
     return len(webhooks)
 
 
-def _enabled(workspace_id) -> list[Webhook]:
+def _enabled(workspace_id, writes=()) -> list[Webhook]:
     """The workspace's enabled webhooks: asked after every board change, so hand-written
     (the ORM's compiler was most of its cost)."""
-    statement = _enabled_statement(connection.vendor)
-    return [webhook for (webhook,) in sql.fetch(statement, [sql.uuid_param(workspace_id)], Webhook)]
+    read = (_enabled_statement(connection.vendor), [sql.uuid_param(workspace_id)], [Webhook])
+    *_, rows = sql.fetch_together(*writes, read)
+    return [webhook for (webhook,) in rows]
 
 
 @functools.cache

@@ -2,6 +2,8 @@
 commit, the notification rules and each person's choices; the inbox and watch API."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django_tasks_db.models import DBTaskResult
 from rest_framework.test import APIClient
 
@@ -10,7 +12,7 @@ from boards.admission import task_move
 from boards.services import task_block, task_unblock, task_update
 from notifications.models import Mail, MailBox, Notification, Watch
 from teams.services import member_remove
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import MembershipFactory, StepFactory, UserFactory
 from workflows.models import Role
 
 
@@ -150,3 +152,16 @@ def test_notify_choices_are_read_and_set_on_me(bob):
     assert client.get("/api/v1/me/").json()["notify"]["assigned"] == "inbox"
     assert client.patch("/api/v1/me/", {"notify": {"assigned": "both"}}, format="json").status_code == 200
     assert Profile.objects.get(user=bob).notify_choices()["assigned"] == "both"
+
+
+def test_a_create_s_news_is_one_round_trip_the_author_s_watch_with_the_webhooks_read(
+    workflow, make_task, owner, django_capture_on_commit_callbacks
+):
+    ideas = StepFactory(workflow=workflow, name="Ideas")  # nothing pulls from it
+    with django_capture_on_commit_callbacks() as callbacks:
+        task = make_task(ideas, "Draft the agenda")
+    with CaptureQueriesContext(connection) as ran:
+        for callback in callbacks:
+            callback()
+    assert len(ran) == 1  # nobody else hears of it, and the workspace has no webhook
+    assert Watch.objects.filter(user=owner, task=task, watching=True).exists()
