@@ -91,8 +91,7 @@ def change_message(change, writes=()) -> dict:
         sessions = task_sessions(workflow_id=board.workflow.pk, task_ids=wanted, writes=writes)
     else:
         sessions = {}
-        if writes:
-            sql.fetch_together(*writes)
+        sql.fetch_together(*writes)
     if record.agents:  # the queue may have moved: every queued task goes along with its position
         wanted |= {pk for pk, session in sessions.items() if session["queue_position"] is not None}
     unread = wanted - tasks.keys()

@@ -86,7 +86,9 @@ def fetch_together(*queries) -> list[list[tuple] | None]:
     one wait, not one of each per statement. Under load every wait hands the GIL to another
     thread for up to its switch interval, so a statement's wait costs far more than its
     round trip. The server still runs each statement after the one before (a lock order
-    holds), and the first error stops the rest."""
+    holds), and the first error stops the rest. No queries: nothing is sent."""
+    if not queries:
+        return []
     # Server-side binding (an OPTIONS choice kandev does not make) takes one statement a query.
     db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy looks it up
     together = db.vendor == "postgresql" and not db.settings_dict["OPTIONS"].get("server_side_binding")
@@ -188,8 +190,7 @@ def insert(objs: list) -> None:
     auto_now fields; a creation time already given is kept, as an import restores it), in as
     few statements as the database allows. No save signals are
     sent (nothing listens to the models this is used for); serial ids stay unset."""
-    if objs:
-        fetch_together(*insert_statements(objs))
+    fetch_together(*insert_statements(objs))
 
 
 def insert_statements(objs: list) -> list[tuple]:

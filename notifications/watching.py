@@ -16,9 +16,7 @@ from workflows.models import Membership
 
 def involve(task_ids_by_user: dict) -> None:
     """Make each (user, task) a watch unless the person already chose (either way)."""
-    writes = involvement(task_ids_by_user)
-    if writes:
-        sql.fetch_together(*writes)
+    sql.fetch_together(*involvement(task_ids_by_user))
 
 
 def involvement(task_ids_by_user: dict) -> list:

@@ -75,6 +75,9 @@ def test_fetch_together_reads_and_writes_in_order_and_as_one_query_on_postgresql
     assert fetched[0].pk == task.pk and fetched[0].title == "t"
     assert TaskEvent.objects.filter(task_id=task.pk, kind=EventKind.CREATED).exists()
     assert len(captured) == (1 if connection.vendor == "postgresql" else 5)
+    with CaptureQueriesContext(connection) as captured:
+        assert sql.fetch_together() == [] and sql.insert([]) is None
+    assert len(captured) == 0  # nothing to send, nothing sent
 
 
 @pytest.mark.django_db(transaction=True)
