@@ -1,5 +1,6 @@
 """Browser journey of people talking about a task: a comment with a mention chosen from the
-`@` autocomplete (a combobox driven by the keyboard), edited, counted on the card, and the
+`@` autocomplete (a combobox driven by the keyboard), edited while a reply arrives live
+(the edit keeps its text and focus), counted on the card, and the
 activity feed of the board and of the workspace (reached from the board's header and the
 home page) showing the comment and a move, live, on a phone in dark mode. Outcomes are
 checked through the running server's API; axe-core checks every page."""
@@ -22,7 +23,9 @@ def comment_list(page):
     return dialog(page).locator('[data-role="history"] .comment')
 
 
-def a_comment_with_a_mention_from_the_autocomplete_is_edited_and_counted(open_board, owner, workflow, board, make_task):
+def a_comment_with_a_mention_from_the_autocomplete_is_edited_and_counted(
+    open_board, owner, workflow, board, make_task, board_server
+):
     backlog = board[0]
     maria = UserFactory(username="maria", first_name="Maria", last_name="Lopez")
     MembershipFactory(workspace=workflow.workspace, user=maria, role=Role.MEMBER)
@@ -67,17 +70,25 @@ def a_comment_with_a_mention_from_the_autocomplete_is_edited_and_counted(open_bo
     button(page, "Edit comment").click()
     editor = dialog(page).get_by_role("group", name="Edit the comment").get_by_label("Your comment")
     expect(editor).to_be_focused()
-    editor.fill("Looks good, @maria: ship it")
+    editor.fill("Looks good, @maria:")
+    # Maria's reply arrives live meanwhile: the edit keeps its text, its focus and its caret
+    with server_api(board_server, maria) as api:
+        assert api.post(f"/api/v1/tasks/{task.pk}/comments/", json={"body": "On it."}).status_code == 201
+    expect(shown).to_have_count(2)
+    expect(shown.last).to_contain_text("On it.")
+    expect(editor).to_be_focused()
+    page.keyboard.type(" ship it")
+    expect(editor).to_have_value("Looks good, @maria: ship it")
     button(page, "Save comment").click()
     expect(dialog(page).get_by_role("status")).to_have_text("Comment saved.")
-    expect(shown).to_contain_text("Looks good, @maria: ship it")
-    expect(shown).to_contain_text("(edited)")
+    expect(shown.first).to_contain_text("Looks good, @maria: ship it")
+    expect(shown.first.get_by_text("(edited)")).to_be_visible()
     status, listed = read(page, f"tasks/{task.pk}/comments/")
-    assert listed["results"][0]["edited_at"] is not None
+    assert [c["edited_at"] is not None for c in listed["results"]] == [True, False]
 
     # The card says how many, in words
     page.keyboard.press("Escape")
-    expect(card(page, task).get_by_text("1 comment", exact=True)).to_be_visible()
+    expect(card(page, task).get_by_text("2 comments", exact=True)).to_be_visible()
     assert page.evaluate("window.pwned") is None
     assert page.errors == []
 
@@ -92,8 +103,9 @@ def the_feed_shows_the_comment_and_a_move_live_on_a_phone_in_dark_mode(open_page
     expect(page.locator('[data-role="live"]')).to_have_attribute("data-state", "live")
     feed = page.get_by_role("list", name="Activity, newest first")
     newest = feed.get_by_role("listitem").first
-    expect(newest).to_contain_text("olivia commented on Write the launch post")
-    expect(newest).to_contain_text("Looks good, @maria: ship it")
+    expect(newest).to_contain_text("maria commented on Write the launch post")
+    expect(feed.get_by_role("listitem").nth(1)).to_contain_text("olivia commented on Write the launch post")
+    expect(feed.get_by_role("listitem").nth(1)).to_contain_text("Looks good, @maria: ship it")
     expect(feed).to_contain_text("pulled from Backlog into In Progress")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
@@ -104,8 +116,9 @@ def the_feed_shows_the_comment_and_a_move_live_on_a_phone_in_dark_mode(open_page
 
     # Only the comments
     page.get_by_label("What").select_option("comment")
-    expect(feed.get_by_role("listitem")).to_have_count(1)
-    expect(feed.get_by_role("listitem")).to_contain_text("commented on")
+    expect(feed.get_by_role("listitem")).to_have_count(2)
+    for item in feed.get_by_role("listitem").all():
+        expect(item).to_contain_text("commented on")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert page.errors == []
 
