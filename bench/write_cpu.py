@@ -111,11 +111,15 @@ def main() -> int:
     dsns = {name: fresh_database(f"{dsn}_{name}") for name in trees}
     filled = {name: in_tree(tree, dsns[name], args.clients, request_cpu.COLUMN) for name, tree in trees.items()}
 
-    def boards(name: str, kind: str) -> list:
-        return [
-            (workflow, [SimpleNamespace(pk=pk) for pk in steps], ids, {})
-            for workflow, steps, ids in filled[name]["boards"][kind]
-        ]
+    # Each client's board, as bench/request_cpu.py takes it; made once, as its last dict
+    # follows where each task is, from round to round, so that every move crosses steps.
+    boards = {
+        name: {
+            kind: [(workflow, [SimpleNamespace(pk=pk) for pk in steps], ids, {}) for workflow, steps, ids in listed]
+            for kind, listed in filled[name]["boards"].items()
+        }
+        for name in trees
+    }
 
     def server(name: str) -> Server:
         made = Server(dict(os.environ, DATABASE_URL=dsns[name]), workers=2)
@@ -131,7 +135,7 @@ def main() -> int:
             running.start(timeout=300)  # a loaded machine starts two workers slowly
             asyncio.run(warm_up(running.port, key, filled[name]["warm"]))
             for kind in ("create", "move"):
-                request_cpu.writes(running.port, key, args.clients, 1.0, kind, boards(name, kind), 99)
+                request_cpu.writes(running.port, key, args.clients, 1.0, kind, boards[name][kind], 99)
         for round_ in range(args.rounds):
             for name in ("before", "after") if round_ % 2 == 0 else ("after", "before"):
                 running, key = servers[name], filled[name]["key"]
@@ -142,7 +146,7 @@ def main() -> int:
                 for kind in ("create", "move"):
                     before = meter.sample()
                     lat, _, outcomes = request_cpu.writes(
-                        running.port, key, args.clients, args.seconds, kind, boards(name, kind), round_
+                        running.port, key, args.clients, args.seconds, kind, boards[name][kind], round_
                     )
                     cpu = meter.per_op(before, len(lat))
                     figures[name][kind].append(cpu)
