@@ -3,6 +3,7 @@
 // person may delete: their own, or any when they own the workspace. The server decides again.
 
 import { refusalText, send, sendForm } from "./api.js";
+import { focusPlace, restoreFocus } from "./focus.js";
 
 const UNITS = ["bytes", "KB", "MB", "GB"];
 
@@ -50,9 +51,10 @@ export class TaskAttachments {
       return; // the next change loads them again
     }
     if (this.#taskId !== taskId) return;
-    const focused = document.activeElement?.closest("[data-attachment-id]")?.dataset.attachmentId;
+    const list = this.part("attachment-list");
+    const place = focusPlace(list, "data-attachment-id");
     const template = document.getElementById("attachment-item-template");
-    this.part("attachment-list").replaceChildren(...page.results.map((attachment) => {
+    list.replaceChildren(...page.results.map((attachment) => {
       const item = template.content.cloneNode(true).firstElementChild;
       item.dataset.attachmentId = attachment.id;
       const link = item.querySelector('[data-role="link"]');
@@ -70,7 +72,10 @@ export class TaskAttachments {
       return item;
     }));
     this.part("no-attachments").hidden = page.results.length > 0;
-    if (focused) this.section.querySelector(`[data-attachment-id="${focused}"] a`)?.focus();
+    // A confirmation in progress is not kept: the file's link takes the focus instead.
+    if (place && !restoreFocus(list, "data-attachment-id", place)) {
+      restoreFocus(list, "data-attachment-id", { ...place, control: '[data-role="link"]' });
+    }
   }
 
   async #upload() {

@@ -4,6 +4,7 @@
 // as it does everywhere; after a write the focus stays on the item it was about.
 
 import { send } from "./api.js";
+import { focusPlace, restoreFocus } from "./focus.js";
 
 export class Checklist {
   #taskId = null;
@@ -57,21 +58,12 @@ export class Checklist {
   }
 
   #render(items, focus = null) {
-    const focused = focus ?? this.#focused();
+    const place = focus ?? focusPlace(this.list, "data-item-id");
     this.#items = items;
     const done = items.filter((item) => item.done).length;
     this.progress.textContent = items.length ? `${done}/${items.length} done` : "";
     this.list.replaceChildren(...items.map((item, index) => this.#itemElement(item, index, items.length)));
-    if (focused) this.list.querySelector(`li[data-item-id="${focused.id}"] ${focused.selector}`)?.focus();
-  }
-
-  /** The item and control that have the focus, to give it back after a render. */
-  #focused() {
-    const active = document.activeElement;
-    const item = active?.closest?.("li[data-item-id]");
-    if (!item || !this.list.contains(item)) return null;
-    const selector = active.dataset.checklist ? `[data-checklist="${active.dataset.checklist}"]` : `[data-role="${active.dataset.role}"]`;
-    return { id: item.dataset.itemId, selector };
+    restoreFocus(this.list, "data-item-id", place);
   }
 
   #itemElement(item, index, count) {
@@ -128,7 +120,7 @@ export class Checklist {
   async #tick(itemId, done) {
     const result = await this.write("PATCH", `/api/v1/checklist-items/${itemId}/`, { done });
     if (!result) {
-      this.#render(this.#items, { id: itemId, selector: '[data-role="done"]' }); // back as it was
+      this.#render(this.#items, { id: itemId, control: '[data-role="done"]' }); // back as it was
       return;
     }
     this.#render(this.#items.map((item) => (item.id === itemId ? result.data : item)));
@@ -141,13 +133,13 @@ export class Checklist {
     if (action === "edit" || action === "cancel") {
       this.#editing = action === "edit" ? itemId : null;
       const selector = action === "edit" ? '[data-role="edit-text"]' : '[data-checklist="edit"]';
-      this.#render(this.#items, { id: itemId, selector });
+      this.#render(this.#items, { id: itemId, control: selector });
     } else if (action === "save") {
       const text = this.list.querySelector(`li[data-item-id="${itemId}"] [data-role="edit-text"]`).value;
       const result = await this.write("PATCH", url, { text });
       if (!result) return;
       this.#editing = null;
-      this.#render(this.#items.map((item) => (item.id === itemId ? result.data : item)), { id: itemId, selector: '[data-checklist="edit"]' });
+      this.#render(this.#items.map((item) => (item.id === itemId ? result.data : item)), { id: itemId, control: '[data-checklist="edit"]' });
     } else if (action === "up" || action === "down") {
       const position = index + (action === "up" ? -1 : 1);
       const result = await this.write("PATCH", url, { position });
@@ -156,13 +148,13 @@ export class Checklist {
       items.splice(position, 0, result.data);
       const edge = position === 0 || position === items.length - 1;
       const selector = `[data-checklist="${edge ? (action === "up" ? "down" : "up") : action}"]`; // a disabled button cannot keep it
-      this.#render(items.map((item, i) => ({ ...item, position: i })), { id: itemId, selector });
+      this.#render(items.map((item, i) => ({ ...item, position: i })), { id: itemId, control: selector });
     } else if (action === "delete") {
       const result = await this.write("DELETE", url);
       if (!result) return;
       const items = this.#items.filter((item) => item.id !== itemId).map((item, i) => ({ ...item, position: i }));
       const next = items[Math.min(index, items.length - 1)];
-      this.#render(items, next ? { id: next.id, selector: '[data-role="done"]' } : null);
+      this.#render(items, next ? { id: next.id, control: '[data-role="done"]' } : null);
       if (!next) this.addForm.elements.text.focus();
     }
   }

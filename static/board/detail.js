@@ -7,6 +7,7 @@
 import { get, refusalText, send } from "./api.js";
 import { Checklist } from "./checklist.js";
 import { dueInputs, dueLabel, dueOf, dueValue } from "./due.js";
+import { focusPlace, restoreFocus } from "./focus.js";
 import { markdownFragment } from "./markdown.js";
 import { TaskAttachments } from "./attachments.js";
 import { waitingText } from "./render.js";
@@ -374,27 +375,24 @@ export class TaskDetail {
     if (this.#task?.id !== id) return;
     const template = document.getElementById("session-item-template");
     const live = page.results.some((session) => LIVE_SESSION.has(session.status));
-    const focused = document.activeElement?.closest('[data-action="cancel-session"]')?.dataset.sessionId;
-    this.part("sessions").replaceChildren(...page.results.map((session) => {
+    const list = this.part("sessions");
+    const place = focusPlace(list, "data-session-id");
+    list.replaceChildren(...page.results.map((session) => {
       const item = template.content.cloneNode(true).firstElementChild;
+      item.dataset.sessionId = session.id;
       const status = item.querySelector('[data-role="session-status"]');
       status.dataset.status = session.status;
       item.querySelector('[data-role="status-text"]').textContent = `Agent ${session.status}`;
       item.querySelector('[data-role="session-about"]').textContent = sessionAbout(session);
       const cancel = item.querySelector('[data-action="cancel-session"]');
-      if (cancel) {
-        cancel.hidden = !LIVE_SESSION.has(session.status);
-        cancel.dataset.sessionId = session.id;
-      }
+      if (cancel) cancel.hidden = !LIVE_SESSION.has(session.status);
       return item;
     }));
     this.part("no-sessions").hidden = page.results.length > 0;
     const start = this.dialog.querySelector('[data-action="start-agent"]');
     if (start) start.hidden = live || Boolean(this.#task.archived_at);
-    if (focused) { // the list was made anew: its Cancel keeps the focus, or Start once the session ended
-      const cancel = this.dialog.querySelector(`[data-action="cancel-session"][data-session-id="${focused}"]`);
-      (cancel && !cancel.hidden ? cancel : start)?.focus();
-    }
+    // A session's Cancel keeps the focus; once the session has ended, Start takes it.
+    if (place && !restoreFocus(list, "data-session-id", place)) start?.focus();
   }
 
   /** The tasks that block this one and the tasks it blocks, each with Remove for writers. */
@@ -566,7 +564,7 @@ export class TaskDetail {
       this.dialog.querySelector('[data-action="cancel-session"]:not([hidden])')?.focus();
     } else if (action === "cancel-session") {
       this.#hideMessages();
-      const result = await this.#write("POST", `/api/v1/sessions/${event.target.closest("button").dataset.sessionId}/cancel/`, {});
+      const result = await this.#write("POST", `/api/v1/sessions/${event.target.closest("[data-session-id]").dataset.sessionId}/cancel/`, {});
       if (!result) return;
       this.#status("Agent session cancelled.");
       await this.#loadSessions();

@@ -4,6 +4,7 @@
 // server decides; the buttons only show where it would agree).
 
 import { refusalText, send } from "./api.js";
+import { focusPlace, restoreFocus } from "./focus.js";
 import { markdownFragment } from "./markdown.js";
 import { MentionBox } from "./mentions.js";
 
@@ -120,16 +121,9 @@ export class Timeline {
       ...comments.data.results.map((comment) => [comment.created_at, 1, () => editing.get(comment.id) ?? this.#commentItem(comment)]),
     ];
     entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
-    const focused = this.list.contains(document.activeElement) ? document.activeElement : null;
-    const focusedItem = focused?.closest(".comment");
+    const place = focusPlace(this.list, "data-comment-id");
     this.list.replaceChildren(...entries.map(([, , make]) => make()));
-    // Taking the items out blurs the one in focus: put the focus back where the person was,
-    // in the edit kept (its caret too) or on the same control of the same comment.
-    if (focused?.isConnected) focused.focus();
-    else if (focusedItem && focused.dataset.action) {
-      const same = `.comment[data-comment-id="${focusedItem.dataset.commentId}"] [data-action="${focused.dataset.action}"]`;
-      this.list.querySelector(same)?.focus();
-    }
+    restoreFocus(this.list, "data-comment-id", place);
   }
 
   #commentItem(comment) {

@@ -1157,6 +1157,7 @@ def the_detail_lists_the_agent_sessions_and_starts_and_cancels_one(
     # A runner boots it elsewhere: the open dialog follows.
     assert live_api.post(f"/api/v1/sessions/{session['id']}/events/", json={"type": "boot_ready"}).status_code == 200
     expect(sessions.first.locator('[data-role="status-text"]')).to_have_text("Agent running")
+    expect(button(page, "Cancel")).to_be_focused()  # the list was made anew around it
 
     button(page, "Cancel").click()
     expect(dialog(page).get_by_role("status").first).to_have_text("Agent session cancelled.")

@@ -58,6 +58,7 @@ def test_board_assets_are_served_hashed_with_debug_off(chromium, production_serv
         "board/detail.js",
         "board/due.js",
         "board/filter.js",
+        "board/focus.js",
         "board/input.js",
         "board/lanes.js",
         "board/limits.js",
