@@ -5,11 +5,10 @@
 
 import { get } from "./api.js";
 import { markdownFragment } from "./markdown.js";
+import { keepOpen, LIVE_TEXT } from "./socket.js";
 import { eventText } from "./timeline.js";
 
 const REFRESH_MS = 300; // live messages in a burst read the feed once
-const MAX_BACKOFF_MS = 10000;
-const LIVE_TEXT = { connecting: "Connecting…", live: "Live", offline: "Offline — reconnecting…" };
 
 const root = document.querySelector('[data-role="activity"]');
 const part = (role) => root.querySelector(`[data-role="${role}"]`);
@@ -120,24 +119,16 @@ function showLive() {
   part("live").textContent = LIVE_TEXT[state];
 }
 
-function follow(boardId, attempt = 0) {
-  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  const socket = new WebSocket(`${scheme}//${location.host}/ws/workflows/${boardId}/`);
-  states.set(boardId, "connecting");
-  showLive();
-  socket.addEventListener("open", () => {
-    attempt = 0;
-    states.set(boardId, "live");
-    showLive();
-  });
-  socket.addEventListener("message", () => { // the snapshot on (re)connect too: what was missed
-    clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(refresh, REFRESH_MS);
-  });
-  socket.addEventListener("close", () => {
-    states.set(boardId, "offline");
-    showLive();
-    setTimeout(() => follow(boardId, attempt + 1), Math.min(MAX_BACKOFF_MS, 500 * 2 ** attempt));
+function follow(boardId) {
+  keepOpen(`/ws/workflows/${boardId}/`, {
+    onMessage: () => { // the snapshot on (re)connect too: what was missed
+      clearTimeout(refreshTimer);
+      refreshTimer = setTimeout(refresh, REFRESH_MS);
+    },
+    onState: (state) => {
+      states.set(boardId, state);
+      showLive();
+    },
   });
 }
 

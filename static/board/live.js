@@ -1,12 +1,11 @@
 // The live protocol: the board's WebSocket, applied in version order. A gap means a message
-// was missed, so the whole board is fetched while later messages wait; a closed socket
-// reconnects with backoff, and the snapshot the server sends on connect replaces whatever
-// was missed meanwhile.
+// was missed, so the whole board is fetched while later messages wait; after a reconnect
+// (socket.js), the snapshot the server sends replaces whatever was missed meanwhile.
 
 import { get } from "./api.js";
+import { keepOpen } from "./socket.js";
 
 const REFETCH_RETRY_MS = 2000;
-const MAX_BACKOFF_MS = 10000;
 
 export class Live {
   #buffered = [];
@@ -16,18 +15,10 @@ export class Live {
     Object.assign(this, { workflowId, model, view });
   }
 
-  connect(attempt = 0) {
-    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const socket = new WebSocket(`${scheme}//${location.host}/ws/workflows/${this.workflowId}/`);
-    this.view.showLive("connecting");
-    socket.addEventListener("open", () => {
-      attempt = 0;
-      this.view.showLive("live");
-    });
-    socket.addEventListener("message", (event) => this.receive(JSON.parse(event.data)));
-    socket.addEventListener("close", () => {
-      this.view.showLive("offline");
-      setTimeout(() => this.connect(attempt + 1), Math.min(MAX_BACKOFF_MS, 500 * 2 ** attempt));
+  connect() {
+    keepOpen(`/ws/workflows/${this.workflowId}/`, {
+      onMessage: (message) => this.receive(message),
+      onState: (state) => this.view.showLive(state),
     });
   }
 

@@ -8,9 +8,8 @@
 
 import { paintStepColors } from "./colors.js";
 import { dueOf } from "./due.js";
+import { LIVE_TEXT } from "./socket.js";
 import { boardWaiting } from "./waiting.js";
-
-const LIVE_TEXT = { live: "Live", connecting: "Connecting…", offline: "Offline, reconnecting…" };
 
 const cloneContent = (templateId) => document.getElementById(templateId).content.cloneNode(true);
 const clone = (templateId) => cloneContent(templateId).firstElementChild;

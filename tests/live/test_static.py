@@ -69,6 +69,7 @@ def test_board_assets_are_served_hashed_with_debug_off(chromium, production_serv
         "board/people.js",
         "board/render.js",
         "board/runners.js",
+        "board/socket.js",
         "board/timeline.js",
         "board/waiting.js",
         "board/writes.js",
