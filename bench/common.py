@@ -257,6 +257,8 @@ class HttpConnection:
             payload = await self.reader.readexactly(int(fields["content-length"]))
         elif fields.get("transfer-encoding", "").lower() == "chunked":
             payload = await self._chunked()
+        elif fields.get("connection", "").lower() == "close":  # the body ends with the connection
+            payload = await self.reader.read()
         else:
             payload = b""
         if fields.get("connection", "").lower() == "close":
