@@ -24,7 +24,6 @@ import base64
 import os
 import random
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -38,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.run import fresh_database, prepare, warm_up  # noqa: E402
-from bench.write_cpu import PARTS, in_tree  # noqa: E402
+from bench.write_cpu import in_tree, median_text, report_stretch  # noqa: E402
 
 KANBOARD_PORT = 8090
 CONFIG = {
@@ -285,30 +284,15 @@ def main() -> int:
                         )
                     cpu = meters[name].per_op(before, len(lat))
                     figures[name][kind].append(cpu)
-                    errors = {label: n for label, n in outcomes.items() if label != "ok"}
-                    failed[name] += sum(errors.values())
-                    print(
-                        f"round {round_} {name:8} {kind:6} n={len(lat):5} "
-                        + " ".join(f"{part}={cpu[part]:.2f}" for part in PARTS)
-                        + f" {errors or ''} load={os.getloadavg()[0]:.1f}",
-                        flush=True,
-                    )
+                    failed[name] += report_stretch(round_, name, kind, len(lat), cpu, outcomes)
     finally:
         kandev.stop()
         kanboard.stop()
 
     print("\nmedians, ms of CPU per request (total: server + PostgreSQL + Redis):")
     for kind in ("create", "move"):
-        row = {name: {p: statistics.median(f[p] for f in figures[name][kind]) for p in PARTS} for name in figures}
-        print(
-            f"{kind:6} "
-            + " | ".join(
-                f"{name} {row[name]['total']:.2f} (server {row[name]['server']:.2f}, PostgreSQL"
-                f" {row[name]['postgres']:.2f}, Redis {row[name]['redis']:.2f})"
-                for name in figures
-            )
-            + f" | kandev / Kanboard {row['kandev']['total'] / row['kanboard']['total']:.2f}"
-        )
+        (theirs, their_text), (ours, our_text) = (median_text(name, figures[name][kind]) for name in figures)
+        print(f"{kind:6} {their_text} | {our_text} | kandev / Kanboard {ours / theirs:.2f}")
         for name in figures:
             print(f"    {name} by round: " + ", ".join(f"{f['total']:.2f}" for f in figures[name][kind]))
     for name, count in failed.items():

@@ -80,6 +80,27 @@ print(json.dumps({"key": key, "warm": str(warm.pk), "boards": boards, "statement
 """
 
 
+def report_stretch(round_: int, name: str, kind: str, ops: int, cpu: dict, outcomes: dict) -> int:
+    """Print one stretch's CPU per request by part; returns how many of its requests failed."""
+    errors = {label: n for label, n in outcomes.items() if label != "ok"}
+    print(
+        f"round {round_} {name:8} {kind:6} n={ops:5} "
+        + " ".join(f"{part}={cpu[part]:.2f}" for part in PARTS)
+        + f" {errors or ''} load={os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    return sum(errors.values())
+
+
+def median_text(name: str, stretches: list[dict]) -> tuple[float, str]:
+    """The median total of `name`'s stretches, and it written with its parts' medians."""
+    row = {part: statistics.median(cpu[part] for cpu in stretches) for part in PARTS}
+    return row["total"], (
+        f"{name} {row['total']:.2f} (server {row['server']:.2f}, PostgreSQL {row['postgres']:.2f},"
+        f" Redis {row['redis']:.2f})"
+    )
+
+
 def in_tree(tree: str, dsn: str, clients: int, column: int) -> dict:
     """The tree's database made and filled by the tree's code (`IN_TREE`)."""
     env = dict(os.environ, DATABASE_URL=dsn)
@@ -150,31 +171,15 @@ def main() -> int:
                     )
                     cpu = meter.per_op(before, len(lat))
                     figures[name][kind].append(cpu)
-                    errors = {label: n for label, n in outcomes.items() if label != "ok"}
-                    failed[name][kind] += sum(errors.values())
-                    print(
-                        f"round {round_} {name:6} {kind:6} n={len(lat):5} "
-                        + " ".join(f"{part}={cpu[part]:.2f}" for part in PARTS)
-                        + f" {errors or ''} load={os.getloadavg()[0]:.1f}",
-                        flush=True,
-                    )
+                    failed[name][kind] += report_stretch(round_, name, kind, len(lat), cpu, outcomes)
     finally:
         for running in servers.values():
             running.stop()
 
     print("\nmedians, ms of CPU per request (total: server + PostgreSQL + Redis):")
     for kind in ("healthz", "create", "move"):
-        row = {name: {p: statistics.median(f[p] for f in figures[name][kind]) for p in PARTS} for name in servers}
-        cut = 1 - row["after"]["total"] / row["before"]["total"]
-        print(
-            f"{kind:7} "
-            + " | ".join(
-                f"{name} {row[name]['total']:.2f} (server {row[name]['server']:.2f}, PostgreSQL"
-                f" {row[name]['postgres']:.2f}, Redis {row[name]['redis']:.2f})"
-                for name in servers
-            )
-            + f" | cut {cut:.0%}"
-        )
+        (before, before_text), (after, after_text) = (median_text(name, figures[name][kind]) for name in servers)
+        print(f"{kind:7} {before_text} | {after_text} | cut {1 - after / before:.0%}")
         for name in servers:
             print(f"    {name} by round: " + ", ".join(f"{f['total']:.2f}" for f in figures[name][kind]))
             if failed[name].get(kind):
