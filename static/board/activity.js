@@ -5,7 +5,7 @@
 
 import { get } from "./api.js";
 import { markdownFragment } from "./markdown.js";
-import { keepOpen, LIVE_TEXT } from "./socket.js";
+import { keepOpen, LIVE_TEXT } from "../site/socket.js";
 import { eventText } from "./timeline.js";
 
 const REFRESH_MS = 300; // live messages in a burst read the feed once
@@ -113,8 +113,9 @@ function showAlert(text) {
 /** Each board's live socket; the badge says live when all are. */
 const states = new Map();
 function showLive() {
-  const values = [...states.values()];
-  const state = values.every((s) => s === "live") ? "live" : values.includes("offline") ? "offline" : "connecting";
+  const values = [...states.values()].filter((s) => s !== "refused"); // a board this person lost
+  const state = !values.length ? "refused"
+    : values.every((s) => s === "live") ? "live" : values.includes("offline") ? "offline" : "connecting";
   part("live").dataset.state = state;
   part("live").textContent = LIVE_TEXT[state];
 }

@@ -3,9 +3,10 @@
 // (socket.js), the snapshot the server sends replaces whatever was missed meanwhile.
 
 import { get } from "./api.js";
-import { keepOpen } from "./socket.js";
+import { keepOpen } from "../site/socket.js";
 
 const REFETCH_RETRY_MS = 2000;
+const NO_ACCESS_TEXT = "This board is no longer open to you: your access changed, or you signed out. Reload the page to see where you stand.";
 
 export class Live {
   #buffered = [];
@@ -18,7 +19,10 @@ export class Live {
   connect() {
     keepOpen(`/ws/workflows/${this.workflowId}/`, {
       onMessage: (message) => this.receive(message),
-      onState: (state) => this.view.showLive(state),
+      onState: (state) => {
+        this.view.showLive(state);
+        if (state === "refused") this.view.showAlert(NO_ACCESS_TEXT, "access");
+      },
     });
   }
 

@@ -8,7 +8,7 @@
 
 import { paintStepColors } from "./colors.js";
 import { dueOf } from "./due.js";
-import { LIVE_TEXT } from "./socket.js";
+import { LIVE_TEXT } from "../site/socket.js";
 import { boardWaiting } from "./waiting.js";
 
 const cloneContent = (templateId) => document.getElementById(templateId).content.cloneNode(true);

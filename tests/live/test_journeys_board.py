@@ -152,10 +152,12 @@ def test_viewers_watch_live(journey):
 
 def test_the_board_keeps_up_with_the_server(journey):
     """A missed version makes the board refetch; a step added elsewhere gets its column as the server
-    renders it; after a reconnect the board shows what was missed."""
+    renders it; after a reconnect the board shows what was missed; a member who loses access is told,
+    and the board stops reconnecting."""
     journey.walk(a_version_gap_makes_the_board_refetch)
     journey.walk(a_step_added_live_gets_the_column_and_cards_the_server_renders)
     journey.walk(after_a_reconnect_the_board_shows_what_was_missed)
+    journey.walk(a_member_who_loses_access_is_told_and_the_board_stops_reconnecting)
 
 
 def test_the_limits_show_on_the_board(journey):
@@ -828,6 +830,22 @@ def after_a_reconnect_the_board_shows_what_was_missed(board_server, open_board, 
     expect(version(page)).to_have_attribute("data-version", "2")
     assert len(sockets) == 2
     assert page.evaluate("window.notReloaded") is True
+
+
+def a_member_who_loses_access_is_told_and_the_board_stops_reconnecting(open_board, live_api, workflow):
+    mira = UserFactory(username="mira")
+    MembershipFactory(workspace=workflow.workspace, user=mira, role=Role.MEMBER)
+    page = open_board(mira, workflow)
+    page.clock.install()  # timers on demand: the reconnect's wait is run below, not waited for
+    badge = page.locator('[data-role="live"]')
+
+    assert live_api.delete(f"/api/v1/workspaces/{workflow.workspace_id}/members/{mira.pk}/").status_code == 204
+    expect(badge).to_have_attribute("data-state", "refused")
+    expect(badge).to_have_text("No access")
+    expect(page.get_by_role("alert")).to_contain_text("This board is no longer open to you")
+    page.clock.run_for(60_000)  # a minute of backoff: a socket trying again would say "Connecting…"
+    expect(badge).to_have_attribute("data-state", "refused")
+    assert page.errors == []
 
 
 def cards_show_assignee_expedite_and_why_they_wait_as_the_api_says_through_changes(
