@@ -168,7 +168,11 @@ def test_pages_have_no_inline_script_handler_or_style(owner, workflow, board, ma
                 assert attrs.get("src") or attrs.get("type") == "application/json", attrs
     board_tags = Tags(pages[2].content.decode()).tags
     modules = [a["src"] for t, a in board_tags if t == "script" and a.get("type") == "module"]
-    assert [re.sub(r"\.[0-9a-f]{12}\.", ".", src) for src in modules] == ["/static/board/board.js"]
+    # The header's bell (every signed-in page), then the board's one entry point.
+    assert [re.sub(r"\.[0-9a-f]{12}\.", ".", src) for src in modules] == [
+        "/static/site/bell.js",
+        "/static/board/board.js",
+    ]
 
 
 def test_board_page_takes_its_priorities_from_the_enum(owner, workflow, board):
