@@ -29,6 +29,8 @@ const input = new BoardInput(root, {
   open: (taskId) => detail.open(taskId),
   preview: (taskId, list, how) => view.showPreview(list, model.judge(taskId, list.dataset.stepId, list.dataset.laneId ?? null), how),
   clearPreview: () => view.clearPreview(),
+  hold: () => view.hold(),
+  release: () => view.release(),
 });
 view.onRebuilt = () => input.enableDragging();
 const runnerNote = new RunnerNote(document.querySelector('[data-role="runner-note"]'), board.workflow.workspace_id);

@@ -15,9 +15,10 @@ export class BoardInput {
   /** move(taskId, stepId, index, laneId) is called for every move the user asks for (laneId:
       a cell's lane on a board with lanes, else undefined), open(taskId) for every card they
       open; preview(taskId, list, {confirm}) shows what a move into `list` would meet and
-      returns the verdict (limits.js), clearPreview() hides it. */
-  constructor(root, { canWrite, move, open, preview, clearPreview }) {
-    Object.assign(this, { root, canWrite, move, open, preview, clearPreview });
+      returns the verdict (limits.js), clearPreview() hides it; hold() when a drag starts and
+      release() after its drop (and its move). */
+  constructor(root, { canWrite, move, open, preview, clearPreview, hold, release }) {
+    Object.assign(this, { root, canWrite, move, open, preview, clearPreview, hold, release });
     root.addEventListener("keydown", (event) => this.#key(event));
     root.addEventListener("click", (event) => {
       const card = event.target.closest(".card");
@@ -39,7 +40,10 @@ export class BoardInput {
         ghostClass: "card-ghost",
         chosenClass: "card-chosen",
         dragClass: "card-drag",
-        onStart: () => { this.#over = null; },
+        onStart: () => {
+          this.#over = null;
+          this.hold();
+        },
         onMove: ({ dragged, to }) => {
           if (to === this.#over || to.dataset.role !== "cards") return;
           this.#over = to;
@@ -48,9 +52,9 @@ export class BoardInput {
         onEnd: ({ item, from, to, oldIndex, newIndex }) => {
           this.#over = null;
           this.clearPreview();
-          if (to.dataset.role !== "cards") return;
-          if (from === to && oldIndex === newIndex) return;
-          this.move(item.dataset.taskId, to.dataset.stepId, newIndex, to.dataset.laneId);
+          const moved = to.dataset.role === "cards" && !(from === to && oldIndex === newIndex);
+          if (moved) this.move(item.dataset.taskId, to.dataset.stepId, newIndex, to.dataset.laneId);
+          this.release(); // after the move, so what arrived during the drag is drawn with it
         },
       }));
     }

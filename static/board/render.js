@@ -298,6 +298,7 @@ export class BoardView {
   onRendered = () => {};
   waiting = new Map(); // why each card waits, as last rendered (waiting.js)
   serviceLevels = {}; // {class of service: days or null}, read with the page
+  #held = null; // while a card is dragged, what to draw at its drop: {steps, rebuild}
 
   constructor(root, model, people, collapsed) {
     this.root = root;
@@ -328,8 +329,27 @@ export class BoardView {
     return new Map([...this.root.querySelectorAll(".card")].map((card) => [card.dataset.taskId, card]));
   }
 
+  /** A card is being dragged: the board is drawn again only at its drop. Drawing a list now
+      would take the dragged card back to its place, and the drop would be lost. */
+  hold() {
+    this.#held = { steps: new Set(), rebuild: false };
+  }
+
+  /** The card was dropped (its move, if any, is in the model): draw what changed meanwhile. */
+  release() {
+    const held = this.#held;
+    this.#held = null;
+    if (held?.rebuild) this.rebuild();
+    else if (held?.steps.size) this.render([...held.steps]);
+  }
+
   /** Re-render these steps' columns; a focused card keeps the focus wherever it went. */
   render(stepIds) {
+    if (this.#held) {
+      for (const id of stepIds) this.#held.steps.add(id);
+      this.root.dataset.version = String(this.model.version); // the page has it; the cards follow at the drop
+      return;
+    }
     const active = document.activeElement;
     const focusedId = active?.classList.contains("card") ? active.dataset.taskId : null;
     const { steps, tasks, priorityRanks } = this.model;
@@ -355,6 +375,11 @@ export class BoardView {
 
   /** The columns themselves changed: new ones from the template, under their groups' bands. */
   rebuild() {
+    if (this.#held) {
+      this.#held.rebuild = true;
+      this.root.dataset.version = String(this.model.version);
+      return;
+    }
     const runs = layoutOf(this.model.steps, this.model.groups);
     const lanes = this.model.hasLanes;
     const columns = runs.map(({ group, steps }) => (group ? newGroup(group, steps, { lanes }) : newColumn(steps[0], { lanes })));

@@ -108,13 +108,15 @@ JUDGED = """async (table) => {
 def test_a_member_moves_cards(journey):
     """Drags a card over a full step, which says so before the drop (the drop is refused, the card stays),
     moves one there by keyboard (a second press sends it), loses the network (rolled back), drags one
-    that is taken (the pull follows), drags into a full queue-mode step (it queues), moves by
-    keyboard, reorders through a rebalance."""
+    that is taken (the pull follows), drags into a full queue-mode step (it queues), drops a card
+    while a colleague's change arrives (the drop holds), moves by keyboard, reorders through a
+    rebalance."""
     journey.walk(a_drag_over_a_full_step_shows_the_refusal_before_the_drop)
     journey.walk(a_keyboard_move_into_a_full_step_is_previewed_and_takes_a_second_press)
     journey.walk(network_error_rolls_back_with_its_own_message)
     journey.walk(accepted_drag_moves_the_card_and_the_pull_follows)
     journey.walk(drag_into_a_full_queue_mode_step_lands_in_its_queue)
+    journey.walk(a_change_arriving_during_a_drag_does_not_lose_the_drop)
     journey.walk(keyboard_move_between_and_within_columns)
     journey.walk(reorders_show_the_mover_and_a_viewer_the_servers_order_through_a_rebalance)
 
@@ -299,6 +301,29 @@ def drag_into_a_full_queue_mode_step_lands_in_its_queue(open_board, owner, workf
     expect(column(page, review).locator('[data-role="wip-count"]')).to_have_text("1/1")
     expect(page.get_by_role("alert")).to_be_hidden()
     assert Task.objects.get(pk=idea.pk).admitted is False
+
+
+def a_change_arriving_during_a_drag_does_not_lose_the_drop(open_board, live_api, owner, workflow, board, make_task):
+    backlog, doing, done = board
+    without_feeder(doing)  # nothing is pulled: the cards stay where they are put
+    idea = make_task(backlog, "Idea")
+    make_task(backlog, "Other")
+    page = open_board(owner, workflow)
+    before = int(version(page).get_attribute("data-version"))
+
+    hold_over(page, idea, doing)  # carried over In Progress, not dropped yet
+    expect(titles(page, doing)).to_have_text(["Idea"])
+    arrived = live_api.post("/api/v1/tasks/", json={"step_id": str(backlog.pk), "title": "Arrived"})
+    assert arrived.status_code == 201
+    expect(version(page)).to_have_attribute("data-version", str(before + 1))  # a colleague's change came
+    expect(titles(page, doing)).to_have_text(["Idea"])  # the card stays where it is carried
+    page.mouse.up()
+
+    expect(version(page)).to_have_attribute("data-version", str(before + 2))  # the drop was sent and made
+    expect(titles(page, doing)).to_have_text(["Idea"])
+    expect(titles(page, backlog)).to_have_text(["Other", "Arrived"])  # drawn at the drop
+    assert step_of(idea) == doing.pk
+    assert page.errors == []
 
 
 def keyboard_move_between_and_within_columns(open_board, owner, workflow, board, make_task):
